@@ -1,0 +1,20 @@
+"""Entry point. `council hook …` is dispatched before click is imported: hooks run after every
+agent turn and must start fast."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "hook":
+        from council.hook import main as hook_main
+
+        sys.exit(hook_main(sys.argv[2:]))
+    from council.cli import main as cli_main
+
+    cli_main()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""What every CLI adapter provides. Adapters know their CLI's argv, files, hook protocol and
+output format; they know nothing of phases: a job's `tag` is only a file-name label."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from council.config import Seat
+
+
+@dataclass(frozen=True)
+class AgentJob:
+    """One seat's loop: where it works, what it reads first, how its hook is called."""
+
+    seat: Seat
+    tag: str
+    cwd: Path
+    prompt_file: Path
+    hook_args: tuple[str, ...]
+    max_iterations: int
+
+    def hook_command(self, cli: str) -> str:
+        """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell).
+
+        It runs with the supervisor's own interpreter, so no PATH lookup is involved."""
+        argv = [sys.executable, "-m", "council", "hook", cli, *self.hook_args]
+        return " ".join(shlex.quote(a) for a in argv)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One process to start. stdin_file None means /dev/null."""
+
+    argv: tuple[str, ...]
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    stdin_file: Path | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the CLI's own output says about the run that just ended."""
+
+    session_id: str | None = None
+    error: str | None = None
+
+
+class Adapter(Protocol):
+    cli: str
+    # True: the CLI loops in one process through council's hook. False: council re-invokes
+    # the CLI on the same session (`resume`) between turns.
+    native_loop: bool
+
+    def prepare(self, job: AgentJob) -> Invocation:
+        """Write the CLI's settings files and return the first invocation."""
+        ...
+
+    def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
+        """The next turn of an externally looped session."""
+        ...
+
+    def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
+        """Read the session id and any failure from the CLI's output log, from byte `start`."""
+        ...
+
+
+def json_events(log: Path, start: int = 0) -> Iterator[dict[str, Any]]:
+    """Each JSON object line of a CLI's output log; non-JSON lines are skipped.
+
+    Streams the file: a flooding agent's 10 MB log is never held in memory."""
+    try:
+        handle = log.open("rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        handle.seek(start)
+        for raw in handle:
+            line = raw.strip()
+            if not line.startswith(b"{"):
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                yield event
+
+
+def model_args(flag: str, seat: Seat) -> list[str]:
+    return [flag, seat.model] if seat.model else []

@@ -1,0 +1,72 @@
+"""Claude Code: `claude -p` looping through a Stop hook given with `--settings`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from council.agents.base import AgentJob, Invocation, Outcome, json_events, model_args
+
+# Research needs to read, write and search; it never needs a shell.
+ALLOWED_TOOLS = "Read,Write,Edit,Glob,Grep,WebSearch,WebFetch"
+DENIED_TOOLS = "Bash"
+
+
+class ClaudeAdapter:
+    cli = "claude"
+    native_loop = True
+
+    def prepare(self, job: AgentJob) -> Invocation:
+        settings = {
+            "hooks": {
+                "Stop": [
+                    {"hooks": [{"type": "command", "command": job.hook_command(self.cli),
+                                "timeout": 120}]}
+                ]
+            }
+        }
+        settings_file = job.cwd / f"claude-settings-{job.tag}.json"
+        settings_file.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        argv = [
+            "claude", "-p",
+            "--settings", str(settings_file),
+            # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
+            "--permission-mode", "acceptEdits",
+            "--allowedTools", ALLOWED_TOOLS,
+            "--disallowedTools", DENIED_TOOLS,
+            # stream-json writes each event as it happens (json buffers until the end).
+            "--output-format", "stream-json", "--verbose",
+            *model_args("--model", job.seat),
+            *job.seat.extra_args,
+        ]
+        env = {
+            # Claude Code ends a turn after 8 blocks in a row without a tool call; council's
+            # hook enforces the real cap, so keep the CLI's above it.
+            "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(job.max_iterations + 2),
+            # The default of 10 retries turns a dead endpoint into ~3 minutes per call.
+            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4"),
+        }
+        if job.seat.effort:
+            env["CLAUDE_CODE_EFFORT_LEVEL"] = job.seat.effort
+        return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
+
+    def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
+        raise NotImplementedError("claude loops in one process through its Stop hook")
+
+    def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
+        session_id = error = None
+        for event in json_events(log, start):
+            if event.get("session_id"):
+                session_id = str(event["session_id"])
+            if event.get("type") == "result":
+                # subtype says "success" even for API errors: is_error is the truth.
+                if event.get("is_error"):
+                    errors = event.get("errors") or []
+                    error = str(event.get("result") or "; ".join(map(str, errors)) or
+                                event.get("subtype"))
+                else:
+                    error = None
+        if error is None and returncode not in (0, None):
+            error = f"claude exited with code {returncode}"
+        return Outcome(session_id, error)

@@ -1,0 +1,56 @@
+"""OpenAI Codex CLI: council runs the loop, `codex exec --json` then `exec … resume THREAD_ID`.
+
+Never `resume --last`: it is scoped to the cwd and silently starts a new thread when the
+folder has none. The thread id comes from the `thread.started` event."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from council.agents.base import AgentJob, Invocation, Outcome, json_events, model_args
+
+
+class CodexAdapter:
+    cli = "codex"
+    native_loop = False
+
+    def _common(self, job: AgentJob) -> list[str]:
+        args = [
+            "-C", str(job.cwd),
+            # Writable cwd, no shell network; `--full-auto` no longer exists.
+            "-s", "workspace-write",
+            *model_args("-m", job.seat),
+            "-c", "web_search=live",
+            # Otherwise a dead endpoint makes codex retry forever.
+            "--disable", "unbounded_connection_retries",
+        ]
+        if job.seat.effort:
+            args += ["-c", f"model_reasoning_effort={job.seat.effort}"]
+        return [*args, *job.seat.extra_args]
+
+    def prepare(self, job: AgentJob) -> Invocation:
+        # The prompt comes on stdin ("-"), so the topic never appears on an argv.
+        argv = ["codex", "exec", "--json", "--skip-git-repo-check", *self._common(job), "-"]
+        return Invocation(tuple(argv), job.cwd, {}, stdin_file=job.prompt_file)
+
+    def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
+        # cwd and sandbox are not remembered by resume: the exec parent must give them again.
+        argv = ["codex", "exec", *self._common(job), "resume", "--skip-git-repo-check",
+                "--json", session_id, prompt]
+        return Invocation(tuple(argv), job.cwd, {})
+
+    def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
+        thread_id = error = None
+        for event in json_events(log, start):
+            kind = event.get("type")
+            if kind == "thread.started":
+                thread_id = str(event.get("thread_id"))
+            elif kind == "turn.failed":
+                err = event.get("error") or {}
+                error = str(err.get("message") if isinstance(err, dict) else err)
+            elif kind == "turn.completed":
+                error = None
+            # "error" events are retry notices, not failures.
+        if error is None and returncode not in (0, None):
+            error = f"codex exited with code {returncode}"
+        return Outcome(thread_id, error)

@@ -1,0 +1,108 @@
+"""The command line: the only module that imports click. Parses, builds typed options, calls
+the core, and turns CouncilError into one line on stderr and an exit code."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from council import __version__, paths, status, supervisor
+from council.config import Overrides, load_options
+from council.errors import CouncilError, UsageError
+from council.state import load_state
+from council.topic import read_topic
+from council.workspace import find_run
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def handle_errors(func: F) -> F:
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CouncilError as exc:
+            click.echo(f"council: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("council: interrupted", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _research_dir(value: Path | None) -> Path:
+    return value.absolute() if value else paths.research_dir()
+
+
+research_dir_option = click.option(
+    "--research-dir", type=click.Path(path_type=Path, file_okay=False),
+    help="Folder holding the runs (default ./research, or $COUNCIL_RESEARCH_DIR).")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="council")
+def main() -> None:
+    """A research council: claude, codex and gemini research a topic in parallel, read each
+    other's reports, and one of them writes the final report."""
+
+
+@main.command()
+@click.argument("topic", required=False)
+@click.option("--topic-file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+              help="Read the topic from a file ('-' for stdin) instead of the argument.")
+@click.option("--test", "test", is_flag=True,
+              help="Cheapest models and 2 iterations per agent: for trying council out.")
+@click.option("--agents", help="Comma-separated agent names to run (default: all).")
+@click.option("--synthesizer", help="Agent that writes the final report (default claude).")
+@click.option("--timeout", type=click.FloatRange(min=1),
+              help="Seconds each agent may spend on one phase before it is stopped.")
+@click.option("--max-iterations", type=click.IntRange(min=1),
+              help="Override every agent's iteration cap.")
+@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
+              help="Council config file (default ./council.yaml, then "
+                   "~/.config/council/config.yaml).")
+@research_dir_option
+@handle_errors
+def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
+        synthesizer: str | None, timeout: float | None, max_iterations: int | None,
+        config: Path | None, research_dir: Path | None) -> None:
+    """Research TOPIC with the whole council and write research/<id>/final-report.md."""
+    text = read_topic(topic, topic_file)
+    names = tuple(a.strip() for a in agents.split(",") if a.strip()) if agents else ()
+    if agents is not None and not names:
+        raise UsageError("--agents needs at least one agent name")
+    options = load_options(Overrides(config=config, test=test, agents=names,
+                                     synthesizer=synthesizer, timeout=timeout,
+                                     max_iterations=max_iterations))
+    ws = supervisor.start_run(text, options, _research_dir(research_dir))
+    click.echo(f"council run {ws.id}: {len(options.seats)} agents "
+               f"({', '.join(s.name for s in options.seats)}), profile {options.profile}")
+    click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
+    result = supervisor.execute(ws)
+    if result.exit_code == 0:
+        click.echo(f"final report: {result.message}")
+    else:
+        click.echo(f"council: {result.message}", err=True)
+    sys.exit(result.exit_code)
+
+
+@main.command("status")
+@click.argument("run_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@research_dir_option
+@handle_errors
+def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> None:
+    """Show a run's phase and each agent's progress (the latest run by default)."""
+    ws = find_run(run_id, _research_dir(research_dir))
+    state = load_state(ws.root)
+    if as_json:
+        click.echo(json.dumps(status.as_json(state, ws), indent=2))
+    else:
+        click.echo(status.as_text(state, ws))

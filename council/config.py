@@ -1,0 +1,282 @@
+"""Seats, profiles and run options: what a council is made of, read from YAML and flags.
+
+A *seat* is a named agent: a CLI plus model, reasoning effort, iteration cap and extra
+arguments. Seats let one council hold two claude agents with different models.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from council import paths
+from council.errors import ConfigError, UsageError
+
+CLIS = ("claude", "codex", "gemini")
+EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+# Gemini CLI ends an AfterAgent loop after ~100 continuations on its own; stay well below.
+MAX_ITERATIONS_LIMIT = 50
+DEFAULT_GRACE_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One agent of the council."""
+
+    name: str
+    cli: str
+    model: str | None = None
+    effort: str | None = None
+    max_iterations: int = 10
+    extra_args: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "cli": self.cli,
+            "model": self.model,
+            "effort": self.effort,
+            "max_iterations": self.max_iterations,
+            "extra_args": list(self.extra_args),
+        }
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
+        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args"}
+        _reject_unknown(data, allowed, where)
+        cli = data.get("cli", name if name in CLIS else None)
+        seat = cls(
+            name=name,
+            cli=_str(cli, f"{where}.cli"),
+            model=_opt_str(data.get("model"), f"{where}.model"),
+            effort=_opt_str(data.get("effort"), f"{where}.effort"),
+            max_iterations=_int(data.get("max_iterations", 10), f"{where}.max_iterations"),
+            extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
+        )
+        seat.validate(where)
+        return seat
+
+    def validate(self, where: str) -> None:
+        if not SEAT_NAME.match(self.name):
+            raise ConfigError(
+                f"{where}: agent name {self.name!r} must be lower-case letters, digits, '-' or '_'"
+            )
+        if self.cli not in CLIS:
+            raise ConfigError(f"{where}: cli {self.cli!r} is not one of {', '.join(CLIS)}")
+        if self.effort is not None and self.effort not in EFFORTS:
+            raise ConfigError(f"{where}: effort {self.effort!r} is not one of {', '.join(EFFORTS)}")
+        if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:
+            raise ConfigError(
+                f"{where}: max_iterations must be between 1 and {MAX_ITERATIONS_LIMIT}"
+            )
+
+
+# Seed 001's two profiles, with model names the CLIs accept today (see README).
+PROFILES: dict[str, tuple[Seat, ...]] = {
+    "production": (
+        Seat("claude", "claude", model="opus", effort="high", max_iterations=10),
+        Seat("codex", "codex", model=None, effort="high", max_iterations=10),
+        Seat("gemini", "gemini", model="pro", max_iterations=10),
+    ),
+    "test": (
+        Seat("claude", "claude", model="haiku", effort="low", max_iterations=2),
+        Seat("codex", "codex", model="gpt-5.5", effort="low", max_iterations=2),
+        Seat("gemini", "gemini", model="flash-lite", max_iterations=2),
+    ),
+}
+SYNTHESIS_ITERATIONS = {"production": 3, "test": 2}
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run needs besides the topic; stored in state.yaml so resume sees it."""
+
+    seats: tuple[Seat, ...]
+    synthesizer: str = "claude"
+    profile: str = "production"
+    timeout: float | None = None
+    grace_period: float = DEFAULT_GRACE_SECONDS
+    synthesis_max_iterations: int = 3
+    config_file: str | None = None
+
+    def seat(self, name: str) -> Seat:
+        for seat in self.seats:
+            if seat.name == name:
+                return seat
+        raise UsageError(f"no agent named {name!r} in this council")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seats": [s.to_dict() for s in self.seats],
+            "synthesizer": self.synthesizer,
+            "profile": self.profile,
+            "timeout": self.timeout,
+            "grace_period": self.grace_period,
+            "synthesis_max_iterations": self.synthesis_max_iterations,
+            "config_file": self.config_file,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
+        seats = tuple(
+            Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
+            for i, s in enumerate(data.get("seats", []))
+        )
+        return cls(
+            seats=seats,
+            synthesizer=str(data.get("synthesizer", "claude")),
+            profile=str(data.get("profile", "production")),
+            timeout=data.get("timeout"),
+            grace_period=float(data.get("grace_period", DEFAULT_GRACE_SECONDS)),
+            synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
+            config_file=data.get("config_file"),
+        )
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """What the command line says; None means 'not given'."""
+
+    config: Path | None = None
+    test: bool = False
+    agents: tuple[str, ...] = ()
+    synthesizer: str | None = None
+    timeout: float | None = None
+    max_iterations: int | None = None
+
+
+def load_options(overrides: Overrides) -> RunOptions:
+    """Build the run's options: built-in profile < config file < command line."""
+    config_path, data = _read_config(overrides.config)
+    top_allowed = {"profile", "synthesizer", "timeout", "grace_period", "agents"}
+    where = str(config_path) if config_path else "config"
+    _reject_unknown(data, top_allowed, where)
+
+    profile = "test" if overrides.test else _str(data.get("profile", "production"), "profile")
+    if profile not in PROFILES:
+        raise ConfigError(f"{where}: profile {profile!r} is not one of {', '.join(PROFILES)}")
+
+    agents = data.get("agents")
+    if agents is None:
+        seats = PROFILES[profile]
+    else:
+        if not isinstance(agents, Mapping) or not agents:
+            raise ConfigError(f"{where}: 'agents' must map agent names to settings")
+        seats = tuple(
+            Seat.from_dict(str(name), spec or {}, f"{where}: agents.{name}")
+            for name, spec in agents.items()
+        )
+        if overrides.test:
+            seats = tuple(_cheapen(seat) for seat in seats)
+
+    if overrides.agents:
+        known = {s.name: s for s in seats}
+        unknown = [a for a in overrides.agents if a not in known]
+        if unknown:
+            raise UsageError(
+                f"unknown agent {unknown[0]!r}: this council has {', '.join(known)}"
+            )
+        seats = tuple(known[a] for a in dict.fromkeys(overrides.agents))
+
+    if overrides.max_iterations is not None:
+        seats = tuple(replace(s, max_iterations=overrides.max_iterations) for s in seats)
+        for seat in seats:
+            seat.validate("--max-iterations")
+
+    synthesizer = overrides.synthesizer or _str(data.get("synthesizer", "claude"), "synthesizer")
+    names = [s.name for s in seats]
+    if synthesizer not in names:
+        raise UsageError(
+            f"synthesizer {synthesizer!r} is not an agent of this council ({', '.join(names)})"
+        )
+
+    timeout = overrides.timeout if overrides.timeout is not None else data.get("timeout")
+    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
+        raise ConfigError(f"{where}: timeout must be a positive number of seconds")
+    grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
+    if not isinstance(grace, int | float) or grace < 0:
+        raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
+
+    return RunOptions(
+        seats=seats,
+        synthesizer=synthesizer,
+        profile=profile,
+        timeout=float(timeout) if timeout is not None else None,
+        grace_period=float(grace),
+        synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
+        config_file=str(config_path) if config_path else None,
+    )
+
+
+def _cheapen(seat: Seat) -> Seat:
+    """--test on a configured council: the test profile's model for the seat's CLI."""
+    cheap = {s.cli: s for s in PROFILES["test"]}[seat.cli]
+    return replace(seat, model=cheap.model, effort=cheap.effort, max_iterations=2)
+
+
+def _read_config(explicit: Path | None) -> tuple[Path | None, Mapping[str, Any]]:
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"config file {explicit} does not exist")
+        candidates = [explicit]
+    else:
+        candidates = [p for p in (paths.project_config_file(), paths.user_config_file())
+                      if p.is_file()]
+    if not candidates:
+        return None, {}
+    path = candidates[0]
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        pos = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}{pos}: invalid YAML: {exc.problem or exc.context}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+    if data is None:
+        return path, {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: the top level must be a mapping of settings")
+    return path, data
+
+
+def _reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of settings")
+    unknown = sorted(set(map(str, data)) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(allowed))})"
+        )
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: expected a non-empty string")
+    return value
+
+
+def _opt_str(value: Any, where: str) -> str | None:
+    return None if value is None else _str(value, where)
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: expected a whole number")
+    return value
+
+
+def _str_list(value: Any, where: str) -> Sequence[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return value

@@ -1,0 +1,27 @@
+"""Every path council uses comes from here, so tests can point them all at tmp_path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+RESEARCH_DIR_ENV = "COUNCIL_RESEARCH_DIR"
+CONFIG_HOME_ENV = "COUNCIL_CONFIG_HOME"
+
+
+def research_dir() -> Path:
+    """The folder holding one sub-folder per run (default ./research)."""
+    return Path(os.environ.get(RESEARCH_DIR_ENV) or Path.cwd() / "research").absolute()
+
+
+def user_config_file() -> Path:
+    """~/.config/council/config.yaml, or $COUNCIL_CONFIG_HOME/config.yaml."""
+    base = os.environ.get(CONFIG_HOME_ENV)
+    if base:
+        return Path(base) / "config.yaml"
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(xdg) / "council" / "config.yaml"
+
+
+def project_config_file() -> Path:
+    return Path.cwd() / "council.yaml"

@@ -1,0 +1,47 @@
+"""The pipeline's phases, one module each: research → refinement → synthesis.
+
+A phase chooses which seats take part and what each is asked; `run_parallel` runs them all
+at once in one task group and returns each seat's final record."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import anyio
+
+from council.config import RunOptions, Seat
+from council.runner import Limits, SeatTask, run_seat
+from council.state import AgentPhase, load_state
+from council.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class RunContext:
+    ws: Workspace
+    options: RunOptions
+    topic: str
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(timeout=self.options.timeout, grace=self.options.grace_period)
+
+    def usable(self, phase: str) -> list[Seat]:
+        """Seats whose output for `phase` exists and can be built on."""
+        state = load_state(self.ws.root)
+        return [
+            seat for seat in self.options.seats
+            if (rec := state.agents[seat.name].phases.get(phase)) is not None and rec.usable
+        ]
+
+
+async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, AgentPhase]:
+    results: dict[str, AgentPhase] = {}
+
+    async def one(task: SeatTask) -> None:
+        results[task.seat.name] = await run_seat(ctx.ws, task, ctx.limits)
+
+    async with anyio.create_task_group() as group:
+        for task in tasks:
+            group.start_soon(one, task)
+    return results

@@ -1,0 +1,29 @@
+"""Phase 1: every seat researches the topic on its own, in parallel."""
+
+from __future__ import annotations
+
+from council import loop, prompts
+from council.phases import RunContext, run_parallel
+from council.runner import SeatTask
+from council.state import AgentPhase
+
+
+def tasks(ctx: RunContext) -> list[SeatTask]:
+    return [
+        SeatTask(
+            seat=seat,
+            phase="research",
+            prompt=prompts.render(
+                "research",
+                topic=ctx.topic,
+                report_path=str(ctx.ws.working_output(seat.name, "research")),
+                marker=loop.MARKER,
+            ),
+            max_iterations=seat.max_iterations,
+        )
+        for seat in ctx.options.seats
+    ]
+
+
+async def run(ctx: RunContext) -> dict[str, AgentPhase]:
+    return await run_parallel(ctx, tasks(ctx))

@@ -1,0 +1,71 @@
+"""Phase 3: one seat writes final-report.md from the contributors' reports."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from council import loop, prompts
+from council.config import Seat
+from council.phases import RunContext, run_parallel
+from council.runner import SeatTask
+from council.state import AgentPhase, RunState, load_state
+
+
+def choose_synthesizer(preferred: str, seats: list[Seat], contributors: list[Seat]) -> Seat:
+    """The configured synthesiser if it still works, else the first contributor."""
+    names = {s.name for s in contributors}
+    for seat in seats:
+        if seat.name == preferred and seat.name in names:
+            return seat
+    return contributors[0]
+
+
+def methodology(state: RunState, contributors: list[Seat], source_phase: str) -> list[str]:
+    """Facts the final report must state: who took part, with what, and what failed."""
+    lines = [f"{len(contributors)} of {len(state.agents)} agents contributed to this report "
+             f"({', '.join(s.name for s in contributors)})."]
+    for name, rec in state.agents.items():
+        parts = []
+        for phase, ap in rec.phases.items():
+            if phase == "synthesis":
+                continue
+            what = f"{phase}: {ap.status}, {ap.iteration}/{ap.max_iterations} iterations"
+            if ap.error:
+                what += f" ({ap.error})"
+            parts.append(what)
+        model = rec.model or "its default model"
+        lines.append(f"{name} ({rec.cli}, {model}): " + ("; ".join(parts) or "did not run"))
+    if source_phase == "research":
+        lines.append("Refinement did not run (fewer than two agents finished research); the "
+                     "synthesis uses the research reports.")
+    return lines
+
+
+def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
+         source_phase: str) -> SeatTask:
+    ws = ctx.ws
+    state = load_state(ws.root)
+    inputs_dir = ws.peers_dir(synthesizer.name, "synthesis")
+    inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
+              for s in contributors}
+    listed = [{"name": s.name, "cli": s.cli, "model": s.model,
+               "path": str(inputs_dir / ws.output_name(s.name, source_phase))}
+              for s in contributors]
+    prompt = prompts.render(
+        "synthesis",
+        topic=ctx.topic,
+        contributors=listed,
+        total_agents=len(state.agents),
+        report_path=str(ws.working_output(synthesizer.name, "synthesis")),
+        methodology=methodology(state, contributors, source_phase),
+        marker=loop.MARKER,
+    )
+    seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
+    return SeatTask(seat=seat, phase="synthesis", prompt=prompt,
+                    max_iterations=seat.max_iterations, inputs=inputs)
+
+
+async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
+              source_phase: str) -> AgentPhase:
+    results = await run_parallel(ctx, [task(ctx, synthesizer, contributors, source_phase)])
+    return results[synthesizer.name]

@@ -1,0 +1,30 @@
+"""progress.log: one human line per event, so `tail -f` shows a run live.
+
+Each line is written with a single O_APPEND write, so lines from parallel hooks and the
+supervisor never interleave, and nothing is buffered.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from council.state import utc_now
+
+PROGRESS_FILE = "progress.log"
+
+
+def format_line(*parts: str) -> str:
+    text = " ".join(p for p in parts if p)
+    # One event, one line: a multi-line message (an error from a CLI) is folded.
+    return f"{utc_now()} {' '.join(text.split())}\n"
+
+
+def emit(run_dir: Path, *parts: str) -> None:
+    """Append e.g. `2026-11-21T14:31:00Z research codex iteration 2/10`."""
+    data = format_line(*parts).encode("utf-8", "replace")
+    fd = os.open(run_dir / PROGRESS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)

@@ -1,0 +1,195 @@
+"""Runs one seat through one phase: start its CLI, keep its loop going, publish its output.
+
+Phases decide *what* each seat does (prompts, inputs); this module decides nothing about
+phases. The loop rule itself lives in `loop.py`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from council import loop, progress, prompts, spawn
+from council.agents import adapter_for
+from council.agents.base import Adapter, AgentJob, Outcome
+from council.config import Seat
+from council.errors import CouncilError
+from council.state import AgentPhase, RunState, update_state, utc_now
+from council.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SeatTask:
+    """What a phase asks of one seat."""
+
+    seat: Seat
+    phase: str
+    prompt: str
+    max_iterations: int
+    inputs: Mapping[str, Path] = field(default_factory=dict)  # copied into the seat's folder
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float | None
+    grace: float
+
+
+async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
+    """Run the seat's loop to its end and return its final record for the phase."""
+    seat, phase = task.seat, task.phase
+    seat_dir = ws.seat_dir(seat.name)
+    seat_dir.mkdir(parents=True, exist_ok=True)
+    report = ws.working_output(seat.name, phase)
+    log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
+    log.parent.mkdir(exist_ok=True)
+
+    prompt_file = seat_dir / f"{phase}-prompt.md"
+    prompt_file.write_text(task.prompt, encoding="utf-8")
+    instructions = seat_dir / f"{phase}-continue.md"
+    instructions.write_text(
+        prompts.render("continue", report_path=str(report), marker=loop.MARKER),
+        encoding="utf-8",
+    )
+    job = AgentJob(
+        seat=seat,
+        tag=phase,
+        cwd=seat_dir,
+        prompt_file=prompt_file,
+        hook_args=("--run-dir", str(ws.root), "--seat", seat.name, "--phase", phase,
+                   "--report", str(report), "--instructions", str(instructions)),
+        max_iterations=task.max_iterations,
+    )
+
+    def start(state: RunState) -> None:
+        record = state.agents[seat.name].phase(phase)
+        record.status, record.iteration, record.max_iterations = "running", 1, task.max_iterations
+        record.started_at, record.ended_at, record.error = utc_now(), None, None
+        record.output = str(ws.published_output(seat.name, phase).relative_to(ws.root))
+        record.log = str(log.relative_to(ws.root))
+
+    update_state(ws.root, start)
+    model = f"model {seat.model}" if seat.model else "default model"
+    progress.emit(ws.root, phase, seat.name,
+                  f"started ({seat.cli}, {model}, iteration 1/{task.max_iterations})")
+
+    began = time.monotonic()
+    outcome = Outcome()
+    returncode: int | None = None
+    try:
+        _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
+        adapter = adapter_for(seat.cli)
+        with anyio.move_on_after(limits.timeout) as scope:
+            returncode, outcome = await _drive(adapter, job, ws, report, instructions,
+                                               (log, err_log), limits.grace)
+        if scope.cancelled_caught:
+            outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
+    except anyio.get_cancelled_exc_class():
+        # Synchronous on purpose: nothing here can be interrupted by the cancellation.
+        _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
+                "stopped: the run was cancelled")
+        progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
+        raise
+    except (CouncilError, OSError) as exc:
+        outcome = Outcome(outcome.session_id, str(exc))
+
+    text = loop.read_report(report)
+    if outcome.error is not None:
+        status = "failed"
+    else:
+        record = _current(ws, seat.name, phase)
+        status = loop.final_status(report=text, iteration=record.iteration,
+                                   max_iterations=record.max_iterations)
+        if status == "failed":
+            outcome = Outcome(outcome.session_id, f"{seat.cli} exited without writing its report")
+    if status != "failed":
+        shutil.copyfile(report, ws.published_output(seat.name, phase))
+    final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error)
+    elapsed = time.monotonic() - began
+    if status == "failed":
+        progress.emit(ws.root, phase, seat.name, f"failed after {elapsed:.0f} s: {outcome.error}")
+    else:
+        size = len(text or "")
+        progress.emit(ws.root, phase, seat.name,
+                      f"{status} after {final.iteration} iteration(s), {elapsed:.0f} s, "
+                      f"{size} bytes")
+    return final
+
+
+async def _drive(
+    adapter: Adapter, job: AgentJob, ws: Workspace, report: Path, instructions: Path,
+    logs: tuple[Path, Path], grace: float,
+) -> tuple[int | None, Outcome]:
+    """Start the CLI; for CLIs without a native loop, re-invoke it on the same session."""
+    phase, (log, err_log) = job.tag, logs
+    invocation = adapter.prepare(job)
+    session: str | None = None
+    while True:
+        offset = log.stat().st_size if log.exists() else 0
+        env = {**os.environ, **invocation.env}
+
+        def on_start(pid: int) -> None:
+            _set(ws, job.seat.name, phase, pid=pid)
+
+        returncode = await spawn.run(
+            invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
+            stdin_file=invocation.stdin_file, grace=grace, on_start=on_start,
+        )
+        outcome = adapter.outcome(log, returncode, offset)
+        if outcome.error or adapter.native_loop:
+            return returncode, outcome
+        if outcome.session_id is None:
+            return returncode, Outcome(None, f"{adapter.cli} printed no session id")
+        if session is not None and outcome.session_id != session:
+            return returncode, Outcome(session, f"{adapter.cli} resumed session "
+                                       f"{outcome.session_id} instead of {session}")
+        session = outcome.session_id
+        _set(ws, job.seat.name, phase, session_id=session)
+        decision = loop.end_turn(ws.root, job.seat.name, phase, report)
+        if not decision.proceed:
+            return returncode, outcome
+        prompt = loop.continuation_prompt(instructions.read_text(encoding="utf-8"), decision)
+        invocation = adapter.resume(job, session, prompt)
+
+
+def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
+    """Agents read other reports from inside their own folder, where every CLI may read."""
+    if not inputs:
+        return
+    target.mkdir(exist_ok=True)
+    for name, source in inputs.items():
+        shutil.copyfile(source, target / name)
+
+
+def _current(ws: Workspace, seat: str, phase: str) -> AgentPhase:
+    from council.state import load_state
+
+    return load_state(ws.root).agents[seat].phase(phase)
+
+
+def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
+    def change(state: RunState) -> None:
+        record = state.agents[seat].phase(phase)
+        for key, value in values.items():
+            setattr(record, key, value)
+
+    update_state(ws.root, change)
+
+
+def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
+            session_id: str | None, error: str | None) -> AgentPhase:
+    def change(state: RunState) -> AgentPhase:
+        record = state.agents[seat].phase(phase)
+        record.status, record.exit_code, record.error = status, returncode, error
+        record.ended_at, record.pid = utc_now(), None
+        if session_id:
+            record.session_id = session_id
+        return record
+
+    return update_state(ws.root, change)
+

@@ -1,0 +1,104 @@
+"""The one module that starts and stops agent processes.
+
+Each agent runs in its own session (process group) with stdin from a file or /dev/null and
+its output streamed straight to log files, so the supervisor never buffers it. Stopping is
+TERM to the group, a grace period, KILL to the group, then a psutil sweep of descendants that
+left the group; it always waits for the exit and is shielded from cancellation. (anyio alone
+would SIGKILL only the direct child, with no grace.)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack, suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import psutil
+
+from council.errors import CouncilError
+
+
+class AgentMissingError(CouncilError):
+    """The agent's CLI is not installed (not on PATH)."""
+
+
+def resolve(executable: str, env: Mapping[str, str]) -> str:
+    found = shutil.which(executable, path=env.get("PATH"))
+    if found is None:
+        raise AgentMissingError(f"{executable} is not installed or not on PATH")
+    return found
+
+
+async def run(
+    argv: tuple[str, ...],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    stdout: Path,
+    stderr: Path,
+    stdin_file: Path | None = None,
+    grace: float = 10.0,
+    on_start: Callable[[int], None] | None = None,
+) -> int:
+    """Run one agent process to its end. If the caller's scope is cancelled (timeout, Ctrl-C),
+    the whole process tree is stopped before the cancellation goes on."""
+    full_env = dict(env)
+    argv = (resolve(argv[0], full_env), *argv[1:])
+    with ExitStack() as files:
+        stdin: Any = files.enter_context(
+            open(stdin_file, "rb") if stdin_file else open(os.devnull, "rb")  # noqa: SIM115
+        )
+        out = files.enter_context(stdout.open("ab"))
+        err = files.enter_context(stderr.open("ab"))
+        process = await anyio.open_process(
+            list(argv), stdin=stdin, stdout=out, stderr=err, cwd=cwd, env=full_env,
+            start_new_session=True,
+        )
+        if on_start is not None:
+            on_start(process.pid)
+        try:
+            code = await process.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await stop_tree(process, grace)
+            raise
+        return code
+
+
+async def stop_tree(process: anyio.abc.Process, grace: float) -> None:
+    """TERM the group, wait up to `grace`, KILL the group, sweep descendants, reap."""
+    pid = process.pid
+    try:
+        descendants = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    _signal_group(pid, signal.SIGTERM)
+    with anyio.move_on_after(grace):
+        await process.wait()
+        # The leader is gone; give the rest of its group the same grace.
+        # Nothing signals "the group is empty": poll the snapshot of descendants.
+        while any(_running(p) for p in descendants):  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    _signal_group(pid, signal.SIGKILL)
+    for child in descendants:
+        with suppress(psutil.Error):
+            child.kill()
+    await process.wait()
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def _running(proc: psutil.Process) -> bool:
+    try:
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

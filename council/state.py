@@ -1,0 +1,260 @@
+"""state.yaml: the run's phase and every agent's progress, shared by supervisor and hooks.
+
+Hooks (one process per agent turn) and the supervisor write the file concurrently, so every
+change is a read-modify-write under an exclusive lock, and every write is atomic (temp file,
+fsync, rename): a crash or a full disk leaves the last good state in place.
+
+The records are mutable dataclasses on purpose: they are only ever changed inside
+`update_state`, which holds the lock for the whole read-modify-write.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from council.errors import StateError
+
+SCHEMA_VERSION = 1
+STATE_FILE = "state.yaml"
+PHASES = ("research", "refinement", "synthesis")
+RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
+# pending → running → one of the ends. complete: wrote the marker; capped: hit its iteration
+# cap; stopped: the CLI ended its loop early but left a report; failed: no usable output.
+AGENT_STATUSES = (
+    "pending", "running", "complete", "capped", "stopped", "failed", "cancelled", "skipped",
+)
+USABLE = ("complete", "capped", "stopped")
+
+T = TypeVar("T")
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass
+class AgentPhase:
+    """One agent's work in one phase."""
+
+    status: str = "pending"
+    iteration: int = 0
+    max_iterations: int = 0
+    pid: int | None = None
+    exit_code: int | None = None
+    output: str | None = None
+    log: str | None = None
+    session_id: str | None = None
+    started_at: str | None = None
+    ended_at: str | None = None
+    error: str | None = None
+
+    @property
+    def usable(self) -> bool:
+        return self.status in USABLE
+
+
+@dataclass
+class AgentRecord:
+    cli: str
+    model: str | None = None
+    phases: dict[str, AgentPhase] = field(default_factory=dict)
+
+    def phase(self, name: str) -> AgentPhase:
+        return self.phases.setdefault(name, AgentPhase())
+
+
+@dataclass
+class RunState:
+    id: str
+    topic: str
+    created_at: str
+    options: dict[str, Any]
+    phase: str = "research"
+    agents: dict[str, AgentRecord] = field(default_factory=dict)
+    synthesizer: str | None = None
+    updated_at: str | None = None
+    ended_at: str | None = None
+    error: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "id": self.id,
+            "topic": self.topic,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "ended_at": self.ended_at,
+            "phase": self.phase,
+            "error": self.error,
+            "synthesizer": self.synthesizer,
+            "options": self.options,
+            "agents": {
+                name: {
+                    "cli": rec.cli,
+                    "model": rec.model,
+                    "phases": {p: _record(ap) for p, ap in rec.phases.items()},
+                }
+                for name, rec in self.agents.items()
+            },
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> RunState:
+        """Validate a parsed state file; any surprise is a StateError naming the key."""
+        if not isinstance(data, Mapping):
+            raise StateError(f"{where}: not a council state file (expected a mapping)")
+        version = data.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise StateError(
+                f"{where}: schema_version {version!r} is not {SCHEMA_VERSION}; "
+                "this run was written by another council version"
+            )
+        top = {f.name for f in fields(cls)}
+        _check_keys(data, top, where)
+        for key in ("id", "topic", "created_at"):
+            if not isinstance(data.get(key), str):
+                raise StateError(f"{where}: '{key}' must be a string")
+        phase = data.get("phase")
+        if phase not in RUN_PHASES:
+            raise StateError(f"{where}: phase {phase!r} is not one of {', '.join(RUN_PHASES)}")
+        agents_raw = data.get("agents") or {}
+        options = data.get("options") or {}
+        if not isinstance(agents_raw, Mapping) or not isinstance(options, Mapping):
+            raise StateError(f"{where}: 'agents' and 'options' must be mappings")
+        agents = {}
+        for name, raw in agents_raw.items():
+            loc = f"{where}: agents.{name}"
+            if not isinstance(raw, Mapping):
+                raise StateError(f"{loc} must be a mapping")
+            _check_keys(raw, {"cli", "model", "phases"}, loc)
+            phases_raw = raw.get("phases") or {}
+            if not isinstance(phases_raw, Mapping):
+                raise StateError(f"{loc}.phases must be a mapping")
+            phases = {}
+            for pname, praw in phases_raw.items():
+                if pname not in PHASES:
+                    raise StateError(f"{loc}.phases: unknown phase {pname!r}")
+                phases[pname] = _agent_phase(praw, f"{loc}.phases.{pname}")
+            agents[str(name)] = AgentRecord(
+                cli=str(raw.get("cli")), model=raw.get("model"), phases=phases
+            )
+        return cls(
+            id=data["id"],
+            topic=data["topic"],
+            created_at=data["created_at"],
+            options=dict(options),
+            phase=phase,
+            agents=agents,
+            synthesizer=data.get("synthesizer"),
+            updated_at=data.get("updated_at"),
+            ended_at=data.get("ended_at"),
+            error=data.get("error"),
+        )
+
+
+def _record(ap: AgentPhase) -> dict[str, Any]:
+    return {f.name: getattr(ap, f.name) for f in fields(ap)}
+
+
+def _agent_phase(raw: Any, where: str) -> AgentPhase:
+    if not isinstance(raw, Mapping):
+        raise StateError(f"{where} must be a mapping")
+    names = {f.name for f in fields(AgentPhase)}
+    _check_keys(raw, names, where)
+    status = raw.get("status", "pending")
+    if status not in AGENT_STATUSES:
+        raise StateError(f"{where}: status {status!r} is not one of {', '.join(AGENT_STATUSES)}")
+    for key in ("iteration", "max_iterations"):
+        value = raw.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise StateError(f"{where}: '{key}' must be a whole number")
+    return AgentPhase(**{k: raw[k] for k in names if k in raw})
+
+
+def _check_keys(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(map(str, data)) - allowed)
+    if unknown:
+        raise StateError(f"{where}: unknown key {unknown[0]!r}")
+
+
+def state_path(run_dir: Path) -> Path:
+    return run_dir / STATE_FILE
+
+
+def load_state(run_dir: Path) -> RunState:
+    path = state_path(run_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise StateError(f"{path} does not exist: is {run_dir.name} a council run?") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StateError(f"cannot read {path}: {exc}") from exc
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        pos = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
+        raise StateError(f"{path}{pos}: corrupt state file (not valid YAML)") from exc
+    return RunState.from_dict(data, str(path))
+
+
+def save_state(run_dir: Path, state: RunState) -> None:
+    """Write atomically; the caller holds the lock (see update_state)."""
+    state.updated_at = utc_now()
+    text = yaml.dump(state.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    atomic_write(state_path(run_dir), text)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace path with text so readers see the old or the new file, never a torn one."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+@contextmanager
+def locked(run_dir: Path) -> Iterator[None]:
+    """Serialise writers of one run's state (hooks and the supervisor)."""
+    fd = os.open(run_dir / ".state.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
+    """Load, change and save the state under the lock; returns what `change` returns."""
+    with locked(run_dir):
+        state = load_state(run_dir)
+        result = change(state)
+        save_state(run_dir, state)
+        return result
+
+
+def create_state(run_dir: Path, state: RunState) -> None:
+    with locked(run_dir):
+        save_state(run_dir, state)
+
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)

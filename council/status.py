@@ -1,0 +1,101 @@
+"""What `council status` shows: the run's phase and one row per agent. Pure: it builds rows
+from a state and the run folder; cli.py prints them."""
+
+from __future__ import annotations
+
+import calendar
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from council.state import PHASES, RunState
+from council.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    agent: str
+    cli: str
+    phase: str
+    status: str
+    iteration: int
+    max_iterations: int
+    elapsed_s: float | None
+    output_bytes: int | None
+    error: str | None
+
+
+def _epoch(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[AgentRow]:
+    """One row per agent, for the latest phase it took part in."""
+    now = time.time() if now is None else now
+    out = []
+    for name, rec in state.agents.items():
+        phase = next((p for p in reversed(PHASES) if p in rec.phases), None)
+        if phase is None:
+            out.append(AgentRow(name, rec.cli, "-", "pending", 0, 0, None, None, None))
+            continue
+        ap = rec.phases[phase]
+        start, end = _epoch(ap.started_at), _epoch(ap.ended_at)
+        elapsed = None if start is None else (end or now) - start
+        size = None
+        for path in (ws.working_output(name, phase), ws.published_output(name, phase)):
+            if path.is_file():
+                size = path.stat().st_size
+                break
+        out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
+                            elapsed, size, ap.error))
+    return out
+
+
+def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
+    return {
+        "id": state.id,
+        "topic": state.topic,
+        "phase": state.phase,
+        "created_at": state.created_at,
+        "ended_at": state.ended_at,
+        "error": state.error,
+        "final_report": str(ws.final_report) if ws.final_report.is_file() else None,
+        "agents": [asdict(r) for r in rows(state, ws)],
+    }
+
+
+def as_text(state: RunState, ws: Workspace) -> str:
+    topic = " ".join(state.topic.split())
+    topic = topic if len(topic) <= 70 else topic[:67] + "..."
+    lines = [f"run    {state.id}", f"topic  {topic}", f"phase  {state.phase}"]
+    if state.error:
+        lines.append(f"error  {state.error}")
+    lines.append("")
+    lines.append(f"{'agent':<14} {'phase':<11} {'status':<10} {'iter':>7} {'elapsed':>8} "
+                 f"{'output':>9}")
+    for r in rows(state, ws):
+        it = f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-"
+        el = "-" if r.elapsed_s is None else _duration(r.elapsed_s)
+        size = "-" if r.output_bytes is None else _size(r.output_bytes)
+        line = f"{r.agent:<14} {r.phase:<11} {r.status:<10} {it:>7} {el:>8} {size:>9}"
+        if r.error:
+            line += f"  {' '.join(r.error.split())[:80]}"
+        lines.append(line)
+    if ws.final_report.is_file():
+        lines += ["", f"final report: {ws.final_report}"]
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"

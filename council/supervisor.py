@@ -1,0 +1,175 @@
+"""Runs a council from start to end: research → refinement → synthesis.
+
+Degrade, don't die: a seat that fails is left out of later phases and the run goes on; only
+a phase where every seat failed stops the run. One signal-handling task at the root cancels
+the run on SIGINT/SIGTERM; every agent's process tree is stopped and the state says
+`cancelled`."""
+
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from council import progress
+from council.config import RunOptions, Seat
+from council.errors import PhaseFailedError
+from council.phases import RunContext, refinement, research, synthesis
+from council.state import AgentRecord, RunState, create_state, load_state, update_state, utc_now
+from council.workspace import Workspace, create_workspace
+
+EXIT_OK, EXIT_FAILED = 0, 1
+SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    ws: Workspace
+    exit_code: int
+    message: str
+
+
+def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Workspace:
+    """Create research/<id>/ with its state, ready for `execute`."""
+    ws = create_workspace(base)
+    state = RunState(
+        id=ws.id,
+        topic=topic,
+        created_at=utc_now(),
+        options=options.to_dict(),
+        agents={s.name: AgentRecord(cli=s.cli, model=s.model) for s in options.seats},
+    )
+    create_state(ws.root, state)
+    seats = ", ".join(f"{s.name} ({s.cli})" for s in options.seats)
+    progress.emit(ws.root, "run", f"{ws.id} created with {len(options.seats)} agents: {seats}")
+    return ws
+
+
+def execute(ws: Workspace) -> RunResult:
+    """Run every remaining phase of the run in `ws`; never raises for agent failures."""
+    return anyio.run(_execute, ws)
+
+
+async def _execute(ws: Workspace) -> RunResult:
+    state = load_state(ws.root)
+    ctx = RunContext(ws, RunOptions.from_dict(state.options), state.topic)
+    received: list[signal.Signals] = []
+    result: RunResult | None = None
+    async with anyio.create_task_group() as root:
+        root.start_soon(_watch_signals, root.cancel_scope, received)
+        try:
+            result = await _pipeline(ctx)
+        except PhaseFailedError as exc:
+            _set_phase(ws, "failed", str(exc))
+            progress.emit(ws.root, "run", f"failed: {exc}")
+            result = RunResult(ws, EXIT_FAILED, str(exc))
+        finally:
+            root.cancel_scope.cancel()
+    if received:
+        sig = received[0]
+        stopped = _mark_cancelled(ws, sig.name)
+        message = f"cancelled by {sig.name}" + (f"; stopped {', '.join(stopped)}"
+                                                if stopped else "")
+        progress.emit(ws.root, "run", message)
+        return RunResult(ws, SIGNAL_EXIT[sig], message)
+    assert result is not None
+    return result
+
+
+async def _watch_signals(scope: anyio.CancelScope, received: list[signal.Signals]) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for sig in signals:
+            received.append(signal.Signals(sig))
+            scope.cancel()
+            return
+
+
+async def _pipeline(ctx: RunContext) -> RunResult:
+    ws, seats = ctx.ws, list(ctx.options.seats)
+    total = len(seats)
+
+    _set_phase(ws, "research")
+    progress.emit(ws.root, "research", f"started: {total} agents in parallel")
+    await research.run(ctx)
+    survivors = _survivors(ctx, "research", total)
+
+    source_phase = "research"
+    if len(survivors) >= refinement.MIN_SEATS:
+        _set_phase(ws, "refinement")
+        progress.emit(ws.root, "refinement",
+                      f"started: {len(survivors)} agents read each other's reports")
+        await refinement.run(ctx, survivors)
+        survivors = _survivors(ctx, "refinement", total)
+        source_phase = "refinement"
+    else:
+        progress.emit(ws.root, "refinement",
+                      "skipped: fewer than two agents finished research")
+
+    _set_phase(ws, "synthesis")
+    writer = synthesis.choose_synthesizer(ctx.options.synthesizer, seats, survivors)
+    if writer.name != ctx.options.synthesizer:
+        progress.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
+                      f"{writer.name} writes the final report instead")
+    update_state(ws.root, lambda s: setattr(s, "synthesizer", writer.name))
+    progress.emit(ws.root, "synthesis",
+                  f"started: {writer.name} synthesises {len(survivors)} reports")
+    record = await synthesis.run(ctx, writer, survivors, source_phase)
+    if not record.usable:
+        raise PhaseFailedError(f"synthesis failed: {record.error}; the agents' reports are "
+                               f"kept in {ws.root}")
+    _stamp_final_report(ws, survivors, total, source_phase, writer)
+    _set_phase(ws, "done")
+    progress.emit(ws.root, "run", f"done: {ws.final_report}")
+    return RunResult(ws, EXIT_OK, str(ws.final_report))
+
+
+def _survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
+    survivors = ctx.usable(phase)
+    if not survivors:
+        raise PhaseFailedError(f"every agent failed in {phase}; see "
+                               f"{ctx.ws.root / 'progress.log'}")
+    progress.emit(ctx.ws.root, phase,
+                  f"finished: {len(survivors)} of {total} agents produced a report")
+    return survivors
+
+
+def _stamp_final_report(ws: Workspace, contributors: list[Seat], total: int,
+                        source_phase: str, writer: Seat) -> None:
+    """Put who actually contributed at the top: a degraded run must not read like a full one."""
+    phases = "research → refinement → synthesis" if source_phase == "refinement" \
+        else "research → synthesis (refinement skipped)"
+    names = ", ".join(s.name for s in contributors)
+    header = (f"> council run `{ws.id}` · {len(contributors)} of {total} agents contributed "
+              f"({names}) · {phases} · synthesised by {writer.name}\n\n")
+    body = ws.final_report.read_text(encoding="utf-8", errors="replace")
+    ws.final_report.write_text(header + body, encoding="utf-8")
+
+
+def _set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
+    def change(state: RunState) -> None:
+        state.phase = phase
+        if error is not None:
+            state.error = error
+        if phase in ("done", "failed", "cancelled"):
+            state.ended_at = utc_now()
+
+    update_state(ws.root, change)
+
+
+def _mark_cancelled(ws: Workspace, why: str) -> list[str]:
+    stopped: list[str] = []
+
+    def change(state: RunState) -> None:
+        state.phase, state.error, state.ended_at = "cancelled", f"cancelled by {why}", utc_now()
+        for name, rec in state.agents.items():
+            for ap in rec.phases.values():
+                if ap.status == "cancelled":
+                    stopped.append(name)
+                if ap.status in ("running", "pending"):
+                    ap.status, ap.error = "cancelled", f"cancelled by {why}"
+                    stopped.append(name)
+
+    update_state(ws.root, change)
+    return sorted(set(stopped))

@@ -1,0 +1,120 @@
+"""The layout of one run's folder, research/<id>/, and how ids are made and checked.
+
+    research/<id>/state.yaml, progress.log, final-report.md
+    research/<id>/<seat>-report.md, <seat>-refined.md     published outputs
+    research/<id>/agents/<seat>/                            the seat's working folder (cwd)
+    research/<id>/logs/<seat>-<phase>.jsonl / .stderr.log  the CLI's full output
+
+Agents work inside their own folder, where each CLI's permission rules let them write
+without a shell or a bypass flag; the supervisor publishes their reports to the run folder.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from council import paths
+from council.errors import RunNotFoundError, UsageError
+from council.state import STATE_FILE
+
+RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+OUTPUT_SUFFIX = {"research": "report", "refinement": "refined"}
+FINAL_REPORT = "final-report.md"
+
+
+def new_run_id() -> str:
+    return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
+
+
+def check_run_id(run_id: str) -> str:
+    """Ids come from users (status, resume): never let one walk out of the research dir."""
+    if not RUN_ID.match(run_id):
+        raise UsageError(f"{run_id!r} is not a run id (expected YYYYMMDD-HHMMSS-xxxxxx)")
+    return run_id
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths of one run; pure, so hooks and tests can compute them without I/O."""
+
+    root: Path
+
+    @property
+    def id(self) -> str:
+        return self.root.name
+
+    def seat_dir(self, seat: str) -> Path:
+        return self.root / "agents" / seat
+
+    def output_name(self, seat: str, phase: str) -> str:
+        if phase == "synthesis":
+            return FINAL_REPORT
+        return f"{seat}-{OUTPUT_SUFFIX[phase]}.md"
+
+    def working_output(self, seat: str, phase: str) -> Path:
+        """Where the agent writes (inside its own folder)."""
+        return self.seat_dir(seat) / self.output_name(seat, phase)
+
+    def published_output(self, seat: str, phase: str) -> Path:
+        return self.root / self.output_name(seat, phase)
+
+    def peers_dir(self, seat: str, phase: str) -> Path:
+        return self.seat_dir(seat) / f"{phase}-inputs"
+
+    def log_file(self, seat: str, phase: str) -> Path:
+        return self.root / "logs" / f"{seat}-{phase}.jsonl"
+
+    def stderr_file(self, seat: str, phase: str) -> Path:
+        return self.root / "logs" / f"{seat}-{phase}.stderr.log"
+
+    @property
+    def final_report(self) -> Path:
+        return self.root / FINAL_REPORT
+
+
+def create_workspace(base: Path | None = None) -> Workspace:
+    base = base or paths.research_dir()
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        for _ in range(5):
+            root = base / new_run_id()
+            try:
+                root.mkdir()
+            except FileExistsError:
+                continue
+            (root / "logs").mkdir()
+            (root / "agents").mkdir()
+            return Workspace(root)
+    except OSError as exc:
+        raise UsageError(f"cannot create a run folder in {base}: {exc.strerror}") from exc
+    raise UsageError(f"cannot find a free run id in {base}")
+
+
+def find_run(run_id: str | None, base: Path | None = None) -> Workspace:
+    """The run with that id, or the latest run when no id is given."""
+    base = base or paths.research_dir()
+    if run_id is not None:
+        root = base / check_run_id(run_id)
+        if not (root / STATE_FILE).is_file():
+            raise RunNotFoundError(f"no run {run_id} in {base}")
+        return Workspace(root)
+    runs = list_runs(base)
+    if not runs:
+        raise RunNotFoundError(f"no council runs in {base}")
+    return runs[-1]
+
+
+def list_runs(base: Path | None = None) -> list[Workspace]:
+    """Runs sorted oldest first (ids start with their UTC start time)."""
+    base = base or paths.research_dir()
+    if not base.is_dir():
+        return []
+    return [
+        Workspace(p)
+        for p in sorted(base.iterdir())
+        if RUN_ID.match(p.name) and (p / STATE_FILE).is_file()
+    ]
