@@ -35,12 +35,14 @@ def main(argv: list[str]) -> int:
     cli = argv[0] if argv else "claude"
     try:
         cli, opts = parse_args(argv)
-        payload = sys.stdin.read()
         try:
-            json.loads(payload or "{}")
-        except json.JSONDecodeError:
+            payload = json.loads(sys.stdin.read())
+        except ValueError:
+            payload = None
+        if not isinstance(payload, dict):
             # Not the CLI we expect on the other end: let the stop happen.
-            print("council hook: stdin is not JSON; allowing the stop", file=sys.stderr)
+            print("council hook: stdin is not a JSON object; allowing the stop",
+                  file=sys.stderr)
             return 0
         from council.loop import continuation_prompt, end_turn
 

@@ -94,3 +94,20 @@ def json_events(log: Path, start: int = 0) -> Iterator[dict[str, Any]]:
 
 def model_args(flag: str, seat: Seat) -> list[str]:
     return [flag, seat.model] if seat.model else []
+
+
+def failure(cli: str, returncode: int | None, message: str | None,
+            known: Mapping[int, str] | None = None) -> str | None:
+    """One line saying how a CLI failed, or None when it did not."""
+    if message is None and returncode in (0, None):
+        return None
+    parts = []
+    if returncode not in (0, None):
+        meaning = (known or {}).get(returncode) if returncode is not None else None
+        parts.append(f"{cli} exited with code {returncode}"
+                     + (f" ({meaning})" if meaning else ""))
+    else:
+        parts.append(f"{cli} reported an error")
+    if message:
+        parts.append(" ".join(message.split())[:300])
+    return ": ".join(parts)

@@ -6,7 +6,14 @@ import json
 import os
 from pathlib import Path
 
-from council.agents.base import AgentJob, Invocation, Outcome, json_events, model_args
+from council.agents.base import (
+    AgentJob,
+    Invocation,
+    Outcome,
+    failure,
+    json_events,
+    model_args,
+)
 
 # Research needs to read, write and search; it never needs a shell.
 ALLOWED_TOOLS = "Read,Write,Edit,Glob,Grep,WebSearch,WebFetch"
@@ -67,6 +74,5 @@ class ClaudeAdapter:
                                 event.get("subtype"))
                 else:
                     error = None
-        if error is None and returncode not in (0, None):
-            error = f"claude exited with code {returncode}"
+        error = failure(self.cli, returncode, error)
         return Outcome(session_id, error)

@@ -7,7 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from council.agents.base import AgentJob, Invocation, Outcome, json_events, model_args
+from council.agents.base import (
+    AgentJob,
+    Invocation,
+    Outcome,
+    failure,
+    json_events,
+    model_args,
+)
 
 
 class CodexAdapter:
@@ -51,6 +58,5 @@ class CodexAdapter:
             elif kind == "turn.completed":
                 error = None
             # "error" events are retry notices, not failures.
-        if error is None and returncode not in (0, None):
-            error = f"codex exited with code {returncode}"
+        error = failure(self.cli, returncode, error)
         return Outcome(thread_id, error)

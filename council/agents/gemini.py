@@ -6,7 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from council.agents.base import AgentJob, Invocation, Outcome, json_events, model_args
+from council.agents.base import (
+    AgentJob,
+    Invocation,
+    Outcome,
+    failure,
+    json_events,
+    model_args,
+)
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
 HTTP_EXIT_CODES = {244: "server error (HTTP 500)", 173: "rate limited (HTTP 429)",
@@ -63,7 +70,5 @@ class GeminiAdapter:
                     error = str(err.get("message") if isinstance(err, dict) else err)
                 else:
                     error = None
-        if error is None and returncode not in (0, None):
-            known = HTTP_EXIT_CODES.get(returncode)
-            error = f"gemini exited with code {returncode}" + (f" ({known})" if known else "")
+        error = failure(self.cli, returncode, error, HTTP_EXIT_CODES)
         return Outcome(session_id, error)

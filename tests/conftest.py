@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).parent
+FAKES_BIN = HERE / "fakes" / "bin"
+REAL_HOME = Path.home()
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Every test gets its own research dir, config home and HOME; none touches the real one."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("COUNCIL_RESEARCH_DIR", str(tmp_path / "research"))
+    monkeypatch.setenv("COUNCIL_CONFIG_HOME", str(tmp_path / "config"))
+    for var in ("CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "COUNCIL_FAKE_SCRIPT",
+                "COUNCIL_FAKE_LOG", "CLAUDE_CODE_MAX_RETRIES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.chdir(tmp_path)
+    watched = [REAL_HOME / ".config" / "council", REAL_HOME / "research"]
+    before = [p.exists() for p in watched]
+    yield tmp_path
+    assert [p.exists() for p in watched] == before, "a test wrote to the real home"
+
+
+@dataclass
+class Council:
+    """Runs the installed `council` as a user would, with the fake CLIs first on PATH."""
+
+    root: Path
+    env: dict[str, str]
+
+    def script(self, mapping: dict[str, Any]) -> None:
+        path = self.root / "fake-script.json"
+        path.write_text(json.dumps(mapping))
+        self.env["COUNCIL_FAKE_SCRIPT"] = str(path)
+
+    def run(self, *args: str, input: bytes | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "council", *args],
+            env=self.env, cwd=self.root, input=input.decode() if input else None,
+            capture_output=True, text=True, timeout=timeout,
+        )
+
+    @property
+    def research(self) -> Path:
+        return self.root / "research"
+
+    def only_run(self) -> Path:
+        runs = [p for p in self.research.iterdir() if p.is_dir()]
+        assert len(runs) == 1, runs
+        return runs[0]
+
+    def fake_log(self) -> list[dict[str, Any]]:
+        path = Path(self.env["COUNCIL_FAKE_LOG"])
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def council(isolated: Path) -> Council:
+    env = dict(os.environ)
+    env["PATH"] = f"{FAKES_BIN}{os.pathsep}{env['PATH']}"
+    env["COUNCIL_FAKE_LOG"] = str(isolated / "fake-log.jsonl")
+    return Council(isolated, env)

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from council.config import Overrides, RunOptions, load_options
+from council.errors import ConfigError, UsageError
+
+
+def test_default_council_is_the_production_profile() -> None:
+    options = load_options(Overrides())
+    assert [s.name for s in options.seats] == ["claude", "codex", "gemini"]
+    assert options.profile == "production"
+    assert all(s.max_iterations == 10 for s in options.seats)
+    assert options.synthesizer == "claude"
+
+
+def test_test_profile_is_cheap_and_short() -> None:
+    options = load_options(Overrides(test=True))
+    models = {s.cli: s.model for s in options.seats}
+    assert models == {"claude": "haiku", "codex": "gpt-5.5", "gemini": "flash-lite"}
+    assert all(s.max_iterations == 2 for s in options.seats)
+
+
+def test_config_file_defines_seats(tmp_path: Path) -> None:
+    cfg = tmp_path / "council.yaml"
+    cfg.write_text(
+        "synthesizer: deep\n"
+        "timeout: 900\n"
+        "agents:\n"
+        "  deep: {cli: claude, model: opus, max_iterations: 4}\n"
+        "  quick: {cli: claude, model: haiku, extra_args: ['--max-turns', '50']}\n"
+        "  codex: {effort: xhigh}\n"
+    )
+    options = load_options(Overrides())  # ./council.yaml is found on its own
+    assert [(s.name, s.cli, s.model) for s in options.seats] == [
+        ("deep", "claude", "opus"), ("quick", "claude", "haiku"), ("codex", "codex", None)]
+    assert options.seats[1].extra_args == ("--max-turns", "50")
+    assert (options.synthesizer, options.timeout) == ("deep", 900.0)
+    cheap = load_options(Overrides(test=True))
+    assert [s.model for s in cheap.seats] == ["haiku", "haiku", "gpt-5.5"]
+    assert RunOptions.from_dict(options.to_dict()) == options
+
+
+def test_agents_selection_and_overrides() -> None:
+    options = load_options(Overrides(agents=("codex", "gemini"), synthesizer="codex",
+                                     max_iterations=3, timeout=5))
+    assert [s.name for s in options.seats] == ["codex", "gemini"]
+    assert all(s.max_iterations == 3 for s in options.seats)
+    with pytest.raises(UsageError, match="unknown agent 'gpt'"):
+        load_options(Overrides(agents=("gpt",)))
+    with pytest.raises(UsageError, match="synthesizer 'claude' is not an agent"):
+        load_options(Overrides(agents=("codex",)))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("agents:\n  a: {cli: claude\n", r"council.yaml:\d+:\d+: invalid YAML"),
+        ("[1, 2]\n", "top level must be a mapping"),
+        ("colour: red\n", "unknown setting 'colour'"),
+        ("agents:\n  x: {cli: bard}\n", "cli 'bard' is not one of"),
+        ("agents:\n  Bad/Name: {cli: claude}\n", "agent name"),
+        ("agents:\n  claude: {max_iterations: 500}\n", "max_iterations must be between"),
+        ("agents:\n  claude: {effort: huge}\n", "effort 'huge'"),
+        ("agents:\n  claude: {extra_args: --x}\n", "list of strings"),
+        ("timeout: -3\n", "timeout must be a positive"),
+        ("profile: cheap\n", "profile 'cheap'"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "council.yaml").write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        load_options(Overrides())
+
+
+def test_explicit_config_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_options(Overrides(config=tmp_path / "nope.yaml"))

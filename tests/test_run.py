@@ -1,0 +1,262 @@
+"""`council run` end to end, with fake claude/codex/gemini executables on PATH that speak the
+real CLIs' protocols (tests/fakes/)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import Council
+
+from council.loop import MARKER
+
+LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S+ .+$")
+
+
+def state_of(run: Path) -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((run / "state.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def statuses(run: Path, phase: str) -> dict[str, str]:
+    return {name: rec["phases"][phase]["status"]
+            for name, rec in state_of(run)["agents"].items() if phase in rec["phases"]}
+
+
+def test_full_run_three_agents_in_parallel(council: Council) -> None:
+    council.script({"*": {"finish_after": 2}})
+    proc = council.run("run", "--test", "How do transformer attention mechanisms scale?")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    state = state_of(run)
+    assert state["phase"] == "done"
+    assert re.fullmatch(r"\d{8}-\d{6}-[0-9a-f]{6}", run.name)
+    for phase in ("research", "refinement"):
+        assert statuses(run, phase) == dict.fromkeys(("claude", "codex", "gemini"), "complete")
+        for seat in ("claude", "codex", "gemini"):
+            rec = state["agents"][seat]["phases"][phase]
+            assert rec["iteration"] == 2
+            assert rec["exit_code"] == 0
+            assert rec["session_id"]
+            assert rec["started_at"]
+            assert rec["ended_at"]
+            suffix = "report" if phase == "research" else "refined"
+            assert MARKER in (run / f"{seat}-{suffix}.md").read_text()
+    final = (run / "final-report.md").read_text()
+    assert "3 of 3 agents contributed (claude, codex, gemini)" in final
+    assert state["synthesizer"] == "claude"
+
+    log = (run / "progress.log").read_text().splitlines()
+    assert all(LINE.match(line) for line in log), log
+    for seat in ("claude", "codex", "gemini"):
+        assert any(line.endswith(f"research {seat} iteration 2/2") for line in log)
+    assert log[-1].endswith(f"run done: {run / 'final-report.md'}")
+
+    # The three research agents really ran at the same time.
+    starts = [e for e in council.fake_log() if e["event"] == "start"]
+    assert {e["cli"] for e in starts} >= {"claude", "codex", "gemini"}
+
+
+def _turns(council: Council, cli: str) -> list[dict]:  # type: ignore[type-arg]
+    return [e for e in council.fake_log() if e["cli"] == cli and e["event"] == "turn"]
+
+
+def test_codex_loop_resumes_the_same_thread(council: Council) -> None:
+    council.script({"*": {"finish_after": 3}})
+    proc = council.run("run", "--agents", "codex", "--synthesizer", "codex",
+                       "--max-iterations", "5", "q")
+    assert proc.returncode == 0, proc.stderr
+    starts = [e for e in council.fake_log() if e["cli"] == "codex" and e["event"] == "start"]
+    research = [e["argv"] for e in starts][:3]  # research runs first: turns 1, 2, 3
+    assert research[0][:2] == ["exec", "--json"]
+    assert "resume" not in research[0]
+    thread = state_of(council.only_run())["agents"]["codex"]["phases"]["research"]["session_id"]
+    for argv in research[1:]:
+        i = argv.index("resume")
+        assert argv[argv.index("-C") + 1].endswith("agents/codex")
+        assert argv.index("-s") < i
+        assert argv[argv.index("-s") + 1] == "workspace-write"
+        assert "--last" not in argv
+        assert thread in argv[i:]
+    assert state_of(council.only_run())["agents"]["codex"]["phases"]["research"][
+        "iteration"] == 3
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_each_loop_ends_on_the_marker(council: Council, cli: str) -> None:
+    council.script({"*": {"finish_after": 3}})
+    proc = council.run("run", "--agents", cli, "--synthesizer", cli, "--max-iterations", "6",
+                       "q")
+    assert proc.returncode == 0, proc.stderr
+    rec = state_of(council.only_run())["agents"][cli]["phases"]["research"]
+    assert (rec["status"], rec["iteration"]) == ("complete", 3)
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_each_loop_ends_on_the_cap(council: Council, cli: str) -> None:
+    council.script({"*": {"never_finish": True}})
+    proc = council.run("run", "--agents", cli, "--synthesizer", cli, "--max-iterations", "3",
+                       "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    rec = state_of(run)["agents"][cli]["phases"]["research"]
+    assert (rec["status"], rec["iteration"]) == ("capped", 3)
+    assert f"research {cli} reached its cap of 3 iterations" in (run / "progress.log").read_text()
+    assert len([t for t in _turns(council, cli)]) >= 3
+
+
+def test_claude_block_cap_is_raised_above_the_iteration_cap(council: Council) -> None:
+    # Text-only turns: Claude Code would end the loop after 8 blocks unless council raises
+    # CLAUDE_CODE_STOP_HOOK_BLOCK_CAP.
+    council.script({"*": {"never_finish": True, "text_only": True}})
+    proc = council.run("run", "--agents", "claude", "--max-iterations", "12", "q")
+    assert proc.returncode == 0, proc.stderr
+    rec = state_of(council.only_run())["agents"]["claude"]["phases"]["research"]
+    assert (rec["status"], rec["iteration"]) == ("capped", 12)
+
+
+@pytest.mark.parametrize(
+    ("script", "error"),
+    [
+        ({"gemini": {"crash": True}}, "gemini exited with code 244 (server error (HTTP 500))"),
+        ({"gemini": {"write_nothing": True}}, "exited without writing its report"),
+        ({"gemini": {"hang": True}}, "timed out after 5 s"),
+    ],
+)
+def test_one_failing_agent_degrades_the_run(
+    council: Council, script: dict[str, object], error: str
+) -> None:
+    council.script(script)
+    proc = council.run("run", "--test", "--timeout", "5", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    rec = state_of(run)["agents"]["gemini"]["phases"]["research"]
+    assert rec["status"] == "failed"
+    assert error in rec["error"]
+    assert "refinement" not in state_of(run)["agents"]["gemini"]["phases"]
+    assert statuses(run, "refinement") == {"claude": "complete", "codex": "complete"}
+    final = (run / "final-report.md").read_text()
+    assert "2 of 3 agents contributed (claude, codex)" in final
+    assert "research gemini failed" in (run / "progress.log").read_text()
+
+
+def test_missing_cli_is_a_failed_seat_not_a_crash(council: Council, tmp_path: Path) -> None:
+    # Only claude and codex on PATH.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for cli in ("claude", "codex"):
+        (bin_dir / cli).symlink_to(Path(__file__).parent / "fakes" / "bin" / cli)
+    council.env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 0, proc.stderr
+    rec = state_of(council.only_run())["agents"]["gemini"]["phases"]["research"]
+    assert rec["status"] == "failed"
+    assert "gemini is not installed or not on PATH" in rec["error"]
+
+
+def test_failed_synthesizer_is_replaced(council: Council) -> None:
+    council.script({"claude": {"crash": True}})
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    assert state_of(run)["synthesizer"] == "codex"
+    assert "synthesised by codex" in (run / "final-report.md").read_text()
+
+
+def test_single_survivor_skips_refinement(council: Council) -> None:
+    council.script({"codex": {"crash": True}, "gemini": {"crash": True}})
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    assert "refinement skipped" in (run / "progress.log").read_text()
+    assert "1 of 3 agents contributed (claude)" in (run / "final-report.md").read_text()
+
+
+def test_every_agent_failing_fails_the_phase_and_keeps_files(council: Council) -> None:
+    council.script({"*": {"crash": True}})
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1].startswith("council: every agent failed in "
+                                                           "research")
+    run = council.only_run()
+    assert state_of(run)["phase"] == "failed"
+    assert (run / "progress.log").is_file()
+    assert (run / "logs" / "claude-research.jsonl").stat().st_size > 0
+
+
+def test_synthesis_failure_is_a_failed_run(council: Council) -> None:
+    council.script({"claude:synthesis": {"crash": True}})
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 1
+    run = council.only_run()
+    assert state_of(run)["phase"] == "failed"
+    assert (run / "claude-refined.md").is_file()
+    assert not (run / "final-report.md").exists()
+
+
+def test_hostile_topic_is_only_data(council: Council, tmp_path: Path) -> None:
+    canary = tmp_path / "pwned"
+    topic = (f"$(touch {canary}) `touch {canary}`; touch {canary} | & 'single' \"double\" "
+             "{{ 7*7 }} {% raise %} \\n ../../etc/passwd\nsecond line")
+    council.script({"*": {"finish_after": 1}})
+    proc = council.run("run", "--test", topic)
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    assert not canary.exists()
+    assert state_of(run)["topic"] == topic
+    prompt = (run / "agents" / "claude" / "research-prompt.md").read_text()
+    assert topic in prompt
+    assert "49" not in prompt
+    for start in (e for e in council.fake_log() if e["event"] == "start"):
+        assert all("touch" not in arg for arg in start["argv"])
+
+
+def test_topic_from_stdin(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}})
+    proc = council.run("run", "--test", "--agents", "claude", "--topic-file", "-",
+                       input=b"A topic from stdin\n")
+    assert proc.returncode == 0, proc.stderr
+    assert state_of(council.only_run())["topic"] == "A topic from stdin"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", ""], "is empty"),
+        (["run", "--agents", "gpt", "q"], "unknown agent 'gpt'"),
+        (["run", "--agents", ",", "q"], "at least one agent"),
+        (["run", "--timeout", "0", "q"], "Invalid value for '--timeout'"),
+        (["run", "--max-iterations", "999", "q"], "max_iterations must be between"),
+        (["run", "--synthesizer", "bard", "q"], "synthesizer 'bard'"),
+        (["run"], "no topic"),
+        (["status", "../../etc"], "is not a run id"),
+        (["status"], "no council runs"),
+        (["status", "20990101-000000-abcdef"], "no run 20990101-000000-abcdef"),
+    ],
+)
+def test_bad_input_is_one_line_and_nonzero(council: Council, args: list[str],
+                                           message: str) -> None:
+    proc = council.run(*args)
+    assert proc.returncode != 0
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not council.research.exists() or not any(council.research.iterdir())
+
+
+def test_status_shows_each_agent(council: Council) -> None:
+    council.script({"gemini": {"crash": True}})
+    assert council.run("run", "--test", "q").returncode == 0
+    proc = council.run("status")
+    assert proc.returncode == 0
+    lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line}
+    assert "done" in lines["phase"]
+    assert "failed" in lines["gemini"]
+    assert "research" in lines["gemini"]
+    assert "2/2" in lines["codex"]
+    data = json.loads(council.run("status", "--json", council.only_run().name).stdout)
+    assert data["phase"] == "done"
+    by_agent = {a["agent"]: a for a in data["agents"]}
+    assert by_agent["gemini"]["status"] == "failed"
+    assert by_agent["claude"]["output_bytes"] > 0

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import errno
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from council.config import Overrides, load_options
+from council.errors import StateError
+from council.state import load_state, update_state
+from council.supervisor import start_run
+
+
+def _run(tmp_path: Path) -> Path:
+    return start_run("What is a topic?", load_options(Overrides()), tmp_path / "research").root
+
+
+def test_round_trip_and_schema(tmp_path: Path) -> None:
+    root = _run(tmp_path)
+    data = yaml.safe_load((root / "state.yaml").read_text())
+    assert data["schema_version"] == 1
+    assert data["phase"] == "research"
+    assert set(data["agents"]) == {"claude", "codex", "gemini"}
+    state = load_state(root)
+    assert state.topic == "What is a topic?"
+    assert state.to_dict()["options"]["seats"][0]["name"] == "claude"
+
+
+def _bump(root: str) -> None:
+    for _ in range(25):
+        update_state(Path(root), lambda s: setattr(
+            s.agents["claude"].phase("research"), "iteration",
+            s.agents["claude"].phase("research").iteration + 1))
+
+
+def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
+    root = _run(tmp_path)
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_bump, args=(str(root),)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    assert load_state(root).agents["claude"].phases["research"].iteration == 100
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(schema_version=99), "schema_version 99"),
+        (lambda d: d.update(phase="dancing"), "phase 'dancing'"),
+        (lambda d: d.update(surprise=1), "unknown key 'surprise'"),
+        (lambda d: d["agents"]["claude"].update(phases={"research": {"status": "odd"}}),
+         "status 'odd'"),
+        (lambda d: d["agents"]["claude"].update(phases={"research": {"iteration": "two"}}),
+         "'iteration' must be a whole number"),
+        (lambda d: d.update(topic=None), "'topic' must be a string"),
+    ],
+)
+def test_hand_edited_state_is_a_clear_error(tmp_path: Path, edit: object, message: str) -> None:
+    root = _run(tmp_path)
+    data = yaml.safe_load((root / "state.yaml").read_text())
+    edit(data)  # type: ignore[operator]
+    (root / "state.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(StateError, match=message):
+        load_state(root)
+
+
+def test_corrupt_yaml_names_the_position(tmp_path: Path) -> None:
+    root = _run(tmp_path)
+    (root / "state.yaml").write_text("phase: [unclosed\n")
+    with pytest.raises(StateError, match=r"state.yaml:\d+:\d+: corrupt"):
+        load_state(root)
+
+
+def test_a_full_disk_keeps_the_last_good_state(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _run(tmp_path)
+    good = (root / "state.yaml").read_text()
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError, match="No space"):
+        update_state(root, lambda s: setattr(s, "phase", "refinement"))
+    assert (root / "state.yaml").read_text() == good
+    assert not list(root.glob(".state.yaml.*"))
