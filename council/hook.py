@@ -1,7 +1,8 @@
-"""`council hook CLI --run-dir D --seat S --phase P`: the loop hook claude and gemini call.
+"""`council hook CLI --run-dir D --seat S --phase P --report R --loop L --instructions I`:
+the loop hook claude (Stop) and gemini (AfterAgent) call after every turn.
 
 It runs after every agent turn, so it imports only what the decision needs (no click, no
-anyio, no jinja2), and it never traps or crashes an agent: on any error of its own it lets
+yaml, no pathlib), and it never traps or crashes an agent: on any error of its own it lets
 the stop happen, says why on stderr and exits 0.
 """
 
@@ -9,25 +10,25 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-USAGE = "usage: council hook claude|gemini --run-dir DIR --seat NAME --phase PHASE"
+OPTIONS = ("run-dir", "seat", "phase", "report", "loop", "instructions")
+USAGE = "usage: council hook claude|gemini " + " ".join(f"--{o} X" for o in OPTIONS)
 
 
 def parse_args(argv: list[str]) -> tuple[str, dict[str, str]]:
     if not argv or argv[0] not in ("claude", "gemini"):
         raise ValueError(USAGE)
-    opts: dict[str, str] = {}
     rest = argv[1:]
     if len(rest) % 2:
         raise ValueError(USAGE)
+    opts: dict[str, str] = {}
     for flag, value in zip(rest[::2], rest[1::2], strict=True):
-        if flag not in ("--run-dir", "--seat", "--phase", "--report", "--instructions"):
+        if not flag.startswith("--") or flag[2:] not in OPTIONS:
             raise ValueError(f"unknown option {flag}; {USAGE}")
         opts[flag[2:]] = value
-    missing = {"run-dir", "seat", "phase", "report", "instructions"} - set(opts)
+    missing = [o for o in OPTIONS if o not in opts]
     if missing:
-        raise ValueError(f"missing --{sorted(missing)[0]}; {USAGE}")
+        raise ValueError(f"missing --{missing[0]}; {USAGE}")
     return argv[0], opts
 
 
@@ -46,13 +47,12 @@ def main(argv: list[str]) -> int:
             return 0
         from council.loop import continuation_prompt, end_turn
 
-        decision = end_turn(
-            Path(opts["run-dir"]), opts["seat"], opts["phase"], Path(opts["report"])
-        )
+        decision = end_turn(opts["loop"], opts["report"], opts["run-dir"], opts["phase"],
+                            opts["seat"])
         reason = None
         if decision.proceed:
-            instructions = Path(opts["instructions"]).read_text(encoding="utf-8")
-            reason = continuation_prompt(instructions, decision)
+            with open(opts["instructions"], encoding="utf-8") as handle:
+                reason = continuation_prompt(handle.read(), decision)
         out = render(cli, reason)
     except Exception as exc:  # a hook must never crash its agent
         print(f"council hook: {exc}; allowing the stop", file=sys.stderr)

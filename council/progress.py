@@ -1,17 +1,24 @@
 """progress.log: one human line per event, so `tail -f` shows a run live.
 
 Each line is written with a single O_APPEND write, so lines from parallel hooks and the
-supervisor never interleave, and nothing is buffered.
+supervisor never interleave, and nothing is buffered. Hooks import this module: it uses only
+`os` and `time`.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import time
+from typing import TYPE_CHECKING
 
-from council.state import utc_now
+if TYPE_CHECKING:
+    from os import PathLike
 
 PROGRESS_FILE = "progress.log"
+
+
+def utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def format_line(*parts: str) -> str:
@@ -20,10 +27,11 @@ def format_line(*parts: str) -> str:
     return f"{utc_now()} {' '.join(text.split())}\n"
 
 
-def emit(run_dir: Path, *parts: str) -> None:
+def emit(run_dir: str | PathLike[str], *parts: str) -> None:
     """Append e.g. `2026-11-21T14:31:00Z research codex iteration 2/10`."""
     data = format_line(*parts).encode("utf-8", "replace")
-    fd = os.open(run_dir / PROGRESS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    path = os.path.join(run_dir, PROGRESS_FILE)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
     finally:

@@ -13,13 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import watchfiles
 
 from council import loop, progress, prompts, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, Outcome
 from council.config import Seat
 from council.errors import CouncilError
-from council.state import AgentPhase, RunState, update_state, utc_now
+from council.progress import utc_now
+from council.state import AgentPhase, RunState, update_state
 from council.workspace import Workspace
 
 
@@ -56,13 +58,16 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         prompts.render("continue", report_path=str(report), marker=loop.MARKER),
         encoding="utf-8",
     )
+    loop_file = ws.loop_file(seat.name, phase)
+    loop.write_loop(loop_file, 1, task.max_iterations, active=True)
     job = AgentJob(
         seat=seat,
         tag=phase,
         cwd=seat_dir,
         prompt_file=prompt_file,
         hook_args=("--run-dir", str(ws.root), "--seat", seat.name, "--phase", phase,
-                   "--report", str(report), "--instructions", str(instructions)),
+                   "--report", str(report), "--loop", str(loop_file),
+                   "--instructions", str(instructions)),
         max_iterations=task.max_iterations,
     )
 
@@ -79,37 +84,49 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
                   f"started ({seat.cli}, {model}, iteration 1/{task.max_iterations})")
 
     began = time.monotonic()
-    outcome = Outcome()
     returncode: int | None = None
+    outcome = Outcome()
+
+    async def drive() -> None:
+        nonlocal returncode, outcome
+        try:
+            _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
+            adapter = adapter_for(seat.cli)
+            with anyio.move_on_after(limits.timeout) as scope:
+                returncode, outcome = await _drive(adapter, job, ws, report, instructions,
+                                                   (log, err_log), limits.grace)
+            if scope.cancelled_caught:
+                outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
+        except (CouncilError, OSError) as exc:
+            outcome = Outcome(outcome.session_id, str(exc))
+
     try:
-        _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
-        adapter = adapter_for(seat.cli)
-        with anyio.move_on_after(limits.timeout) as scope:
-            returncode, outcome = await _drive(adapter, job, ws, report, instructions,
-                                               (log, err_log), limits.grace)
-        if scope.cancelled_caught:
-            outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
+        stop_mirror = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(_mirror_iterations, ws, seat.name, phase, loop_file, stop_mirror)
+            await drive()
+            stop_mirror.set()
     except anyio.get_cancelled_exc_class():
         # Synchronous on purpose: nothing here can be interrupted by the cancellation.
+        iteration = loop.deactivate(loop_file)
         _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
-                "stopped: the run was cancelled")
+                "stopped: the run was cancelled", iteration)
         progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
         raise
-    except (CouncilError, OSError) as exc:
-        outcome = Outcome(outcome.session_id, str(exc))
+    iteration = loop.deactivate(loop_file)
 
     text = loop.read_report(report)
     if outcome.error is not None:
         status = "failed"
     else:
-        record = _current(ws, seat.name, phase)
-        status = loop.final_status(report=text, iteration=record.iteration,
-                                   max_iterations=record.max_iterations)
+        status = loop.final_status(report=text, iteration=iteration,
+                                   max_iterations=task.max_iterations)
         if status == "failed":
             outcome = Outcome(outcome.session_id, f"{seat.cli} exited without writing its report")
     if status != "failed":
         shutil.copyfile(report, ws.published_output(seat.name, phase))
-    final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error)
+    final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error,
+                    iteration)
     elapsed = time.monotonic() - began
     if status == "failed":
         progress.emit(ws.root, phase, seat.name, f"failed after {elapsed:.0f} s: {outcome.error}")
@@ -150,7 +167,8 @@ async def _drive(
                                        f"{outcome.session_id} instead of {session}")
         session = outcome.session_id
         _set(ws, job.seat.name, phase, session_id=session)
-        decision = loop.end_turn(ws.root, job.seat.name, phase, report)
+        decision = loop.end_turn(ws.loop_file(job.seat.name, phase), report, ws.root, phase,
+                                 job.seat.name)
         if not decision.proceed:
             return returncode, outcome
         prompt = loop.continuation_prompt(instructions.read_text(encoding="utf-8"), decision)
@@ -166,10 +184,23 @@ def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
         shutil.copyfile(source, target / name)
 
 
-def _current(ws: Workspace, seat: str, phase: str) -> AgentPhase:
-    from council.state import load_state
-
-    return load_state(ws.root).agents[seat].phase(phase)
+async def _mirror_iterations(ws: Workspace, seat: str, phase: str, loop_file: Path,
+                             stop: anyio.Event) -> None:
+    """Copy the loop file's iteration into state.yaml as hooks move it on: hooks stay cheap
+    (no YAML) and state.yaml stays live. `stop` ends the watch at once (cancelling it would
+    wait for watchfiles' thread; `rust_timeout` bounds that wait on a cancel)."""
+    seen = 1
+    async for _ in watchfiles.awatch(
+        loop_file.parent, watch_filter=lambda _c, p: p == str(loop_file),
+        recursive=False, debounce=200, step=20, stop_event=stop, rust_timeout=200,
+    ):
+        try:
+            iteration = int(loop.read_loop(loop_file)["iteration"])
+        except (OSError, ValueError, KeyError):
+            continue
+        if iteration != seen:
+            seen = iteration
+            _set(ws, seat, phase, iteration=iteration)
 
 
 def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
@@ -182,10 +213,11 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
 
 
 def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
-            session_id: str | None, error: str | None) -> AgentPhase:
+            session_id: str | None, error: str | None, iteration: int) -> AgentPhase:
     def change(state: RunState) -> AgentPhase:
         record = state.agents[seat].phase(phase)
         record.status, record.exit_code, record.error = status, returncode, error
+        record.iteration = iteration
         record.ended_at, record.pid = utc_now(), None
         if session_id:
             record.session_id = session_id

@@ -13,7 +13,6 @@ from __future__ import annotations
 import fcntl
 import os
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields
@@ -23,6 +22,7 @@ from typing import Any, TypeVar
 import yaml
 
 from council.errors import StateError
+from council.progress import utc_now
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.yaml"
@@ -36,10 +36,6 @@ AGENT_STATUSES = (
 USABLE = ("complete", "capped", "stopped")
 
 T = TypeVar("T")
-
-
-def utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 @dataclass

@@ -17,7 +17,8 @@ from council import progress
 from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
 from council.phases import RunContext, refinement, research, synthesis
-from council.state import AgentRecord, RunState, create_state, load_state, update_state, utc_now
+from council.progress import utc_now
+from council.state import AgentRecord, RunState, create_state, load_state, update_state
 from council.workspace import Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1

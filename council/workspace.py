@@ -65,6 +65,10 @@ class Workspace:
     def peers_dir(self, seat: str, phase: str) -> Path:
         return self.seat_dir(seat) / f"{phase}-inputs"
 
+    def loop_file(self, seat: str, phase: str) -> Path:
+        """The running loop's counters, shared by the runner and the agent's hook."""
+        return self.seat_dir(seat) / f"{phase}-loop.json"
+
     def log_file(self, seat: str, phase: str) -> Path:
         return self.root / "logs" / f"{seat}-{phase}.jsonl"
 

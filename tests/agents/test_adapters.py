@@ -1,0 +1,134 @@
+"""Each adapter's argv and output parsing, against the CLIs' recorded real behaviour."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from council.agents import adapter_for
+from council.agents.base import AgentJob
+from council.config import Seat
+
+
+def job(tmp_path: Path, seat: Seat) -> AgentJob:
+    cwd = tmp_path / "run dir" / "agents" / seat.name
+    cwd.mkdir(parents=True)
+    prompt = cwd / "research-prompt.md"
+    prompt.write_text("Report file: x")
+    return AgentJob(seat=seat, tag="research", cwd=cwd, prompt_file=prompt,
+                    hook_args=("--run-dir", str(tmp_path / "run dir"), "--seat", seat.name),
+                    max_iterations=12)
+
+
+def write_log(tmp_path: Path, events: list[object]) -> Path:
+    log = tmp_path / "out.jsonl"
+    log.write_text("".join((e if isinstance(e, str) else json.dumps(e)) + "\n"
+                           for e in events))
+    return log
+
+
+def test_claude_invocation(tmp_path: Path) -> None:
+    j = job(tmp_path, Seat("claude", "claude", model="opus", effort="high",
+                           extra_args=("--max-turns", "80")))
+    inv = adapter_for("claude").prepare(j)
+    argv = list(inv.argv)
+    assert argv[:2] == ["claude", "-p"]
+    assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    assert "--dangerously-skip-permissions" not in argv
+    assert argv[argv.index("--output-format") + 1] == "stream-json"
+    assert "--verbose" in argv  # stream-json requires it
+    assert "Bash" not in argv[argv.index("--allowedTools") + 1]
+    assert argv[-2:] == ["--max-turns", "80"]
+    assert inv.stdin_file == j.prompt_file
+    assert int(inv.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"]) > j.max_iterations
+    settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
+    command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    words = shlex.split(command)
+    assert words[1:5] == ["-m", "council", "hook", "claude"]
+    assert str(tmp_path / "run dir") in words  # a path with a space survives the shell
+
+
+def test_claude_outcome_uses_is_error_not_subtype(tmp_path: Path) -> None:
+    log = write_log(tmp_path, [
+        {"type": "system", "subtype": "init", "session_id": "s-1"},
+        {"type": "result", "subtype": "success", "is_error": True, "api_error_status": 500,
+         "result": "API Error: 500 Internal server error.", "session_id": "s-1"},
+    ])
+    out = adapter_for("claude").outcome(log, 1)
+    assert out.session_id == "s-1"
+    assert out.error == "claude exited with code 1: API Error: 500 Internal server error."
+    ok = write_log(tmp_path, [{"type": "result", "subtype": "success", "is_error": False,
+                               "result": "", "session_id": "s-2"}])
+    assert adapter_for("claude").outcome(ok, 0).error is None
+
+
+def test_codex_invocations(tmp_path: Path) -> None:
+    j = job(tmp_path, Seat("codex", "codex", model="gpt-5.5", effort="xhigh"))
+    codex = adapter_for("codex")
+    first = list(codex.prepare(j).argv)
+    assert first[:3] == ["codex", "exec", "--json"]
+    assert "--skip-git-repo-check" in first
+    assert first[-1] == "-"  # prompt on stdin
+    assert "--full-auto" not in first
+    assert "model_reasoning_effort=xhigh" in first
+    nxt = codex.resume(j, "01a2-thread", "Iteration 2 of 3.")
+    argv = list(nxt.argv)
+    i = argv.index("resume")
+    assert argv[argv.index("-C") + 1] == str(j.cwd)
+    assert argv[argv.index("-s") + 1] == "workspace-write"
+    assert argv.index("-C") < i
+    assert argv[i + 1:] == ["--skip-git-repo-check", "--json", "01a2-thread",
+                            "Iteration 2 of 3."]
+    assert "--last" not in argv
+    assert nxt.stdin_file is None  # /dev/null: codex waits for EOF on stdin
+
+
+def test_codex_outcome(tmp_path: Path) -> None:
+    log = write_log(tmp_path, [
+        {"type": "thread.started", "thread_id": "01a20071-354c"},
+        {"type": "turn.started"},
+        {"type": "error", "message": "Reconnecting... 1/5"},  # a retry, not a failure
+        {"type": "turn.completed", "usage": {"input_tokens": 300, "output_tokens": 60}},
+    ])
+    out = adapter_for("codex").outcome(log, 0)
+    assert (out.session_id, out.error) == ("01a20071-354c", None)
+    offset = log.stat().st_size
+    with log.open("a") as f:
+        f.write(json.dumps({"type": "thread.started", "thread_id": "01a20071-354c"}) + "\n")
+        f.write("not json\n")
+        f.write(json.dumps({"type": "turn.failed", "error": {"message": "Quota exceeded."}})
+                + "\n")
+    failed = adapter_for("codex").outcome(log, 1, offset)
+    assert failed.error == "codex exited with code 1: Quota exceeded."
+
+
+def test_gemini_invocation(tmp_path: Path) -> None:
+    j = job(tmp_path, Seat("gemini", "gemini", model="pro"))
+    inv = adapter_for("gemini").prepare(j)
+    argv = list(inv.argv)
+    assert argv[argv.index("--approval-mode") + 1] == "auto_edit"  # write_file, no shell
+    assert argv[argv.index("-o") + 1] == "stream-json"
+    assert inv.env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"  # else hooks are ignored
+    assert inv.env["GEMINI_CLI_NO_RELAUNCH"] == "true"
+    settings = json.loads((j.cwd / ".gemini" / "settings.json").read_text())
+    hook = settings["hooks"]["AfterAgent"][0]["hooks"][0]
+    assert shlex.split(hook["command"])[1:5] == ["-m", "council", "hook", "gemini"]
+
+
+@pytest.mark.parametrize(
+    ("code", "events", "error"),
+    [
+        (244, [{"type": "result", "status": "error",
+                "error": {"type": "API", "message": "Internal error"}}],
+         "gemini exited with code 244 (server error (HTTP 500)): Internal error"),
+        (55, [], "gemini exited with code 55 (workspace not trusted)"),
+        (0, [{"type": "init", "session_id": "g-1"},
+             {"type": "result", "status": "success", "stats": {}}], None),
+    ],
+)
+def test_gemini_outcome(tmp_path: Path, code: int, events: list[object],
+                        error: str | None) -> None:
+    assert adapter_for("gemini").outcome(write_log(tmp_path, events), code).error == error

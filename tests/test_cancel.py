@@ -1,0 +1,66 @@
+"""Stopping a run: every agent's whole process tree goes, the state says cancelled."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from conftest import Council
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll a real condition (files written by the processes) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)
+
+
+def agent_pids(council: Council, run_root: Path) -> list[int]:
+    pids = [e["pid"] for e in council.fake_log() if e["event"] == "start"]
+    for pidfile in run_root.glob("agents/*/grandchild.pid"):
+        pids.append(int(pidfile.read_text()))
+    return pids
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_stops_every_agent_tree(council: Council, sig: signal.Signals,
+                                       code: int) -> None:
+    # Each agent hangs, ignores SIGTERM and has a grandchild: the worst case.
+    council.script({"*": {"hang": True, "ignore_sigterm": True, "spawn_grandchild": True}})
+    (council.root / "council.yaml").write_text("grace_period: 1\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "council", "run", "--test", "q"],
+        env=council.env, cwd=council.root,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        wait_for(lambda: council.research.exists() and any(council.research.iterdir()))
+        run = council.only_run()
+        wait_for(lambda: len(list(run.glob("agents/*/grandchild.pid"))) == 3)
+        pids = agent_pids(council, run)
+        assert len(pids) >= 6
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    survivors = [p for p in pids if psutil.pid_exists(p)
+                 and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert survivors == []
+    state = yaml.safe_load((run / "state.yaml").read_text())
+    assert state["phase"] == "cancelled"
+    assert {rec["phases"]["research"]["status"] for rec in state["agents"].values()} == {
+        "cancelled"}
+    log = (run / "progress.log").read_text()
+    assert f"cancelled by {sig.name}; stopped claude, codex, gemini" in log
