@@ -1,14 +1,14 @@
 """`council hook CLI --run-dir D --seat S --phase P --report R --loop L --instructions I`:
 the loop hook claude (Stop) and gemini (AfterAgent) call after every turn.
 
-It runs after every agent turn, so it imports only what the decision needs (no click, no
-yaml, no pathlib), and it never traps or crashes an agent: on any error of its own it lets
-the stop happen, says why on stderr and exits 0.
+It runs after every agent turn, so it imports nothing beyond `os`, `sys` and `fcntl`: no
+click, no yaml, and not even json (with re and enum it would double the hook's start-up). It
+never traps or crashes an agent: on any error of its own it lets the stop happen, says why on
+stderr and exits 0.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
 OPTIONS = ("run-dir", "seat", "phase", "report", "loop", "instructions")
@@ -32,16 +32,18 @@ def parse_args(argv: list[str]) -> tuple[str, dict[str, str]]:
     return argv[0], opts
 
 
+def looks_like_payload(text: str) -> bool:
+    """The CLIs send one JSON object; council needs none of its fields, only the sign that a
+    CLI (and not a stray caller) is on the other end."""
+    text = text.strip()
+    return text.startswith("{") and text.endswith("}") and '"' in text
+
+
 def main(argv: list[str]) -> int:
     cli = argv[0] if argv else "claude"
     try:
         cli, opts = parse_args(argv)
-        try:
-            payload = json.loads(sys.stdin.read())
-        except ValueError:
-            payload = None
-        if not isinstance(payload, dict):
-            # Not the CLI we expect on the other end: let the stop happen.
+        if not looks_like_payload(sys.stdin.read()):
             print("council hook: stdin is not a JSON object; allowing the stop",
                   file=sys.stderr)
             return 0
@@ -58,7 +60,7 @@ def main(argv: list[str]) -> int:
         print(f"council hook: {exc}; allowing the stop", file=sys.stderr)
         out = render(cli, None, error=str(exc))
     if out:
-        sys.stdout.write(out + "\n")
+        sys.stdout.buffer.write((out + "\n").encode("utf-8"))
         sys.stdout.flush()
     return 0
 
@@ -67,11 +69,30 @@ def render(cli: str, reason: str | None, error: str | None = None) -> str:
     """What each CLI expects on stdout: continue with `reason`, or allow the stop."""
     if cli == "gemini":
         if reason is not None:
-            return json.dumps({"decision": "deny", "reason": reason})
-        out: dict[str, str] = {"decision": "allow"}
+            return json_object(decision="deny", reason=reason)
         if error:
-            out["systemMessage"] = f"council hook error: {error}"
-        return json.dumps(out)
+            return json_object(decision="allow", systemMessage=f"council hook error: {error}")
+        return json_object(decision="allow")
     if reason is not None:
-        return json.dumps({"decision": "block", "reason": reason})
+        return json_object(decision="block", reason=reason)
     return ""
+
+
+def json_object(**fields: str) -> str:
+    return "{" + ", ".join(f"{json_string(k)}: {json_string(v)}" for k, v in fields.items()) + "}"
+
+
+def json_string(text: str) -> str:
+    """A JSON string literal (RFC 8259): quote, backslash and control characters escaped."""
+    out = ['"']
+    for ch in text:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch < " " or "\ud800" <= ch <= "\udfff" or ch in "\u2028\u2029\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)

@@ -3,23 +3,16 @@
 claude and gemini ask it from their hooks after each turn; council asks it itself between
 codex invocations. The counters of a running loop live in a small JSON *loop file* per seat
 and phase, which the runner creates and mirrors into state.yaml. Hooks run after every agent
-turn, so this module imports only the standard library's cheapest modules: no yaml, no
-dataclasses, no pathlib.
+turn, so this module imports only the standard library's cheapest modules: no json, no
+yaml, no dataclasses, no pathlib.
 """
 
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-from typing import TYPE_CHECKING
 
 from council import progress
-
-if TYPE_CHECKING:
-    from os import PathLike
-
-    StrPath = str | PathLike[str]
 
 MARKER = "<!-- RESEARCH_COMPLETE -->"
 
@@ -66,7 +59,7 @@ def continuation_prompt(instructions: str, decision: Decision) -> str:
     return f"Iteration {decision.iteration} of {decision.max_iterations}.\n\n{instructions}"
 
 
-def read_report(path: StrPath) -> str | None:
+def read_report(path: str | os.PathLike[str]) -> str | None:
     try:
         with open(path, encoding="utf-8", errors="replace") as handle:
             return handle.read()
@@ -74,27 +67,31 @@ def read_report(path: StrPath) -> str | None:
         return None
 
 
-def write_loop(path: StrPath, iteration: int, max_iterations: int, active: bool) -> None:
-    """Create or replace a loop file atomically."""
+def write_loop(path: str | os.PathLike[str], iteration: int, max_iterations: int,
+               active: bool) -> None:
+    """Create or replace a loop file atomically: `<iteration> <max_iterations> <active 0|1>`.
+
+    Plain text rather than JSON: the hook parses it after every turn, and importing json
+    (and with it re and enum) would be most of the hook's start-up time."""
     tmp = f"{os.fspath(path)}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump({"iteration": iteration, "max_iterations": max_iterations,
-                   "active": active}, handle)
+        handle.write(f"{iteration} {max_iterations} {int(active)}\n")
     os.replace(tmp, path)
 
 
-def read_loop(path: StrPath) -> dict[str, int | bool]:
+def read_loop(path: str | os.PathLike[str]) -> tuple[int, int, bool]:
+    """(iteration, max_iterations, active) from a loop file."""
     with open(path, encoding="utf-8") as handle:
-        data = json.load(handle)
-    if not isinstance(data, dict):
+        fields = handle.read().split()
+    if len(fields) != 3 or not all(f.isdigit() for f in fields):
         raise ValueError(f"{os.fspath(path)} is not a loop file")
-    return data
+    return int(fields[0]), int(fields[1]), fields[2] == "1"
 
 
 class _Locked:
     """An exclusive lock beside the loop file (a context manager without contextlib)."""
 
-    def __init__(self, path: StrPath) -> None:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = f"{os.fspath(path)}.lock"
         self.fd = -1
 
@@ -106,26 +103,25 @@ class _Locked:
         os.close(self.fd)
 
 
-def locked(path: StrPath) -> _Locked:
+def locked(path: str | os.PathLike[str]) -> _Locked:
     return _Locked(path)
 
 
-def deactivate(path: StrPath) -> int:
+def deactivate(path: str | os.PathLike[str]) -> int:
     """End a loop (the agent finished or the run stops); returns its last iteration."""
     with locked(path):
-        data = read_loop(path)
-        write_loop(path, int(data["iteration"]), int(data["max_iterations"]), False)
-        return int(data["iteration"])
+        iteration, cap, _ = read_loop(path)
+        write_loop(path, iteration, cap, False)
+        return iteration
 
 
-def end_turn(loop_path: StrPath, report_path: StrPath, run_dir: StrPath, phase: str,
-             seat: str) -> Decision:
+def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[str],
+             run_dir: str | os.PathLike[str], phase: str, seat: str) -> Decision:
     """Record the end of one turn in the loop file and progress.log; say what comes next."""
     report = read_report(report_path)
     with locked(loop_path):
-        data = read_loop(loop_path)
-        iteration, cap = int(data["iteration"]), int(data["max_iterations"])
-        if not data.get("active"):
+        iteration, cap, active = read_loop(loop_path)
+        if not active:
             # Finished, failed or cancelled: never keep an agent going.
             return Decision(False, iteration, cap, "inactive")
         decision = decide(report, iteration, cap)

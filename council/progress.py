@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from os import PathLike
 
 PROGRESS_FILE = "progress.log"
 
@@ -27,7 +23,7 @@ def format_line(*parts: str) -> str:
     return f"{utc_now()} {' '.join(text.split())}\n"
 
 
-def emit(run_dir: str | PathLike[str], *parts: str) -> None:
+def emit(run_dir: str | os.PathLike[str], *parts: str) -> None:
     """Append e.g. `2026-11-21T14:31:00Z research codex iteration 2/10`."""
     data = format_line(*parts).encode("utf-8", "replace")
     path = os.path.join(run_dir, PROGRESS_FILE)

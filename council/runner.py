@@ -195,8 +195,8 @@ async def _mirror_iterations(ws: Workspace, seat: str, phase: str, loop_file: Pa
         recursive=False, debounce=200, step=20, stop_event=stop, rust_timeout=200,
     ):
         try:
-            iteration = int(loop.read_loop(loop_file)["iteration"])
-        except (OSError, ValueError, KeyError):
+            iteration = loop.read_loop(loop_file)[0]
+        except (OSError, ValueError):
             continue
         if iteration != seen:
             seen = iteration

@@ -238,12 +238,29 @@ def locked(run_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
+# The last state this process wrote, per run, keyed by the file's identity: a supervisor
+# with twelve agents updates the state hundreds of times, and parsing YAML each time would
+# put its CPU on the critical path. Another writer changes the key, forcing a fresh load.
+_last_written: dict[Path, tuple[tuple[int, int, int], RunState]] = {}
+
+
+def _identity(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
     """Load, change and save the state under the lock; returns what `change` returns."""
     with locked(run_dir):
-        state = load_state(run_dir)
+        cached = _last_written.pop(run_dir, None)
+        path = state_path(run_dir)
+        if cached is not None and path.exists() and cached[0] == _identity(path):
+            state = cached[1]
+        else:
+            state = load_state(run_dir)
         result = change(state)
         save_state(run_dir, state)
+        _last_written[run_dir] = (_identity(path), state)
         return result
 
 

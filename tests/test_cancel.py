@@ -12,7 +12,6 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-
 from conftest import Council
 
 

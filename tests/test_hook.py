@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from council.agents.base import HOOK_ENTRY
 from council.loop import MARKER, read_loop, write_loop
 
 CLAUDE_PAYLOAD = {
@@ -39,7 +40,7 @@ def report(root: Path) -> Path:
 
 def hook(root: Path, cli: str, stdin: str, *extra: str) -> tuple[int, str, str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "council", "hook", cli, "--run-dir", str(root), "--seat",
+        [sys.executable, "-P", str(HOOK_ENTRY), "hook", cli, "--run-dir", str(root), "--seat",
          "claude", "--phase", "research", "--report", str(report(root)), "--loop",
          str(root / "loop.json"), "--instructions", str(root / "continue.md"), *extra],
         input=stdin, capture_output=True, text=True, timeout=30,
@@ -54,21 +55,21 @@ def test_claude_hook_blocks_until_the_cap(run: Path) -> None:
     assert reply["decision"] == "block"
     assert reply["reason"].startswith("Iteration 2 of 3.")
     assert "Keep going." in reply["reason"]
-    assert read_loop(run / "loop.json")["iteration"] == 2
+    assert read_loop(run / "loop.json")[0] == 2
     assert (run / "progress.log").read_text().endswith(" research claude iteration 2/3\n")
 
     hook(run, "claude", json.dumps({**CLAUDE_PAYLOAD, "stop_hook_active": True}))
     code, out, _ = hook(run, "claude", json.dumps({**CLAUDE_PAYLOAD, "stop_hook_active": True}))
     assert (code, out) == (0, "")  # iteration 3 of 3: the stop is allowed
     assert "reached its cap of 3" in (run / "progress.log").read_text()
-    assert read_loop(run / "loop.json")["iteration"] == 3
+    assert read_loop(run / "loop.json")[0] == 3
 
 
 def test_claude_hook_allows_the_stop_on_the_marker(run: Path) -> None:
     report(run).write_text(f"# R\n{MARKER}\n")
     code, out, _ = hook(run, "claude", json.dumps(CLAUDE_PAYLOAD))
     assert (code, out) == (0, "")
-    assert read_loop(run / "loop.json")["iteration"] == 1
+    assert read_loop(run / "loop.json")[0] == 1
     assert "marked its report complete after iteration 1/3" in (run / "progress.log").read_text()
 
 
@@ -81,15 +82,15 @@ def test_gemini_hook_denies_then_allows(run: Path) -> None:
     assert json.loads(out) == {"decision": "allow"}
 
 
-@pytest.mark.parametrize("stdin", ["", "not json {", "\x00\x01", "[1, 2]"])
+@pytest.mark.parametrize("stdin", ["", "not json {", "\x00\x01", "[1, 2]", "{}"])
 def test_malformed_stdin_lets_the_stop_happen(run: Path, stdin: str) -> None:
     code, out, _ = hook(run, "claude", stdin)
     assert (code, out) == (0, "")
-    assert read_loop(run / "loop.json")["iteration"] == 1
+    assert read_loop(run / "loop.json")[0] == 1
 
 
 def test_a_broken_loop_file_lets_the_stop_happen(run: Path) -> None:
-    (run / "loop.json").write_text("::: not json [")
+    (run / "loop.json").write_text("::: not a loop file [")
     code, out, err = hook(run, "claude", json.dumps(CLAUDE_PAYLOAD))
     assert (code, out) == (0, "")
     assert "council hook:" in err
@@ -117,7 +118,8 @@ def test_hook_imports_stay_cheap(run: Path) -> None:
     code = ("import sys, runpy; sys.argv = ['council', 'hook'] + sys.argv[1:]\n"
             "try:\n    runpy.run_module('council', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "heavy = {'yaml', 'click', 'anyio', 'jinja2', 'dataclasses', 'pathlib', 'psutil'}\n"
+            "heavy = {'yaml', 'click', 'anyio', 'jinja2', 'dataclasses', 'pathlib', 'psutil',"
+            " 'json', 're', 'typing'}\n"
             "print(sorted(heavy & set(sys.modules)))")
     proc = subprocess.run(
         [sys.executable, "-c", code, "claude", "--run-dir", str(run), "--seat", "claude",
@@ -125,3 +127,16 @@ def test_hook_imports_stay_cheap(run: Path) -> None:
          "--instructions", str(run / "continue.md")],
         input=json.dumps(CLAUDE_PAYLOAD), capture_output=True, text=True, timeout=30)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain", 'quote " and \\ backslash', "tab\tnewline\n\r\x00\x1f\x7f", "ünï 研究 🦉",
+     "\u2028\u2029", "</script>{{ x }}"],
+)
+def test_json_string_is_what_json_reads_back(text: str) -> None:
+    from council.hook import json_object, render
+
+    assert json.loads(json_object(reason=text)) == {"reason": text}
+    assert json.loads(render("claude", text)) == {"decision": "block", "reason": text}
+    assert json.loads(render("gemini", None, error=text))["decision"] == "allow"

@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 from council.config import Seat
 
+HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
+
 
 @dataclass(frozen=True)
 class AgentJob:
@@ -28,8 +30,10 @@ class AgentJob:
     def hook_command(self, cli: str) -> str:
         """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell).
 
-        It runs with the supervisor's own interpreter, so no PATH lookup is involved."""
-        argv = [sys.executable, "-m", "council", "hook", cli, *self.hook_args]
+        It runs with the supervisor's own interpreter (no PATH lookup), and runs the entry
+        file directly: `-m` would cost an import of runpy after every agent turn. `-P` keeps
+        the entry file's folder off sys.path."""
+        argv = [sys.executable, "-P", str(HOOK_ENTRY), "hook", cli, *self.hook_args]
         return " ".join(shlex.quote(a) for a in argv)
 
 

@@ -31,6 +31,9 @@ class GeminiAdapter:
         settings_dir = job.cwd / ".gemini"
         settings_dir.mkdir(exist_ok=True)
         settings = {
+            # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
+            # into ~5 minutes of silence per request.
+            "general": {"maxAttempts": 3},
             "hooks": {
                 "AfterAgent": [
                     {"matcher": "*",

@@ -47,7 +47,9 @@ def test_claude_invocation(tmp_path: Path) -> None:
     settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
     words = shlex.split(command)
-    assert words[1:5] == ["-m", "council", "hook", "claude"]
+    assert words[1] == "-P"
+    assert words[2].endswith("council/__main__.py")
+    assert words[3:5] == ["hook", "claude"]
     assert str(tmp_path / "run dir") in words  # a path with a space survives the shell
 
 
@@ -115,7 +117,8 @@ def test_gemini_invocation(tmp_path: Path) -> None:
     assert inv.env["GEMINI_CLI_NO_RELAUNCH"] == "true"
     settings = json.loads((j.cwd / ".gemini" / "settings.json").read_text())
     hook = settings["hooks"]["AfterAgent"][0]["hooks"][0]
-    assert shlex.split(hook["command"])[1:5] == ["-m", "council", "hook", "gemini"]
+    assert shlex.split(hook["command"])[3:5] == ["hook", "gemini"]
+    assert settings["general"]["maxAttempts"] <= 3  # fail in seconds, not minutes
 
 
 @pytest.mark.parametrize(

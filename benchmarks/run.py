@@ -1,0 +1,132 @@
+"""council's benchmarks, measured side by side in one run (the machines are shared and noisy,
+so every figure is a ratio or is compared with a baseline taken in the same run).
+
+    python benchmarks/run.py [--delay SECONDS] [--hook-samples N]
+
+1. Orchestration overhead: wall time of `council run` over the agents' own critical path
+   (per phase, the slowest seat's total process time, summed over phases), with fake agents
+   that each take a fixed time per turn. Target <= 1.05 with 3 agents and with 12 seats.
+2. Hook cost: median time of one `council hook` call over `python -c pass`. Target <= 2x.
+3. Supervisor peak RSS with 12 seats. Target <= 80 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKES_BIN = ROOT / "tests" / "fakes" / "bin"
+TWELVE = "synthesizer: claude1\nagents:\n" + "".join(
+    f"  {cli}{i}: {{cli: {cli}}}\n" for i in range(1, 5) for cli in ("claude", "codex", "gemini")
+)
+
+
+def council_run(work: Path, seats_yaml: str | None, delay: float) -> dict[str, float]:
+    """One `council run --test` with fakes; returns wall time, critical path and peak RSS."""
+    work.mkdir(parents=True)
+    (work / "home").mkdir()
+    if seats_yaml:
+        (work / "council.yaml").write_text(seats_yaml)
+    script = work / "script.json"
+    script.write_text(json.dumps({"*": {"finish_after": 2, "delay": delay}}))
+    env = {**os.environ, "PATH": f"{FAKES_BIN}{os.pathsep}{os.environ['PATH']}",
+           "HOME": str(work / "home"), "COUNCIL_FAKE_SCRIPT": str(script),
+           "COUNCIL_FAKE_LOG": str(work / "fake.jsonl"),
+           "COUNCIL_RESEARCH_DIR": str(work / "research")}
+    began = time.perf_counter()
+    proc = psutil.Popen([sys.executable, "-m", "council", "run", "--test", "benchmark"],
+                        cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak = 0
+    while proc.poll() is None:
+        try:
+            peak = max(peak, proc.memory_info().rss)
+        except psutil.Error:
+            break
+        time.sleep(0.02)  # sampling interval of the RSS probe
+    wall = time.perf_counter() - began
+    if proc.returncode != 0:
+        detail = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"council run failed: {detail}")
+    return {"wall": wall, "critical": critical_path(work / "fake.jsonl"), "rss_mb": peak / 2**20}
+
+
+def critical_path(fake_log: Path) -> float:
+    """Sum over phases of the slowest seat's own process time in that phase."""
+    starts: dict[int, float] = {}
+    own: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    phase_of: dict[int, tuple[str, str]] = {}
+    for line in fake_log.read_text().splitlines():
+        event = json.loads(line)
+        pid = event["pid"]
+        if event["event"] == "start":
+            starts[pid] = event.get("exec_t") or event["t"]
+        elif event["event"] == "turn" and pid not in phase_of:
+            phase_of[pid] = (event.get("phase", "?"), event["seat"])
+        elif event["event"] == "exit" and pid in starts:
+            phase, seat = phase_of.get(pid, ("?", event["seat"]))
+            own[phase][seat] += event["t"] - starts.pop(pid)
+    return sum(max(seats.values()) for seats in own.values())
+
+
+def hook_ratio(samples: int) -> tuple[float, float]:
+    """Median ms of `python -m council hook claude …` and of `python -c pass`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp)
+        from council.loop import write_loop
+
+        (run / "continue.md").write_text("Keep going.")
+        payload = json.dumps({"session_id": "s", "hook_event_name": "Stop",
+                              "stop_hook_active": False})
+        from council.agents.base import HOOK_ENTRY
+
+        hook = [sys.executable, "-P", str(HOOK_ENTRY), "hook", "claude", "--run-dir", tmp,
+                "--seat", "claude", "--phase", "research", "--report", f"{tmp}/r.md",
+                "--loop", f"{tmp}/loop.json", "--instructions", f"{tmp}/continue.md"]
+        base = [sys.executable, "-c", "pass"]
+        times: dict[str, list[float]] = {"hook": [], "pass": []}
+        for _ in range(samples):
+            write_loop(run / "loop.json", 1, 10**6, active=True)
+            for name, argv in (("pass", base), ("hook", hook)):
+                began = time.perf_counter()
+                subprocess.run(argv, input=payload, capture_output=True, text=True, check=True)
+                times[name].append(time.perf_counter() - began)
+        return statistics.median(times["hook"]) * 1000, statistics.median(times["pass"]) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
+    parser.add_argument("--hook-samples", type=int, default=40)
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, seats in (("3 agents", None), ("12 seats", TWELVE)):
+            r = council_run(Path(tmp) / label.replace(" ", "-"), seats, args.delay)
+            rows.append((f"council run, {label}: wall / agents' critical path",
+                         f"{r['wall']:.2f} s / {r['critical']:.2f} s",
+                         r["wall"] / r["critical"], "<= 1.05"))
+            if seats:
+                rows.append(("supervisor peak RSS, 12 seats", f"{r['rss_mb']:.1f} MB",
+                             r["rss_mb"] / 80, "<= 1.00 (80 MB)"))
+    hook_ms, pass_ms = hook_ratio(args.hook_samples)
+    rows.append(("hook call / python -c pass (median)", f"{hook_ms:.1f} ms / {pass_ms:.1f} ms",
+                 hook_ms / pass_ms, "<= 2.00"))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'measure':<{width}}  {'figures':>22}  {'ratio':>6}  target")
+    for name, figures, ratio, target in rows:
+        print(f"{name:<{width}}  {figures:>22}  {ratio:6.3f}  {target}")
+
+
+if __name__ == "__main__":
+    main()
