@@ -85,7 +85,33 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
     click.echo(f"council run {ws.id}: {len(options.seats)} agents "
                f"({', '.join(s.name for s in options.seats)}), profile {options.profile}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-    result = supervisor.execute(ws)
+    _finish(supervisor.execute(ws))
+
+
+@main.command()
+@click.argument("run_id")
+@research_dir_option
+@handle_errors
+def resume(run_id: str, research_dir: Path | None) -> None:
+    """Continue run RUN_ID after a crash, kill or cancel: finished work is kept, interrupted
+    agents continue their sessions, then the remaining phases run."""
+    ws = find_run(run_id, _research_dir(research_dir))
+    click.echo(f"resuming council run {ws.id}")
+    click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
+    _finish(supervisor.execute(ws))
+
+
+@main.command()
+@click.argument("run_id", required=False)
+@research_dir_option
+@handle_errors
+def cancel(run_id: str | None, research_dir: Path | None) -> None:
+    """Stop a running council (the latest run by default); its files are kept."""
+    ws = find_run(run_id, _research_dir(research_dir))
+    click.echo(supervisor.cancel_run(ws))
+
+
+def _finish(result: supervisor.RunResult) -> None:
     if result.exit_code == 0:
         click.echo(f"final report: {result.message}")
     else:

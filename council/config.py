@@ -81,7 +81,8 @@ class Seat:
 PROFILES: dict[str, tuple[Seat, ...]] = {
     "production": (
         Seat("claude", "claude", model="opus", effort="high", max_iterations=10),
-        Seat("codex", "codex", model=None, effort="high", max_iterations=10),
+        # codex's own default model runs in "code mode", which offers no web_search tool.
+        Seat("codex", "codex", model="gpt-5.5", effort="high", max_iterations=10),
         Seat("gemini", "gemini", model="pro", max_iterations=10),
     ),
     "test": (

@@ -34,6 +34,8 @@ class SeatTask:
     prompt: str
     max_iterations: int
     inputs: Mapping[str, Path] = field(default_factory=dict)  # copied into the seat's folder
+    # The seat's record from an interrupted earlier attempt at this phase (council resume).
+    previous: AgentPhase | None = None
 
 
 @dataclass(frozen=True)
@@ -51,15 +53,17 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
     log.parent.mkdir(exist_ok=True)
 
-    prompt_file = seat_dir / f"{phase}-prompt.md"
-    prompt_file.write_text(task.prompt, encoding="utf-8")
     instructions = seat_dir / f"{phase}-continue.md"
     instructions.write_text(
         prompts.render("continue", report_path=str(report), marker=loop.MARKER),
         encoding="utf-8",
     )
+    adapter = adapter_for(seat.cli)
+    first_iteration, session, prompt = _starting_point(task, adapter, report, instructions)
+    prompt_file = seat_dir / f"{phase}-prompt.md"
+    prompt_file.write_text(prompt, encoding="utf-8")
     loop_file = ws.loop_file(seat.name, phase)
-    loop.write_loop(loop_file, 1, task.max_iterations, active=True)
+    loop.write_loop(loop_file, first_iteration, task.max_iterations, active=True)
     job = AgentJob(
         seat=seat,
         tag=phase,
@@ -73,15 +77,19 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
 
     def start(state: RunState) -> None:
         record = state.agents[seat.name].phase(phase)
-        record.status, record.iteration, record.max_iterations = "running", 1, task.max_iterations
+        record.status, record.iteration = "running", first_iteration
+        record.max_iterations = task.max_iterations
         record.started_at, record.ended_at, record.error = utc_now(), None, None
         record.output = str(ws.published_output(seat.name, phase).relative_to(ws.root))
         record.log = str(log.relative_to(ws.root))
 
     update_state(ws.root, start)
     model = f"model {seat.model}" if seat.model else "default model"
-    progress.emit(ws.root, phase, seat.name,
-                  f"started ({seat.cli}, {model}, iteration 1/{task.max_iterations})")
+    how = "resumed" if task.previous else "started"
+    if task.previous and session:
+        how += f" session {session}"
+    progress.emit(ws.root, phase, seat.name, f"{how} ({seat.cli}, {model}, "
+                  f"iteration {first_iteration}/{task.max_iterations})")
 
     began = time.monotonic()
     returncode: int | None = None
@@ -91,10 +99,9 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         nonlocal returncode, outcome
         try:
             _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
-            adapter = adapter_for(seat.cli)
             with anyio.move_on_after(limits.timeout) as scope:
                 returncode, outcome = await _drive(adapter, job, ws, report, instructions,
-                                                   (log, err_log), limits.grace)
+                                                   (log, err_log), limits.grace, session)
             if scope.cancelled_caught:
                 outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
         except (CouncilError, OSError) as exc:
@@ -140,18 +147,17 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
 
 async def _drive(
     adapter: Adapter, job: AgentJob, ws: Workspace, report: Path, instructions: Path,
-    logs: tuple[Path, Path], grace: float,
+    logs: tuple[Path, Path], grace: float, session: str | None,
 ) -> tuple[int | None, Outcome]:
     """Start the CLI; for CLIs without a native loop, re-invoke it on the same session."""
     phase, (log, err_log) = job.tag, logs
-    invocation = adapter.prepare(job)
-    session: str | None = None
+    invocation = adapter.prepare(job, session)
     while True:
         offset = log.stat().st_size if log.exists() else 0
         env = {**os.environ, **invocation.env}
 
         def on_start(pid: int) -> None:
-            _set(ws, job.seat.name, phase, pid=pid)
+            _set(ws, job.seat.name, phase, pid=pid, pid_started=spawn.process_started(pid))
 
         returncode = await spawn.run(
             invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
@@ -173,6 +179,32 @@ async def _drive(
             return returncode, outcome
         prompt = loop.continuation_prompt(instructions.read_text(encoding="utf-8"), decision)
         invocation = adapter.resume(job, session, prompt)
+
+
+RESUME_NOTE = (
+    "\n\nNote: an earlier session on this task was interrupted. Your partial report is "
+    "already in the report file: read it first and continue from it; do not start over.\n"
+)
+
+
+def _starting_point(task: SeatTask, adapter: Adapter, report: Path,
+                    instructions: Path) -> tuple[int, str | None, str]:
+    """(first iteration, session to continue or None, first prompt) for a fresh or an
+    interrupted seat. An interrupted one keeps its iteration count and, where its CLI can,
+    its session; otherwise a fresh session is pointed at the partial report."""
+    previous = task.previous
+    if previous is None:
+        return 1, None, task.prompt
+    iteration = min(max(previous.iteration, 1), task.max_iterations)
+    if previous.session_id and adapter.resumes_sessions:
+        text = instructions.read_text(encoding="utf-8")
+        decision = loop.Decision(True, iteration, task.max_iterations, "continue")
+        prompt = ("Your previous session was interrupted before it finished. "
+                  + loop.continuation_prompt(text, decision))
+        return iteration, previous.session_id, prompt
+    if report.exists():
+        return iteration, None, task.prompt + RESUME_NOTE
+    return iteration, None, task.prompt
 
 
 def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
@@ -218,7 +250,7 @@ def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int |
         record = state.agents[seat].phase(phase)
         record.status, record.exit_code, record.error = status, returncode, error
         record.iteration = iteration
-        record.ended_at, record.pid = utc_now(), None
+        record.ended_at, record.pid, record.pid_started = utc_now(), None, None
         if session_id:
             record.session_id = session_id
         return record

@@ -102,3 +102,39 @@ def _running(proc: psutil.Process) -> bool:
         return proc.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def process_started(pid: int) -> float | None:
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def stop_orphans(agents: list[tuple[int, float]], grace: float) -> list[int]:
+    """Stop agent process groups left running by a supervisor that died (kill -9, crash).
+
+    Each (pid, start time) is checked against the live process first, so a pid the system
+    has since given to another program is left alone. Returns the pids that were stopped."""
+    leaders = []
+    for pid, started in agents:
+        try:
+            proc = psutil.Process(pid)
+            if abs(proc.create_time() - started) < 0.01:
+                leaders.append(proc)
+        except psutil.Error:
+            continue
+    tree = list(leaders)
+    for proc in leaders:
+        with suppress(psutil.Error):
+            tree += proc.children(recursive=True)
+    for proc in leaders:
+        _signal_group(proc.pid, signal.SIGTERM)
+    _, alive = psutil.wait_procs(tree, timeout=grace)
+    for proc in leaders:
+        _signal_group(proc.pid, signal.SIGKILL)
+    for proc in alive:
+        with suppress(psutil.Error):
+            proc.kill()
+    psutil.wait_procs(alive, timeout=5)
+    return [p.pid for p in leaders]

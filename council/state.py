@@ -46,6 +46,7 @@ class AgentPhase:
     iteration: int = 0
     max_iterations: int = 0
     pid: int | None = None
+    pid_started: float | None = None  # process start time, so a recycled pid is never hit
     exit_code: int | None = None
     output: str | None = None
     log: str | None = None

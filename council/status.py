@@ -8,6 +8,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from council.runlock import live_supervisor
 from council.state import PHASES, RunState
 from council.workspace import Workspace
 
@@ -53,11 +54,22 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
     return out
 
 
+def shown_phase(state: RunState, ws: Workspace) -> str:
+    """The phase, or `interrupted` when the run is mid-phase but no supervisor holds it
+    (it crashed, was killed, or the machine rebooted): `council resume` continues it."""
+    if state.phase in PHASES and live_supervisor(ws.root) is None:
+        return "interrupted"
+    return state.phase
+
+
 def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
+    holder = live_supervisor(ws.root)
     return {
         "id": state.id,
         "topic": state.topic,
-        "phase": state.phase,
+        "phase": shown_phase(state, ws),
+        "state_phase": state.phase,
+        "supervisor_pid": holder.pid if holder else None,
         "created_at": state.created_at,
         "ended_at": state.ended_at,
         "error": state.error,
@@ -69,7 +81,10 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
 def as_text(state: RunState, ws: Workspace) -> str:
     topic = " ".join(state.topic.split())
     topic = topic if len(topic) <= 70 else topic[:67] + "..."
-    lines = [f"run    {state.id}", f"topic  {topic}", f"phase  {state.phase}"]
+    phase = shown_phase(state, ws)
+    if phase == "interrupted":
+        phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
+    lines = [f"run    {state.id}", f"topic  {topic}", f"phase  {phase}"]
     if state.error:
         lines.append(f"error  {state.error}")
     lines.append("")

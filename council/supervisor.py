@@ -12,16 +12,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import psutil
 
-from council import progress
+from council import progress, spawn
 from council.config import RunOptions, Seat
-from council.errors import PhaseFailedError
+from council.errors import CouncilError, PhaseFailedError
 from council.phases import RunContext, refinement, research, synthesis
 from council.progress import utc_now
+from council.runlock import RunLock, live_supervisor
 from council.state import AgentRecord, RunState, create_state, load_state, update_state
 from council.workspace import Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
+STAMP = "> council run "
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
@@ -49,13 +52,35 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
 
 
 def execute(ws: Workspace) -> RunResult:
-    """Run every remaining phase of the run in `ws`; never raises for agent failures."""
-    return anyio.run(_execute, ws)
+    """Run every remaining phase of the run in `ws` (all of them for a new run, what is left
+    for a resumed one). Holds the run's lock throughout; never raises for agent failures."""
+    with RunLock(ws.root):
+        state = load_state(ws.root)
+        if state.phase == "done":
+            return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
+        options = RunOptions.from_dict(state.options)
+        orphans = _stop_orphans(ws, state, options.grace_period)
+        if orphans:
+            progress.emit(ws.root, "run", f"stopped agents left running by an earlier "
+                          f"supervisor: {', '.join(orphans)}")
+        return anyio.run(_execute, ws, options, state.topic)
 
 
-async def _execute(ws: Workspace) -> RunResult:
-    state = load_state(ws.root)
-    ctx = RunContext(ws, RunOptions.from_dict(state.options), state.topic)
+def _stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
+    """Agents whose supervisor died (kill -9, crash) may still be running: stop them before
+    anything else touches their files."""
+    recorded = {
+        name: (ap.pid, ap.pid_started)
+        for name, rec in state.agents.items()
+        for ap in rec.phases.values()
+        if ap.pid and ap.pid_started and ap.status == "running"
+    }
+    stopped = set(spawn.stop_orphans(list(recorded.values()), grace))
+    return sorted(name for name, (pid, _) in recorded.items() if pid in stopped)
+
+
+async def _execute(ws: Workspace, options: RunOptions, topic: str) -> RunResult:
+    ctx = RunContext(ws, options, topic)
     received: list[signal.Signals] = []
     result: RunResult | None = None
     async with anyio.create_task_group() as root:
@@ -88,19 +113,20 @@ async def _watch_signals(scope: anyio.CancelScope, received: list[signal.Signals
 
 
 async def _pipeline(ctx: RunContext) -> RunResult:
+    """research → refinement → synthesis. Each phase runs only the seats that have not
+    finished it, so the same code serves a new run and a resumed one."""
     ws, seats = ctx.ws, list(ctx.options.seats)
     total = len(seats)
 
     _set_phase(ws, "research")
-    progress.emit(ws.root, "research", f"started: {total} agents in parallel")
+    _announce(ctx, "research", seats, "in parallel")
     await research.run(ctx)
     survivors = _survivors(ctx, "research", total)
 
     source_phase = "research"
     if len(survivors) >= refinement.MIN_SEATS:
         _set_phase(ws, "refinement")
-        progress.emit(ws.root, "refinement",
-                      f"started: {len(survivors)} agents read each other's reports")
+        _announce(ctx, "refinement", survivors, "read each other's reports")
         await refinement.run(ctx, survivors)
         survivors = _survivors(ctx, "refinement", total)
         source_phase = "refinement"
@@ -109,7 +135,9 @@ async def _pipeline(ctx: RunContext) -> RunResult:
                       "skipped: fewer than two agents finished research")
 
     _set_phase(ws, "synthesis")
-    writer = synthesis.choose_synthesizer(ctx.options.synthesizer, seats, survivors)
+    chosen = load_state(ws.root).synthesizer
+    writer = next((s for s in survivors if s.name == chosen), None) or \
+        synthesis.choose_synthesizer(ctx.options.synthesizer, seats, survivors)
     if writer.name != ctx.options.synthesizer:
         progress.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
                       f"{writer.name} writes the final report instead")
@@ -124,6 +152,14 @@ async def _pipeline(ctx: RunContext) -> RunResult:
     _set_phase(ws, "done")
     progress.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))
+
+
+def _announce(ctx: RunContext, phase: str, seats: list[Seat], how: str) -> None:
+    todo = [seat.name for seat, _ in ctx.to_run(phase, seats)]
+    if len(todo) == len(seats):
+        progress.emit(ctx.ws.root, phase, f"started: {len(todo)} agents {how}")
+    elif todo:
+        progress.emit(ctx.ws.root, phase, f"resumed: {', '.join(todo)} still to finish")
 
 
 def _survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
@@ -142,9 +178,11 @@ def _stamp_final_report(ws: Workspace, contributors: list[Seat], total: int,
     phases = "research → refinement → synthesis" if source_phase == "refinement" \
         else "research → synthesis (refinement skipped)"
     names = ", ".join(s.name for s in contributors)
-    header = (f"> council run `{ws.id}` · {len(contributors)} of {total} agents contributed "
+    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({names}) · {phases} · synthesised by {writer.name}\n\n")
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
+    if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
+        body = body.split("\n\n", 1)[-1]
     ws.final_report.write_text(header + body, encoding="utf-8")
 
 
@@ -174,3 +212,28 @@ def _mark_cancelled(ws: Workspace, why: str) -> list[str]:
 
     update_state(ws.root, change)
     return sorted(set(stopped))
+
+
+def cancel_run(ws: Workspace) -> str:
+    """Stop a run from another process: signal its supervisor, which stops its agents and
+    records `cancelled`; with no live supervisor, stop its orphaned agents directly."""
+    state = load_state(ws.root)
+    if state.phase in ("done", "failed", "cancelled"):
+        raise CouncilError(f"run {ws.id} has already ended ({state.phase}); nothing to cancel")
+    options = RunOptions.from_dict(state.options)
+    holder = live_supervisor(ws.root)
+    proc = holder.process() if holder else None
+    if proc is not None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=options.grace_period + 30)
+        except psutil.TimeoutExpired as exc:
+            raise CouncilError(f"the supervisor of run {ws.id} (pid {proc.pid}) did not stop "
+                               "within its grace period; try again or kill it") from exc
+        return f"cancelled run {ws.id}: its supervisor (pid {proc.pid}) stopped its agents"
+    with RunLock(ws.root):
+        orphans = _stop_orphans(ws, state, options.grace_period)
+        stopped = _mark_cancelled(ws, "council cancel")
+        progress.emit(ws.root, "run", "cancelled by council cancel" +
+                      (f"; stopped {', '.join(orphans)}" if orphans else ""))
+    return f"cancelled run {ws.id}" + (f"; stopped {', '.join(stopped)}" if stopped else "")

@@ -60,9 +60,12 @@ class Adapter(Protocol):
     # True: the CLI loops in one process through council's hook. False: council re-invokes
     # the CLI on the same session (`resume`) between turns.
     native_loop: bool
+    # Whether an interrupted session can be continued (council resume) rather than restarted.
+    resumes_sessions: bool
 
-    def prepare(self, job: AgentJob) -> Invocation:
-        """Write the CLI's settings files and return the first invocation."""
+    def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
+        """Write the CLI's settings files and return the first invocation; with a session id,
+        continue that session with the prompt in `job.prompt_file`."""
         ...
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:

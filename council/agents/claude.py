@@ -23,8 +23,9 @@ DENIED_TOOLS = "Bash"
 class ClaudeAdapter:
     cli = "claude"
     native_loop = True
+    resumes_sessions = True
 
-    def prepare(self, job: AgentJob) -> Invocation:
+    def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
         settings = {
             "hooks": {
                 "Stop": [
@@ -45,6 +46,7 @@ class ClaudeAdapter:
             # stream-json writes each event as it happens (json buffers until the end).
             "--output-format", "stream-json", "--verbose",
             *model_args("--model", job.seat),
+            *(["--resume", session_id] if session_id else []),
             *job.seat.extra_args,
         ]
         env = {

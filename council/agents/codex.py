@@ -20,6 +20,7 @@ from council.agents.base import (
 class CodexAdapter:
     cli = "codex"
     native_loop = False
+    resumes_sessions = True
 
     def _common(self, job: AgentJob) -> list[str]:
         args = [
@@ -35,7 +36,10 @@ class CodexAdapter:
             args += ["-c", f"model_reasoning_effort={job.seat.effort}"]
         return [*args, *job.seat.extra_args]
 
-    def prepare(self, job: AgentJob) -> Invocation:
+    def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
+        if session_id:
+            # A continuation prompt holds no topic, so it may go on the argv.
+            return self.resume(job, session_id, job.prompt_file.read_text(encoding="utf-8"))
         # The prompt comes on stdin ("-"), so the topic never appears on an argv.
         argv = ["codex", "exec", "--json", "--skip-git-repo-check", *self._common(job), "-"]
         return Invocation(tuple(argv), job.cwd, {}, stdin_file=job.prompt_file)

@@ -26,8 +26,11 @@ HTTP_EXIT_CODES = {244: "server error (HTTP 500)", 173: "rate limited (HTTP 429)
 class GeminiAdapter:
     cli = "gemini"
     native_loop = True
+    # `--resume` of a session that used tools re-sends each function response twice, which
+    # the API rejects (400); an interrupted gemini starts a fresh session on its partial report.
+    resumes_sessions = False
 
-    def prepare(self, job: AgentJob) -> Invocation:
+    def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
         settings_dir = job.cwd / ".gemini"
         settings_dir.mkdir(exist_ok=True)
         settings = {

@@ -15,6 +15,8 @@ from council.runner import Limits, SeatTask, run_seat
 from council.state import AgentPhase, load_state
 from council.workspace import Workspace
 
+UNFINISHED = ("pending", "running", "cancelled")
+
 
 @dataclass(frozen=True)
 class RunContext:
@@ -25,6 +27,19 @@ class RunContext:
     @property
     def limits(self) -> Limits:
         return Limits(timeout=self.options.timeout, grace=self.options.grace_period)
+
+    def to_run(self, phase: str, seats: list[Seat]) -> list[tuple[Seat, AgentPhase | None]]:
+        """Seats that still have `phase` to do, each with its interrupted record (if it had
+        started): a fresh run lists every seat; a resumed one skips finished work."""
+        state = load_state(self.ws.root)
+        out: list[tuple[Seat, AgentPhase | None]] = []
+        for seat in seats:
+            rec = state.agents[seat.name].phases.get(phase)
+            if rec is None:
+                out.append((seat, None))
+            elif rec.status in UNFINISHED:
+                out.append((seat, rec if rec.started_at else None))
+        return out
 
     def usable(self, phase: str) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""

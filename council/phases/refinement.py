@@ -13,9 +13,10 @@ MIN_SEATS = 2  # cross-pollination needs someone to cross with
 
 
 def tasks(ctx: RunContext, seats: list[Seat]) -> list[SeatTask]:
+    """Refinement for each of `seats` (research survivors) that has not finished it yet."""
     ws = ctx.ws
     result = []
-    for seat in seats:
+    for seat, previous in ctx.to_run("refinement", seats):
         inputs_dir = ws.peers_dir(seat.name, "refinement")
         inputs = {ws.output_name(s.name, "research"): ws.published_output(s.name, "research")
                   for s in seats}
@@ -37,6 +38,7 @@ def tasks(ctx: RunContext, seats: list[Seat]) -> list[SeatTask]:
             ),
             max_iterations=seat.max_iterations,
             inputs=inputs,
+            previous=previous,
         ))
     return result
 

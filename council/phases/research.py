@@ -9,6 +9,7 @@ from council.state import AgentPhase
 
 
 def tasks(ctx: RunContext) -> list[SeatTask]:
+    """The research task of every seat that has not finished it yet."""
     return [
         SeatTask(
             seat=seat,
@@ -20,8 +21,9 @@ def tasks(ctx: RunContext) -> list[SeatTask]:
                 marker=loop.MARKER,
             ),
             max_iterations=seat.max_iterations,
+            previous=previous,
         )
-        for seat in ctx.options.seats
+        for seat, previous in ctx.to_run("research", list(ctx.options.seats))
     ]
 
 

@@ -61,11 +61,18 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         marker=loop.MARKER,
     )
     seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
+    pending = dict(ctx.to_run("synthesis", [synthesizer]))
     return SeatTask(seat=seat, phase="synthesis", prompt=prompt,
-                    max_iterations=seat.max_iterations, inputs=inputs)
+                    max_iterations=seat.max_iterations, inputs=inputs,
+                    previous=pending.get(synthesizer))
 
 
 async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
               source_phase: str) -> AgentPhase:
+    """Write the final report (or return the finished record of an earlier attempt)."""
+    done = load_state(ctx.ws.root).agents[synthesizer.name].phases.get("synthesis")
+    if done is not None and done.usable and ctx.ws.final_report.is_file():
+        return done  # a resumed run that had finished its synthesis
+
     results = await run_parallel(ctx, [task(ctx, synthesizer, contributors, source_phase)])
     return results[synthesizer.name]

@@ -1,0 +1,158 @@
+"""Fixtures for running the real claude, codex and gemini CLIs offline against ScriptedServer.
+
+The CLIs come from scripts/install-clis.sh (``${COUNCIL_CLI_CACHE:-~/.cache/council/clis}/bin``);
+the tests skip when they are missing or not the pinned versions. Every test here must be
+marked ``realcli`` (``pytestmark = pytest.mark.realcli``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import RealClis
+from .server import ScriptedServer
+
+# Captured at import, before any fixture monkeypatches HOME.
+REAL_HOME = Path.home()
+REPO = Path(__file__).resolve().parents[2]
+VERSIONS_FILE = REPO / "council" / "tested_versions.json"
+CLIS = ("claude", "codex", "gemini")
+# Passed through from the caller's environment; everything else a CLI sees is set here.
+PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "TERM")
+
+
+def cli_cache() -> Path:
+    return Path(os.environ.get("COUNCIL_CLI_CACHE") or REAL_HOME / ".cache" / "council" / "clis")
+
+
+def pinned_versions() -> dict[str, str]:
+    data = json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
+    versions = {cli: str(data[cli]["version"]) for cli in CLIS}
+    # scripts/install-clis.sh installs this claude instead when it is set (e.g. 2.1.330).
+    if os.environ.get("COUNCIL_CLAUDE_VERSION"):
+        versions["claude"] = os.environ["COUNCIL_CLAUDE_VERSION"]
+    return versions
+
+
+@pytest.fixture(scope="session")
+def real_clis(tmp_path_factory: pytest.TempPathFactory) -> RealClis:
+    """The pinned CLIs, or a skip saying how to install them."""
+    home = tmp_path_factory.mktemp("version-check-home")
+    bin_dir = cli_cache() / "bin"
+    versions = pinned_versions()
+    how = "run scripts/install-clis.sh"
+    # `--version` writes under HOME, CODEX_HOME and GEMINI_CLI_HOME: keep it in a scratch home.
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME", "GEMINI_CLI_HOME")}
+    env["HOME"] = str(home)
+    for cli, version in versions.items():
+        exe = bin_dir / cli
+        if not exe.exists():
+            pytest.skip(f"real {cli} not installed at {exe}: {how}")
+        try:
+            out = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
+                                 timeout=60, stdin=subprocess.DEVNULL,
+                                 env=env).stdout
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"real {cli} at {exe} does not run: {exc}")
+        if version not in out.split():
+            pytest.skip(f"real {cli} at {exe} is {out.strip()!r}, not the pinned {version}: {how}")
+    return RealClis(bin_dir, versions)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ScriptedServer]:
+    """A ScriptedServer with the default script; tests may replace `server.script`."""
+    with ScriptedServer({}, tmp_path / "server-log.jsonl") as srv:
+        yield srv
+
+
+def codex_config(base_url: str) -> str:
+    """$CODEX_HOME/config.toml: a custom Responses provider and no traffic elsewhere.
+
+    No model is pinned: codex 0.169.0 then asks for its default, gpt-6.1-sol, whose tools come
+    in "code mode" (an `additional_tools` input item whose JS `exec` tool wraps apply_patch, and
+    no web_search tool); a direct apply_patch call is still accepted. council passes -m when a
+    seat names a model."""
+    return f"""\
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "Mock"
+base_url = "{base_url}/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+request_max_retries = 1
+stream_max_retries = 1
+stream_idle_timeout_ms = 30000
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[features]
+# Without this every run resolves github and chatgpt hosts.
+plugins = false
+# Without this a dead server is retried forever.
+unbounded_connection_retries = false
+"""
+
+
+GEMINI_USER_SETTINGS: dict[str, Any] = {
+    # Without it GOOGLE_GEMINI_BASE_URL selects the "gateway" auth type: exit 41.
+    "security": {"auth": {"selectedType": "gemini-api-key"}},
+    # The only switch that stops the usage-statistics DNS lookups.
+    "privacy": {"usageStatisticsEnabled": False},
+    "telemetry": {"enabled": False},
+    "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                # Main-chat attempts (default 10, 5-30 s apart). Side calls such as the
+                # model router keep their own 5 attempts whatever this says.
+                "maxAttempts": 1},
+}
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, server: ScriptedServer, real_clis: RealClis) -> dict[str, str]:
+    """The whole environment for running all three CLIs offline against `server`.
+
+    A throwaway HOME, CODEX_HOME and GEMINI_CLI_HOME, the base URLs and dummy keys, and the
+    switches that stop updates, telemetry and long retries. Nothing else is inherited but
+    PATH (with the pinned CLIs first) and the locale."""
+    root = tmp_path / "cli-env"
+    home, codex_home, gemini_home, tmp = (root / "home", root / "codex-home",
+                                          root / "gemini-home", root / "tmp")
+    for folder in (home, codex_home, gemini_home / ".gemini", tmp):
+        folder.mkdir(parents=True)
+    (codex_home / "config.toml").write_text(codex_config(server.url), encoding="utf-8")
+    (gemini_home / ".gemini" / "settings.json").write_text(
+        json.dumps(GEMINI_USER_SETTINGS, indent=2), encoding="utf-8")
+    env = {name: os.environ[name] for name in PASSTHROUGH if name in os.environ}
+    env.update({
+        "PATH": os.pathsep.join([str(real_clis.bin_dir), os.environ.get("PATH", "/usr/bin:/bin")]),
+        "HOME": str(home),
+        "TMPDIR": str(tmp),
+        # claude
+        "ANTHROPIC_BASE_URL": server.url,
+        "ANTHROPIC_API_KEY": "dummy",
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_MAX_RETRIES": "1",
+        # codex
+        "CODEX_HOME": str(codex_home),
+        "MOCK_API_KEY": "dummy",
+        # gemini
+        "GEMINI_CLI_HOME": str(gemini_home),
+        "GOOGLE_GEMINI_BASE_URL": server.url,
+        "GEMINI_API_KEY": "dummy",
+    })
+    return env

@@ -1,0 +1,733 @@
+"""A scripted model server for running the real claude, codex and gemini CLIs offline.
+
+It speaks just enough of three wire APIs, with streaming (SSE) replies, for each CLI's agent loop:
+
+- Anthropic Messages    ``POST /v1/messages[?beta=true]``                      (claude)
+- OpenAI Responses      ``POST /v1/responses``                                 (codex)
+- Gemini                ``POST /v1beta/models/<model>:streamGenerateContent``  (gemini)
+                        and ``:generateContent`` for side calls (router, web search)
+
+The conversation logic is stateless: every CLI sends the whole history with each request.
+
+- The report path is ``^Report file: (.+)$`` in the first user text that holds it.
+- ``t`` is the number of file-writing tool calls already in the history.
+- If the last input item is a tool result, the reply is a short text message (ends the turn:
+  this is when claude's Stop / gemini's AfterAgent hook fires, or codex's turn completes).
+- Otherwise (the prompt, a hook continuation, a codex resume prompt) the reply is one tool call
+  that writes the report for turn ``t + 1``: claude ``Write``, codex ``apply_patch``, gemini
+  ``write_file``. The report ends with the marker once the turn reaches ``finish_after``.
+- With no report path the reply is the text ``OK.``.
+
+Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai``/``gemini``::
+
+    {"finish_after": 2,     # turn whose report first ends with the marker
+     "status": null,        # e.g. 500: answer every request of this api with it
+     "delay": 0.0}          # seconds to wait before answering
+
+Each request is logged as one JSON line. Stdlib only.
+
+    with ScriptedServer({"anthropic": {"finish_after": 3}}, log_path) as srv:
+        env["ANTHROPIC_BASE_URL"] = srv.url
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import itertools
+import json
+import re
+import threading
+import time
+import zlib
+from collections.abc import Iterator, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+MARKER = "<!-- RESEARCH_COMPLETE -->"
+REPORT_RE = re.compile(r"^Report file: (.+)$", re.MULTILINE)
+APIS = ("anthropic", "openai", "gemini")
+CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
+DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0}
+LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
+FINAL_TEXT = "Report updated."
+
+# File-writing tools, per api, counted to find the turn number.
+WRITE_TOOLS = {
+    "anthropic": {"Write", "Edit", "MultiEdit"},
+    "openai": {"apply_patch"},
+    "gemini": {"write_file", "replace"},
+}
+
+_ids = itertools.count(1)
+
+
+def _id(prefix: str) -> str:
+    return f"{prefix}_mock{next(_ids):06d}{int(time.time() * 1000) % 10**6:06d}"
+
+
+# --------------------------------------------------------------------------- the report
+def report(cli: str, n: int, finish_after: int) -> str:
+    """The mock report after turn n: one section per turn, the marker once n >= finish_after."""
+    lines = [
+        "# Mock report",
+        "",
+        "## Executive Summary",
+        "",
+        f"Scripted research by the {cli} seat of the mock council.",
+    ]
+    for k in range(1, n + 1):
+        lines += [
+            "",
+            f"## Turn {k}",
+            "",
+            f"Finding {k} from {cli}: the scripted server answered turn {k}. "
+            f"Source: https://example.org/{cli}/{k}",
+        ]
+    if n >= finish_after:
+        lines += ["", MARKER]
+    return "\n".join(lines) + "\n"
+
+
+def update_patch(rel_path: str, old: str, new: str) -> str:
+    """An apply_patch ``*** Update File`` turning `old` into `new`.
+
+    The hunk's context is the last line the two share before they differ (for an appended turn:
+    the file's current last section line); lines after it are removed and added. With nothing
+    shared, the hunk replaces every line."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    common = 0
+    while (common < min(len(old_lines), len(new_lines))
+           and old_lines[common] == new_lines[common]):
+        common += 1
+    # A blank context line would match the first blank line of the file: back off to text.
+    ctx = common
+    while ctx > 0 and not old_lines[ctx - 1].strip():
+        ctx -= 1
+    hunk = [f" {line}" for line in old_lines[ctx - 1:ctx]] if ctx else []
+    hunk += [f"-{line}" for line in old_lines[ctx:]]
+    hunk += [f"+{line}" for line in new_lines[ctx:]]
+    return "*** Begin Patch\n*** Update File: " + rel_path + "\n@@\n" + "\n".join(hunk) + \
+        "\n*** End Patch\n"
+
+
+def add_patch(rel_path: str, content: str) -> str:
+    body = "".join(f"+{line}\n" for line in content.splitlines())
+    return f"*** Begin Patch\n*** Add File: {rel_path}\n{body}*** End Patch\n"
+
+
+# --------------------------------------------------------------------------- conversations
+class Conversation:
+    """What the server needs from one request: report path, t, and what the last item is."""
+
+    def __init__(self, report_path: str | None, t: int, last_is_tool_result: bool,
+                 model: str | None, cwd: str | None = None) -> None:
+        self.report_path = report_path
+        self.t = t
+        self.last_is_tool_result = last_is_tool_result
+        self.model = model
+        self.cwd = cwd
+
+
+def _first_report_path(texts: list[str]) -> str | None:
+    for text in texts:
+        match = REPORT_RE.search(text)
+        if match:
+            return match.group(1).strip()
+    return None
+
+
+def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
+    user_texts: list[str] = []
+    t = 0
+    last: Mapping[str, Any] | None = None
+    for message in body.get("messages") or []:
+        role = message.get("role")
+        if role == "system":  # Claude Code puts context blocks there; tolerate them
+            continue
+        last = message
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        for block in blocks:
+            if not isinstance(block, dict):
+                continue
+            if role == "user" and block.get("type") == "text":
+                user_texts.append(str(block.get("text", "")))
+            if (role == "assistant" and block.get("type") == "tool_use"
+                    and block.get("name") in WRITE_TOOLS["anthropic"]):
+                t += 1
+    last_is_tool = False
+    if last is not None and last.get("role") == "user" and isinstance(last.get("content"), list):
+        last_is_tool = any(isinstance(b, dict) and b.get("type") == "tool_result"
+                           for b in last["content"])
+    return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"))
+
+
+def openai_conversation(body: Mapping[str, Any]) -> Conversation:
+    items = body.get("input")
+    if isinstance(items, str):
+        items = [{"type": "message", "role": "user", "content": items}]
+    items = [i for i in items or [] if isinstance(i, dict)]
+    user_texts: list[str] = []
+    t = 0
+    cwd = None
+    for item in items:
+        kind = item.get("type", "message")
+        if kind == "message" and item.get("role") == "user":
+            content = item.get("content")
+            parts = [{"text": content}] if isinstance(content, str) else content or []
+            for part in parts:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    user_texts.append(part["text"])
+                    found = re.search(r"<cwd>(.*?)</cwd>", part["text"])
+                    if found:
+                        cwd = found.group(1).strip()
+        elif kind in ("custom_tool_call", "function_call") and \
+                item.get("name") in WRITE_TOOLS["openai"]:
+            t += 1
+    last_kind = None
+    for item in reversed(items):
+        kind = item.get("type", "message")
+        if kind == "reasoning":
+            continue
+        last_kind = kind
+        break
+    last_is_tool = last_kind in ("function_call_output", "custom_tool_call_output")
+    return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd)
+
+
+def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversation:
+    user_texts: list[str] = []
+    t = 0
+    contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+    for content in contents:
+        role = content.get("role", "user")
+        for part in content.get("parts") or []:
+            if not isinstance(part, dict):
+                continue
+            if role == "user" and isinstance(part.get("text"), str):
+                user_texts.append(part["text"])
+            call = part.get("functionCall")
+            if role == "model" and isinstance(call, dict) and \
+                    call.get("name") in WRITE_TOOLS["gemini"]:
+                t += 1
+    last_is_tool = bool(contents) and any(
+        isinstance(p, dict) and "functionResponse" in p for p in contents[-1].get("parts") or [])
+    return Conversation(_first_report_path(user_texts), t, last_is_tool, model)
+
+
+# --------------------------------------------------------------------------- wire formats
+def sse(event: str | None, data: Mapping[str, Any]) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return (head + "data: " + json.dumps(data) + "\n\n").encode()
+
+
+USAGE_IN, USAGE_OUT = 120, 30
+
+
+def anthropic_events(model: str, tool: dict[str, Any] | None, text: str | None) -> Iterator[bytes]:
+    msg_id = _id("msg")
+    yield sse("message_start", {"type": "message_start", "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": USAGE_IN, "output_tokens": 1,
+                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
+    if tool is not None:
+        block = {"type": "tool_use", "id": _id("toolu"), "name": tool["name"], "input": {}}
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(tool["input"])}
+        stop = "tool_use"
+    else:
+        block = {"type": "text", "text": ""}
+        delta = {"type": "text_delta", "text": text or ""}
+        stop = "end_turn"
+    yield sse("content_block_start",
+              {"type": "content_block_start", "index": 0, "content_block": block})
+    yield sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
+    yield sse("content_block_stop", {"type": "content_block_stop", "index": 0})
+    yield sse("message_delta", {"type": "message_delta",
+                                "delta": {"stop_reason": stop, "stop_sequence": None},
+                                "usage": {"output_tokens": USAGE_OUT}})
+    yield sse("message_stop", {"type": "message_stop"})
+
+
+def anthropic_message(model: str, tool: dict[str, Any] | None, text: str | None) -> dict[str, Any]:
+    if tool is not None:
+        content = [{"type": "tool_use", "id": _id("toolu"), "name": tool["name"],
+                    "input": tool["input"]}]
+    else:
+        content = [{"type": "text", "text": text or ""}]
+    return {"id": _id("msg"), "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": "tool_use" if tool else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT}}
+
+
+def openai_events(model: str, patch: str | None, text: str | None) -> Iterator[bytes]:
+    resp_id = _id("resp")
+    base = {"id": resp_id, "object": "response", "created_at": int(time.time()),
+            "model": model, "output": []}
+    yield sse("response.created",
+              {"type": "response.created", "response": {**base, "status": "in_progress"}})
+    if patch is not None:
+        item: dict[str, Any] = {"type": "custom_tool_call", "id": _id("ctc"),
+                                "call_id": _id("call"), "name": "apply_patch", "input": patch,
+                                "status": "completed"}
+        yield sse("response.output_item.added", {"type": "response.output_item.added",
+                                                 "output_index": 0,
+                                                 "item": {**item, "status": "in_progress"}})
+    else:
+        item_id = _id("msg")
+        body = text or ""
+        part = {"type": "output_text", "text": body, "annotations": []}
+        item = {"type": "message", "id": item_id, "role": "assistant", "status": "completed",
+                "content": [part]}
+        yield sse("response.output_item.added", {
+            "type": "response.output_item.added", "output_index": 0,
+            "item": {**item, "status": "in_progress", "content": []}})
+        yield sse("response.content_part.added", {
+            "type": "response.content_part.added", "item_id": item_id, "output_index": 0,
+            "content_index": 0, "part": {**part, "text": ""}})
+        yield sse("response.output_text.delta", {
+            "type": "response.output_text.delta", "item_id": item_id, "output_index": 0,
+            "content_index": 0, "delta": body})
+        yield sse("response.output_text.done", {
+            "type": "response.output_text.done", "item_id": item_id, "output_index": 0,
+            "content_index": 0, "text": body})
+    yield sse("response.output_item.done",
+              {"type": "response.output_item.done", "output_index": 0, "item": item})
+    usage = {"input_tokens": USAGE_IN, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens": USAGE_OUT, "output_tokens_details": {"reasoning_tokens": 0},
+             "total_tokens": USAGE_IN + USAGE_OUT}
+    yield sse("response.completed", {"type": "response.completed", "response": {
+        **base, "status": "completed", "output": [item], "usage": usage}})
+
+
+def gemini_usage() -> dict[str, int]:
+    return {"promptTokenCount": USAGE_IN, "candidatesTokenCount": USAGE_OUT,
+            "totalTokenCount": USAGE_IN + USAGE_OUT}
+
+
+def gemini_chunks(model: str, parts: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Text is split over two chunks; the last chunk has finishReason STOP and usageMetadata."""
+    if len(parts) == 1 and "text" in parts[0] and len(parts[0]["text"]) > 1:
+        text = parts[0]["text"]
+        half = len(text) // 2
+        yield {"candidates": [{"content": {"role": "model", "parts": [{"text": text[:half]}]},
+                               "index": 0}], "modelVersion": model}
+        parts = [{"text": text[half:]}]
+    yield {"candidates": [{"content": {"role": "model", "parts": parts},
+                           "finishReason": "STOP", "index": 0}],
+           "usageMetadata": gemini_usage(), "modelVersion": model}
+
+
+def dummy_from_schema(schema: Any) -> Any:
+    """A value that satisfies a (Gemini or JSON) schema well enough for side calls."""
+    if not isinstance(schema, dict):
+        return "mock"
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = str(schema.get("type", "object")).lower()
+    if kind == "object":
+        props = schema.get("properties") or {}
+        return {name: dummy_from_schema(sub) for name, sub in props.items()}
+    if kind == "array":
+        return []
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 1)
+        return max(1, low) if isinstance(low, int | float) else 1
+    if kind == "boolean":
+        return False
+    return "mock"
+
+
+ERROR_NAMES = {400: ("invalid_request_error", "INVALID_ARGUMENT"),
+               401: ("authentication_error", "UNAUTHENTICATED"),
+               403: ("permission_error", "PERMISSION_DENIED"),
+               404: ("not_found_error", "NOT_FOUND"),
+               429: ("rate_limit_error", "RESOURCE_EXHAUSTED"),
+               529: ("overloaded_error", "UNAVAILABLE"),
+               503: ("overloaded_error", "UNAVAILABLE")}
+
+
+def error_body(api: str, status: int) -> dict[str, Any]:
+    anthropic_type, google_status = ERROR_NAMES.get(status, ("api_error", "INTERNAL"))
+    message = f"scripted error {status} from the mock server"
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    if api == "openai":
+        kind = "server_error" if status >= 500 else anthropic_type
+        return {"error": {"type": kind, "code": kind, "message": message, "param": None}}
+    return {"error": {"code": status, "message": message, "status": google_status}}
+
+
+# --------------------------------------------------------------------------- the server
+def load_script(script: Mapping[str, Any] | str | Path | None) -> dict[str, Any]:
+    if script is None:
+        return {}
+    if isinstance(script, str | Path):
+        return dict(json.loads(Path(script).read_text(encoding="utf-8")))
+    return dict(script)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    timeout = 120  # an idle keep-alive connection is dropped after this
+    _record: dict[str, Any] | None = None  # the current request's log line, until logged
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # requests go to the JSON log instead
+
+    # ---- plumbing
+    def _body(self) -> bytes:
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            data = b""
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                data += self.rfile.read(size)
+                self.rfile.readline()
+        else:
+            data = self.rfile.read(int(self.headers.get("content-length") or 0))
+        encoding = self.headers.get("content-encoding", "").lower()
+        if encoding == "gzip":
+            data = gzip.decompress(data)
+        elif encoding == "deflate":
+            data = zlib.decompress(data)
+        return data
+
+    def _flush_log(self) -> None:
+        """Log the request before answering it: once a client has its answer, the log has it."""
+        record, self._record = self._record, None
+        if record is not None:
+            record["ms"] = round((time.time() - record["time"]) * 1000)
+            self.server.log(record)
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        self._flush_log()
+        raw = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        if self.command != "HEAD":  # a body after HEAD would corrupt a keep-alive connection
+            self.wfile.write(raw)
+        self.wfile.flush()
+
+    def _send_sse(self, chunks: Iterator[bytes]) -> None:
+        self._flush_log()
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for chunk in chunks:
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    # ---- dispatch
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_HEAD(self) -> None:
+        self._handle("HEAD")
+
+    def _handle(self, method: str) -> None:
+        started = time.time()
+        raw = self._body() if method == "POST" else b""
+        split = urlsplit(self.path)
+        path, query = split.path, parse_qs(split.query)
+        api = classify(path)
+        record: dict[str, Any] = {
+            "time": started, "api": api, "method": method, "path": self.path,
+            "headers": {h: self.headers[h] for h in LOGGED_HEADERS if h in self.headers},
+        }
+        try:
+            body = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            body = {}
+            record["bad_json"] = raw[:200].decode(errors="replace")
+        self._record = record
+        if self.server.log_bodies:
+            record["body"] = body
+        settings = self.server.settings(api)
+        if settings["delay"]:
+            time.sleep(float(settings["delay"]))
+        try:
+            if api in APIS and settings["status"]:
+                status = int(settings["status"])
+                record["answer"] = f"status {status}"
+                self._send_json(status, error_body(api, status))
+            elif self.headers.get("upgrade", "").lower() == "websocket":
+                record["answer"] = "404 websocket"
+                self._send_json(404, {"error": "no websockets here"})
+            elif api == "anthropic" and path.endswith("/messages") and method == "POST":
+                self._anthropic(body, settings, record)
+            elif api == "openai" and path.endswith("/responses") and method == "POST":
+                self._openai(body, settings, record)
+            elif api == "gemini" and method == "POST" and (
+                    ":generateContent" in path or ":streamGenerateContent" in path):
+                self._gemini(path, query, body, settings, record)
+            else:
+                self._other(api, path, method, body, record)
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self.server.log({"time": started, "api": api, "path": self.path,
+                             "client_gone": type(exc).__name__})
+        except Exception as exc:  # a bug here: say so in the log and to the client
+            record["server_error"] = repr(exc)
+            if self._record is not None:  # nothing sent yet
+                record["answer"] = "500 server bug"
+                self._send_json(500, {"error": {"message": f"mock server bug: {exc!r}"}})
+            else:
+                self.server.log({"time": started, "api": api, "path": self.path,
+                                 "server_error": repr(exc)})
+            self.close_connection = True
+        finally:
+            self._flush_log()
+
+    # ---- per api
+    def _anthropic(self, body: Mapping[str, Any], settings: Mapping[str, Any],
+                   record: dict[str, Any]) -> None:
+        conv = anthropic_conversation(body)
+        model = str(body.get("model") or "mock-model")
+        tool = text = None
+        answer = _decide(conv, record)
+        if answer == "tool":
+            n = conv.t + 1
+            tool = {"name": "Write", "input": {
+                "file_path": conv.report_path,
+                "content": report("claude", n, settings["finish_after"])}}
+            record["answer"] = f"tool Write turn {n}"
+        else:
+            text = answer
+        if body.get("stream"):
+            self._send_sse(anthropic_events(model, tool, text))
+        else:
+            self._send_json(200, anthropic_message(model, tool, text))
+
+    def _openai(self, body: Mapping[str, Any], settings: Mapping[str, Any],
+                record: dict[str, Any]) -> None:
+        conv = openai_conversation(body)
+        model = str(body.get("model") or "mock-model")
+        patch = text = None
+        answer = _decide(conv, record)
+        if answer == "tool":
+            assert conv.report_path is not None
+            n = conv.t + 1
+            new = report("codex", n, settings["finish_after"])
+            target = Path(conv.report_path)
+            if not target.is_absolute() and conv.cwd:
+                target = Path(conv.cwd) / target
+            # Stateless, but on the same machine: patch the file as it is on disk.
+            try:
+                old = target.read_text(encoding="utf-8")
+            except OSError:
+                patch = add_patch(conv.report_path, new)
+                record["answer"] = f"tool apply_patch add turn {n}"
+            else:
+                patch = update_patch(conv.report_path, old, new)
+                record["answer"] = f"tool apply_patch update turn {n}"
+        else:
+            text = answer
+        self._send_sse(openai_events(model, patch, text))
+
+    def _gemini(self, path: str, query: Mapping[str, list[str]], body: Mapping[str, Any],
+                settings: Mapping[str, Any], record: dict[str, Any]) -> None:
+        match = re.search(r"/models/([^/:]+):", path)
+        model = match.group(1) if match else "mock-model"
+        record["model"] = model
+        streaming = ":streamGenerateContent" in path
+        config = body.get("generationConfig") or {}
+        schema = config.get("responseJsonSchema") or config.get("responseSchema")
+        tools = body.get("tools") or []
+        parts: list[dict[str, Any]]
+        if schema:  # router and other structured side calls
+            parts = [{"text": json.dumps(dummy_from_schema(schema))}]
+            record["answer"] = "side: schema"
+        elif any(isinstance(tool, dict) and "googleSearch" in tool for tool in tools):
+            parts = [{"text": "The mock server has no web search results for this query."}]
+            record["answer"] = "side: web search"
+        else:
+            conv = gemini_conversation(body, model)
+            answer = _decide(conv, record)
+            if answer == "tool":
+                n = conv.t + 1
+                parts = [{"functionCall": {"name": "write_file", "args": {
+                    "file_path": conv.report_path,
+                    "content": report("gemini", n, settings["finish_after"])}}}]
+                record["answer"] = f"tool write_file turn {n}"
+            else:
+                parts = [{"text": answer}]
+        chunks = list(gemini_chunks(model, parts))
+        if streaming and query.get("alt") == ["sse"]:
+            self._send_sse(("data: " + json.dumps(c) + "\r\n\r\n").encode() for c in chunks)
+        elif streaming:  # JSON array of chunks
+            self._send_json(200, chunks)
+        else:
+            merged = dict(chunks[-1])
+            if len(chunks) > 1:
+                text = "".join(c["candidates"][0]["content"]["parts"][0].get("text", "")
+                               for c in chunks)
+                merged["candidates"] = [{**chunks[-1]["candidates"][0],
+                                         "content": {"role": "model", "parts": [{"text": text}]}}]
+            self._send_json(200, merged)
+
+    def _other(self, api: str, path: str, method: str, body: Mapping[str, Any],
+               record: dict[str, Any]) -> None:
+        if path.endswith("/count_tokens") or path.endswith(":countTokens"):
+            payload: Any = {"input_tokens": USAGE_IN, "totalTokens": USAGE_IN}
+        elif path.rstrip("/").endswith("/models") and method == "GET":
+            payload = {"object": "list", "data": [], "models": []}
+        else:
+            record["answer"] = "404"
+            self._send_json(404, {"error": {"message": f"mock: nothing at {method} {path}"}})
+            return
+        record["answer"] = "200 stub"
+        self._send_json(200, payload)
+
+
+def _decide(conv: Conversation, record: dict[str, Any]) -> str:
+    """'tool' for a report-writing tool call, else the text to answer with."""
+    record.update(report_path=conv.report_path, t=conv.t,
+                  last_is_tool_result=conv.last_is_tool_result)
+    if conv.model:
+        record["model"] = conv.model
+    if conv.report_path is None:
+        record["answer"] = "text OK."
+        return "OK."
+    if conv.last_is_tool_result:
+        record["answer"] = "text"
+        return FINAL_TEXT
+    return "tool"
+
+
+def classify(path: str) -> str:
+    if path.startswith("/v1/messages"):
+        return "anthropic"
+    if path.startswith("/v1/responses"):
+        return "openai"
+    if path.startswith("/v1beta/") or ":generateContent" in path or \
+            ":streamGenerateContent" in path or ":countTokens" in path:
+        return "gemini"
+    return "other"
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, port: int, script: dict[str, Any], log_path: Path | None,
+                 log_bodies: bool = False) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
+        self.script = script
+        self.log_path = log_path
+        self.log_bodies = log_bodies
+        self._lock = threading.Lock()
+
+    def settings(self, api: str) -> dict[str, Any]:
+        own = self.script.get(api) or {}
+        return {**DEFAULTS, **{k: v for k, v in own.items() if v is not None or k == "status"}}
+
+    def log(self, record: Mapping[str, Any]) -> None:
+        if self.log_path is None:
+            return
+        line = json.dumps(record, sort_keys=True) + "\n"
+        with self._lock, self.log_path.open("a", encoding="utf-8") as handle:
+            handle.write(line)
+
+
+class ScriptedServer:
+    """The server on 127.0.0.1 in a daemon thread; a context manager.
+
+    `script` may be replaced while it runs (``srv.script = {...}``). `log_bodies` adds each
+    request's JSON body to its log line (large: claude and gemini send ~30-100 KB each)."""
+
+    def __init__(self, script: Mapping[str, Any] | str | Path | None = None,
+                 log_path: str | Path | None = None, port: int = 0,
+                 log_bodies: bool = False) -> None:
+        self._script = load_script(script)
+        self.log_bodies = log_bodies
+        self.log_path = Path(log_path) if log_path is not None else None
+        self._port = port
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def script(self) -> dict[str, Any]:
+        return self._script
+
+    @script.setter
+    def script(self, value: Mapping[str, Any] | str | Path | None) -> None:
+        self._script = load_script(value)
+        if self._server is not None:
+            self._server.script = self._script
+
+    def start(self) -> ScriptedServer:
+        if self.log_path is not None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self._server = _Server(self._port, self._script, self.log_path, self.log_bodies)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name="scripted-model-server", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def records(self, api: str | None = None) -> list[dict[str, Any]]:
+        """The logged requests so far (optionally of one api)."""
+        if self.log_path is None or not self.log_path.exists():
+            return []
+        out = [json.loads(line) for line in
+               self.log_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [r for r in out if api is None or r.get("api") == api]
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--script", help="JSON script file")
+    parser.add_argument("--log", help="JSONL request log")
+    parser.add_argument("--log-bodies", action="store_true", help="log request bodies too")
+    args = parser.parse_args(argv)
+    with ScriptedServer(args.script, args.log, args.port, args.log_bodies) as srv:
+        print(srv.url, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    main()
