@@ -1,0 +1,120 @@
+"""`council run` with the real, pinned claude, codex and gemini, fully offline against the
+scripted model server. The request log proves each CLI looped through its native mechanism."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import yaml
+
+from .server import MARKER, ScriptedServer
+
+pytestmark = pytest.mark.realcli
+
+
+def council(env: dict[str, str], tmp_path: Path, *args: str,
+            timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "council", "run", "--test", *args],
+        env={**env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "research")}, cwd=tmp_path,
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+
+
+def the_run(tmp_path: Path) -> Path:
+    (run,) = list((tmp_path / "research").iterdir())
+    return run
+
+
+def state(run: Path) -> dict[str, Any]:
+    return yaml.safe_load((run / "state.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def requests_for(server: ScriptedServer, api: str, report: str) -> list[dict[str, Any]]:
+    return [r for r in server.records(api) if str(r.get("report_path") or "").endswith(report)]
+
+
+def continued(records: list[dict[str, Any]]) -> bool:
+    """A request answering a new user turn after the first write: the loop went round."""
+    return any(r["t"] >= 1 and not r["last_is_tool_result"] for r in records)
+
+
+def test_full_council_with_the_real_clis(cli_env: dict[str, str], server: ScriptedServer,
+                                         tmp_path: Path) -> None:
+    proc = council(cli_env, tmp_path, "How do attention mechanisms scale? $(id) 'q' \"q\"")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = the_run(tmp_path)
+    st = state(run)
+    assert st["phase"] == "done"
+    for phase, suffix in (("research", "report"), ("refinement", "refined")):
+        for seat in ("claude", "codex", "gemini"):
+            rec = st["agents"][seat]["phases"][phase]
+            assert (rec["status"], rec["iteration"]) == ("complete", 2), (seat, phase, rec)
+            assert MARKER in (run / f"{seat}-{suffix}.md").read_text()
+
+    claude = requests_for(server, "anthropic", "claude-report.md")
+    assert len({r["headers"]["x-claude-code-session-id"] for r in claude}) == 1
+    assert continued(claude)  # Stop hook blocked; the same session went on
+    codex = requests_for(server, "openai", "codex-report.md")
+    assert len({r["headers"]["thread-id"] for r in codex}) == 1
+    assert continued(codex)  # `exec … resume THREAD_ID` continued the same thread
+    assert st["agents"]["codex"]["phases"]["research"]["session_id"] == \
+        codex[0]["headers"]["thread-id"]
+    gemini = requests_for(server, "gemini", "gemini-report.md")
+    assert continued(gemini)  # AfterAgent denied; the same process went on
+
+    final = (run / "final-report.md").read_text()
+    assert "3 of 3 agents contributed" in final
+    assert MARKER in final
+
+
+def test_one_cli_failing_leaves_two_of_three_fast(cli_env: dict[str, str],
+                                                  server: ScriptedServer,
+                                                  tmp_path: Path) -> None:
+    server.script = {"gemini": {"status": 500}}
+    began = time.monotonic()
+    proc = council(cli_env, tmp_path, "q")
+    elapsed = time.monotonic() - began
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = the_run(tmp_path)
+    rec = state(run)["agents"]["gemini"]["phases"]["research"]
+    assert rec["status"] == "failed"
+    assert "gemini exited with code 244" in rec["error"]
+    assert "2 of 3 agents contributed (claude, codex)" in (run / "final-report.md").read_text()
+    # council lowers the CLIs' retries: no multi-minute retry storm.
+    assert elapsed < 90, elapsed
+
+
+def test_cancel_mid_research_leaves_no_cli_alive(cli_env: dict[str, str],
+                                                 server: ScriptedServer,
+                                                 tmp_path: Path) -> None:
+    # Every model answer takes a minute: the agents are mid-request when the run is stopped.
+    server.script = {api: {"delay": 60} for api in ("anthropic", "openai", "gemini")}
+    proc = psutil.Popen(
+        [sys.executable, "-m", "council", "run", "--test", "q"],
+        env={**cli_env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "research")}, cwd=tmp_path,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while {r["api"] for r in server.records()} < {"anthropic", "openai", "gemini"}:
+            assert time.monotonic() < deadline, "the CLIs never reached the server"
+            time.sleep(0.1)
+        tree = proc.children(recursive=True)
+        assert {p.name() for p in tree} & {"claude", "codex", "node"}
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143
+    alive = [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert alive == [], [(p.pid, p.name()) for p in alive]
+    assert state(the_run(tmp_path))["phase"] == "cancelled"
