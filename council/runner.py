@@ -110,7 +110,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     try:
         stop_mirror = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(_mirror_iterations, ws, seat.name, phase, loop_file, stop_mirror)
+            group.start_soon(_watch_agent, ws, seat.name, phase, adapter, stop_mirror)
             await drive()
             stop_mirror.set()
     except anyio.get_cancelled_exc_class():
@@ -216,20 +216,27 @@ def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
         shutil.copyfile(source, target / name)
 
 
-async def _mirror_iterations(ws: Workspace, seat: str, phase: str, loop_file: Path,
-                             stop: anyio.Event) -> None:
-    """Copy the loop file's iteration into state.yaml as hooks move it on: hooks stay cheap
-    (no YAML) and state.yaml stays live. `stop` ends the watch at once (cancelling it would
-    wait for watchfiles' thread; `rust_timeout` bounds that wait on a cancel)."""
-    seen = 1
+async def _watch_agent(ws: Workspace, seat: str, phase: str, adapter: Adapter,
+                       stop: anyio.Event) -> None:
+    """Keep state.yaml live while the agent runs: copy the loop file's iteration as hooks
+    move it on (hooks stay cheap, with no YAML), and record the session id as soon as the
+    CLI prints it, so a run whose supervisor is killed can still resume that session.
+    `stop` ends the watch at once; `rust_timeout` bounds the wait on a cancel."""
+    loop_file, log = ws.loop_file(seat, phase), ws.log_file(seat, phase)
+    offset = log.stat().st_size if log.exists() else 0
+    seen, session = 1, None
     async for _ in watchfiles.awatch(
-        loop_file.parent, watch_filter=lambda _c, p: p == str(loop_file),
+        loop_file.parent, log.parent, watch_filter=lambda _c, p: p in (str(loop_file), str(log)),
         recursive=False, debounce=200, step=20, stop_event=stop, rust_timeout=200,
     ):
         try:
             iteration = loop.read_loop(loop_file)[0]
         except (OSError, ValueError):
-            continue
+            iteration = seen
+        if session is None:
+            session = adapter.outcome(log, None, offset).session_id
+            if session is not None:
+                _set(ws, seat, phase, session_id=session)
         if iteration != seen:
             seen = iteration
             _set(ws, seat, phase, iteration=iteration)

@@ -8,6 +8,7 @@ the run on SIGINT/SIGTERM; every agent's process tree is stopped and the state s
 from __future__ import annotations
 
 import signal
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -225,11 +226,9 @@ def cancel_run(ws: Workspace) -> str:
     proc = holder.process() if holder else None
     if proc is not None:
         proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=options.grace_period + 30)
-        except psutil.TimeoutExpired as exc:
+        if not _wait_gone(proc, options.grace_period + 30):
             raise CouncilError(f"the supervisor of run {ws.id} (pid {proc.pid}) did not stop "
-                               "within its grace period; try again or kill it") from exc
+                               "within its grace period; try again or kill it")
         return f"cancelled run {ws.id}: its supervisor (pid {proc.pid}) stopped its agents"
     with RunLock(ws.root):
         orphans = _stop_orphans(ws, state, options.grace_period)
@@ -237,3 +236,17 @@ def cancel_run(ws: Workspace) -> str:
         progress.emit(ws.root, "run", "cancelled by council cancel" +
                       (f"; stopped {', '.join(orphans)}" if orphans else ""))
     return f"cancelled run {ws.id}" + (f"; stopped {', '.join(stopped)}" if stopped else "")
+
+
+def _wait_gone(proc: psutil.Process, timeout: float) -> bool:
+    """Wait for a process that is not our child: it is gone once it has exited, even if its
+    parent has not reaped it yet (a zombie)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if proc.status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)  # polling a process we cannot wait() on
+    return False

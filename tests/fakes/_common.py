@@ -155,12 +155,18 @@ class Behaviour:
         self.crash = bool(raw.get("crash"))
         self.crash_on_turn = int(raw.get("crash_on_turn", 1))
         self.hang = bool(raw.get("hang"))
+        self.hang_after_turn = int(raw.get("hang_after_turn", 0) or 0)
         self.ignore_sigterm = bool(raw.get("ignore_sigterm"))
         self.spawn_grandchild = bool(raw.get("spawn_grandchild"))
         self.delay = float(raw.get("delay", 0) or 0)
         self.flood_bytes = int(raw.get("flood_bytes", 0) or 0)
         self.text_only = bool(raw.get("text_only"))
         self.exit_code = int(raw.get("exit_code", 0) or 0)
+
+    def hang_after(self, turn: int) -> None:
+        """`hang_after_turn`: finish turn N (report written), then hang like a stuck agent."""
+        if self.hang_after_turn and turn >= self.hang_after_turn:
+            hang_forever()
 
     def crashes_on(self, turn: int) -> bool:
         return self.crash and turn == self.crash_on_turn

@@ -1,0 +1,166 @@
+"""Supervision: a killed supervisor, resume, one supervisor per run, cancel from another
+terminal, and agents that misbehave."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import pytest
+import yaml
+
+from conftest import Council
+from council.loop import MARKER
+from council.runner import RESUME_NOTE
+from test_cancel import wait_for
+
+
+def state_of(run: Path) -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((run / "state.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def start(council: Council, *args: str) -> psutil.Popen:
+    return psutil.Popen([sys.executable, "-m", "council", "run", "--test", *args],
+                        env=council.env, cwd=council.root, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL)
+
+
+def stuck_after_first_turn(council: Council) -> tuple[psutil.Popen, Path]:
+    """A run whose three agents each wrote a first report, then hung."""
+    council.script({"*": {"hang_after_turn": 1}})
+    (council.root / "council.yaml").write_text("grace_period: 1\n")
+    proc = start(council, "q")
+    wait_for(lambda: council.research.exists() and any(council.research.iterdir()))
+    run = council.only_run()
+
+    def all_stuck() -> bool:
+        ends = {e["cli"] for e in council.fake_log() if e["event"] == "turn_end"}
+        agents = state_of(run)["agents"].values()
+        return ends == {"claude", "codex", "gemini"} and all(
+            a["phases"].get("research", {}).get("session_id") for a in agents)
+
+    wait_for(all_stuck)
+    return proc, run
+
+
+def alive(pids: list[int]) -> list[int]:
+    return [p for p in pids if psutil.pid_exists(p)
+            and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+
+
+def test_resume_after_the_supervisor_is_killed(council: Council) -> None:
+    proc, run = stuck_after_first_turn(council)
+    before = state_of(run)["agents"]
+    proc.kill()  # kill -9: no chance to clean up
+    proc.wait(10)
+    agents = [e["pid"] for e in council.fake_log() if e["event"] == "start"]
+    assert alive(agents)  # the orphaned agents are still running
+
+    status = council.run("status")
+    assert "interrupted in research" in status.stdout
+    assert council.run("status", "--json").stdout.count('"phase": "interrupted"') == 1
+
+    council.script({"*": {"finish_after": 2}})
+    resumed = council.run("resume", run.name)
+    assert resumed.returncode == 0, resumed.stderr
+    assert alive(agents) == []  # the orphans were stopped before anything else
+    st = state_of(run)
+    assert st["phase"] == "done"
+    log = (run / "progress.log").read_text()
+    assert "stopped agents left running by an earlier supervisor" in log
+
+    starts = [e for e in council.fake_log() if e["event"] == "start"]
+    codex_thread = before["codex"]["phases"]["research"]["session_id"]
+    claude_session = before["claude"]["phases"]["research"]["session_id"]
+    assert any(e["cli"] == "codex" and "resume" in e["argv"] and codex_thread in e["argv"]
+               for e in starts[3:])  # codex continued its thread
+    assert any(e["cli"] == "claude" and e["argv"][e["argv"].index("--resume") + 1]
+               == claude_session for e in starts[3:] if "--resume" in e["argv"])
+    # gemini cannot resume a session: a fresh one is pointed at its partial report.
+    prompt = (run / "agents" / "gemini" / "research-prompt.md").read_text()
+    assert prompt.endswith(RESUME_NOTE)
+    for seat in ("claude", "codex", "gemini"):
+        assert MARKER in (run / f"{seat}-report.md").read_text()
+    assert st["agents"]["codex"]["phases"]["research"]["session_id"] == codex_thread
+
+
+def test_a_live_run_cannot_be_resumed_twice(council: Council) -> None:
+    proc, run = stuck_after_first_turn(council)
+    try:
+        second = council.run("resume", run.name)
+        assert second.returncode == 1
+        assert f"run {run.name} is already being supervised (pid {proc.pid})" in second.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(30)
+
+
+def test_cancel_from_another_terminal(council: Council) -> None:
+    proc, run = stuck_after_first_turn(council)
+    agents = [e["pid"] for e in council.fake_log() if e["event"] == "start"]
+    out = council.run("cancel")
+    assert out.returncode == 0, out.stderr
+    assert f"its supervisor (pid {proc.pid}) stopped its agents" in out.stdout
+    assert proc.wait(10) == 143
+    assert alive(agents) == []
+    st = state_of(run)
+    assert st["phase"] == "cancelled"
+    for seat in ("claude", "codex", "gemini"):  # reports written so far are kept
+        assert (run / "agents" / seat / f"{seat}-report.md").read_text().startswith("#")
+    again = council.run("cancel", run.name)
+    assert again.returncode == 1
+    assert "already ended (cancelled)" in again.stderr
+
+    # ... and a cancelled run can be resumed to the end.
+    council.script({"*": {"finish_after": 2}})
+    resumed = council.run("resume", run.name)
+    assert resumed.returncode == 0, resumed.stderr
+    assert state_of(run)["phase"] == "done"
+
+
+def test_cancel_when_the_supervisor_is_gone(council: Council) -> None:
+    proc, run = stuck_after_first_turn(council)
+    proc.kill()
+    proc.wait(10)
+    agents = [e["pid"] for e in council.fake_log() if e["event"] == "start"]
+    out = council.run("cancel", run.name)
+    assert out.returncode == 0, out.stderr
+    assert alive(agents) == []
+    assert state_of(run)["phase"] == "cancelled"
+
+
+def test_marker_on_the_first_turn_ends_the_loop_at_once(council: Council) -> None:
+    council.script({"*": {"marker_first_turn": True}})
+    assert council.run("run", "--test", "q").returncode == 0
+    rec = state_of(council.only_run())["agents"]
+    assert {a["phases"]["research"]["iteration"] for a in rec.values()} == {1}
+
+
+def test_a_flooding_agent_is_streamed_to_its_log(council: Council) -> None:
+    council.script({"codex": {"flood_bytes": 10_000_000}})
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    assert (run / "logs" / "codex-research.jsonl").stat().st_size > 10_000_000
+    assert state_of(run)["agents"]["codex"]["phases"]["research"]["status"] == "complete"
+
+
+@pytest.mark.parametrize("kind", ["read-only", "not a folder"])
+def test_unwritable_research_dir(council: Council, kind: str) -> None:
+    if kind == "read-only":
+        if os.geteuid() == 0:
+            pytest.skip("root writes through read-only modes; 'not a folder' covers root")
+        council.research.mkdir()
+        council.research.chmod(0o500)
+    else:
+        blocker = council.root / "blocker"
+        blocker.write_text("a file, not a folder")
+        council.env["COUNCIL_RESEARCH_DIR"] = str(blocker / "research")
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 2
+    assert "cannot create a run folder" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
