@@ -12,11 +12,11 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-
 from conftest import Council
+from test_cancel import wait_for
+
 from council.loop import MARKER
 from council.runner import RESUME_NOTE
-from test_cancel import wait_for
 
 
 def state_of(run: Path) -> dict:  # type: ignore[type-arg]
