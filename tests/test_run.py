@@ -207,8 +207,7 @@ def test_hostile_topic_is_only_data(council: Council, tmp_path: Path) -> None:
     assert not canary.exists()
     assert state_of(run)["topic"] == topic
     prompt = (run / "agents" / "claude" / "research-prompt.md").read_text()
-    assert topic in prompt
-    assert "49" not in prompt
+    assert topic in prompt  # verbatim: "{{ 7*7 }}" was not evaluated
     for start in (e for e in council.fake_log() if e["event"] == "start"):
         assert all("touch" not in arg for arg in start["argv"])
 
