@@ -63,6 +63,9 @@ def main() -> None:
 @click.option("--synthesizer", help="Agent that writes the final report (default claude).")
 @click.option("--timeout", type=click.FloatRange(min=1),
               help="Seconds each agent may spend on one phase before it is stopped.")
+@click.option("--idle-timeout", type=click.FloatRange(min=1),
+              help="Stop an agent that shows no output or report change for this many "
+                   "seconds (default 900).")
 @click.option("--max-iterations", type=click.IntRange(min=1),
               help="Override every agent's iteration cap.")
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
@@ -71,7 +74,8 @@ def main() -> None:
 @research_dir_option
 @handle_errors
 def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
-        synthesizer: str | None, timeout: float | None, max_iterations: int | None,
+        synthesizer: str | None, timeout: float | None, idle_timeout: float | None,
+        max_iterations: int | None,
         config: Path | None, research_dir: Path | None) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)
@@ -80,6 +84,7 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
         raise UsageError("--agents needs at least one agent name")
     options = load_options(Overrides(config=config, test=test, agents=names,
                                      synthesizer=synthesizer, timeout=timeout,
+                                     idle_timeout=idle_timeout,
                                      max_iterations=max_iterations))
     ws = supervisor.start_run(text, options, _research_dir(research_dir))
     click.echo(f"council run {ws.id}: {len(options.seats)} agents "

@@ -23,6 +23,7 @@ SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # Gemini CLI ends an AfterAgent loop after ~100 continuations on its own; stay well below.
 MAX_ITERATIONS_LIMIT = 50
 DEFAULT_GRACE_SECONDS = 10.0
+DEFAULT_IDLE_SECONDS = 900.0  # a research turn that shows no sign of life for 15 min is stuck
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class RunOptions:
     profile: str = "production"
     timeout: float | None = None
     grace_period: float = DEFAULT_GRACE_SECONDS
+    idle_timeout: float | None = DEFAULT_IDLE_SECONDS
     synthesis_max_iterations: int = 3
     config_file: str | None = None
 
@@ -119,6 +121,7 @@ class RunOptions:
             "profile": self.profile,
             "timeout": self.timeout,
             "grace_period": self.grace_period,
+            "idle_timeout": self.idle_timeout,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
         }
@@ -135,6 +138,7 @@ class RunOptions:
             profile=str(data.get("profile", "production")),
             timeout=data.get("timeout"),
             grace_period=float(data.get("grace_period", DEFAULT_GRACE_SECONDS)),
+            idle_timeout=data.get("idle_timeout", DEFAULT_IDLE_SECONDS),
             synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
             config_file=data.get("config_file"),
         )
@@ -149,13 +153,15 @@ class Overrides:
     agents: tuple[str, ...] = ()
     synthesizer: str | None = None
     timeout: float | None = None
+    idle_timeout: float | None = None
     max_iterations: int | None = None
 
 
 def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line."""
     config_path, data = _read_config(overrides.config)
-    top_allowed = {"profile", "synthesizer", "timeout", "grace_period", "agents"}
+    top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
+                   "agents"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -200,6 +206,10 @@ def load_options(overrides: Overrides) -> RunOptions:
     timeout = overrides.timeout if overrides.timeout is not None else data.get("timeout")
     if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
         raise ConfigError(f"{where}: timeout must be a positive number of seconds")
+    idle = (overrides.idle_timeout if overrides.idle_timeout is not None
+            else data.get("idle_timeout", DEFAULT_IDLE_SECONDS))
+    if idle is not None and (not isinstance(idle, int | float) or idle <= 0):
+        raise ConfigError(f"{where}: idle_timeout must be a positive number of seconds")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
@@ -210,6 +220,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         profile=profile,
         timeout=float(timeout) if timeout is not None else None,
         grace_period=float(grace),
+        idle_timeout=float(idle) if idle is not None else None,
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import loop, progress, prompts, spawn
+from council import failures, loop, progress, prompts, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, Outcome
 from council.config import Seat
@@ -40,8 +40,17 @@ class SeatTask:
 
 @dataclass(frozen=True)
 class Limits:
-    timeout: float | None
-    grace: float
+    timeout: float | None  # per agent per phase
+    grace: float  # between SIGTERM and SIGKILL
+    idle: float | None = None  # no output, report or loop change for this long: stuck
+
+
+@dataclass
+class Activity:
+    """When the agent last showed a sign of life (output, a file change, a hook call)."""
+
+    last: float = field(default_factory=time.monotonic)
+    idle_fired: bool = False
 
 
 async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
@@ -95,22 +104,36 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     returncode: int | None = None
     outcome = Outcome()
 
-    async def drive() -> None:
+    activity = Activity()
+
+    async def attempt() -> None:
         nonlocal returncode, outcome
         try:
             _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
-            with anyio.move_on_after(limits.timeout) as scope:
-                returncode, outcome = await _drive(adapter, job, ws, report, instructions,
-                                                   (log, err_log), limits.grace, session)
-            if scope.cancelled_caught:
-                outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
-        except (CouncilError, OSError) as exc:
+            returncode, outcome = await _drive(adapter, job, ws, report, instructions,
+                                               (log, err_log), limits.grace, session)
+        except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
             outcome = Outcome(outcome.session_id, str(exc))
+
+    async def drive() -> None:
+        nonlocal outcome
+        with anyio.move_on_after(limits.timeout) as scope:
+            async with anyio.create_task_group() as watched:
+                if limits.idle:
+                    watched.start_soon(_idle_watchdog, activity, limits.idle,
+                                       watched.cancel_scope)
+                await attempt()
+                watched.cancel_scope.cancel()
+        if scope.cancelled_caught:
+            outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
+        elif activity.idle_fired:
+            outcome = Outcome(outcome.session_id,
+                              f"no output or report change for {limits.idle:g} s")
 
     try:
         stop_mirror = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(_watch_agent, ws, seat.name, phase, adapter, stop_mirror)
+            group.start_soon(_watch_agent, ws, seat.name, phase, adapter, activity, stop_mirror)
             await drive()
             stop_mirror.set()
     except anyio.get_cancelled_exc_class():
@@ -136,7 +159,8 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
                     iteration)
     elapsed = time.monotonic() - began
     if status == "failed":
-        progress.emit(ws.root, phase, seat.name, f"failed after {elapsed:.0f} s: {outcome.error}")
+        progress.emit(ws.root, phase, seat.name,
+                      f"failed ({final.failure}) after {elapsed:.0f} s: {outcome.error}")
     else:
         size = len(text or "")
         progress.emit(ws.root, phase, seat.name,
@@ -217,18 +241,20 @@ def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
 
 
 async def _watch_agent(ws: Workspace, seat: str, phase: str, adapter: Adapter,
-                       stop: anyio.Event) -> None:
+                       activity: Activity, stop: anyio.Event) -> None:
     """Keep state.yaml live while the agent runs: copy the loop file's iteration as hooks
     move it on (hooks stay cheap, with no YAML), and record the session id as soon as the
     CLI prints it, so a run whose supervisor is killed can still resume that session.
     `stop` ends the watch at once; `rust_timeout` bounds the wait on a cancel."""
     loop_file, log = ws.loop_file(seat, phase), ws.log_file(seat, phase)
+    signs_of_life = (str(ws.seat_dir(seat)), str(log), str(ws.stderr_file(seat, phase)))
     offset = log.stat().st_size if log.exists() else 0
     seen, session = 1, None
     async for _ in watchfiles.awatch(
-        loop_file.parent, log.parent, watch_filter=lambda _c, p: p in (str(loop_file), str(log)),
+        loop_file.parent, log.parent, watch_filter=lambda _c, p: p.startswith(signs_of_life),
         recursive=False, debounce=200, step=20, stop_event=stop, rust_timeout=200,
     ):
+        activity.last = time.monotonic()
         try:
             iteration = loop.read_loop(loop_file)[0]
         except (OSError, ValueError):
@@ -240,6 +266,15 @@ async def _watch_agent(ws: Workspace, seat: str, phase: str, adapter: Adapter,
         if iteration != seen:
             seen = iteration
             _set(ws, seat, phase, iteration=iteration)
+
+
+async def _idle_watchdog(activity: Activity, idle: float, scope: anyio.CancelScope) -> None:
+    """Stop an agent that shows no sign of life for `idle` seconds (a hung retry loop)."""
+    # Sleeps until the deadline, which moves whenever the agent shows life: not a poll.
+    while (remaining := activity.last + idle - time.monotonic()) > 0:  # noqa: ASYNC110
+        await anyio.sleep(remaining)
+    activity.idle_fired = True
+    scope.cancel()
 
 
 def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
@@ -256,6 +291,7 @@ def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int |
     def change(state: RunState) -> AgentPhase:
         record = state.agents[seat].phase(phase)
         record.status, record.exit_code, record.error = status, returncode, error
+        record.failure = failures.classify(error) if status == "failed" else None
         record.iteration = iteration
         record.ended_at, record.pid, record.pid_started = utc_now(), None, None
         if session_id:

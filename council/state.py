@@ -54,6 +54,7 @@ class AgentPhase:
     started_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
+    failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failures.py)
 
     @property
     def usable(self) -> bool:

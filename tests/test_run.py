@@ -123,18 +123,22 @@ def test_claude_block_cap_is_raised_above_the_iteration_cap(council: Council) ->
         ({"gemini": {"crash": True}}, "gemini exited with code 244 (server error (HTTP 500))"),
         ({"gemini": {"write_nothing": True}}, "exited without writing its report"),
         ({"gemini": {"hang": True}}, "timed out after 5 s"),
+        ({"gemini": {"hang_after_turn": 1}}, "no output or report change for 2 s"),
     ],
 )
 def test_one_failing_agent_degrades_the_run(
-    council: Council, script: dict[str, object], error: str
+    council: Council, script: dict[str, dict[str, object]], error: str
 ) -> None:
     council.script(script)
-    proc = council.run("run", "--test", "--timeout", "5", "q")
+    idle = ["--idle-timeout", "2"] if "hang_after_turn" in script["gemini"] else []
+    proc = council.run("run", "--test", "--timeout", "5", *idle, "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     rec = state_of(run)["agents"]["gemini"]["phases"]["research"]
     assert rec["status"] == "failed"
     assert error in rec["error"]
+    assert rec["failure"] == {"crash": "server", "write_nothing": "no_report", "hang": "timeout",
+                              "hang_after_turn": "idle"}[next(iter(script["gemini"]))]
     assert "refinement" not in state_of(run)["agents"]["gemini"]["phases"]
     assert statuses(run, "refinement") == {"claude": "complete", "codex": "complete"}
     final = (run / "final-report.md").read_text()
@@ -259,3 +263,39 @@ def test_status_shows_each_agent(council: Council) -> None:
     by_agent = {a["agent"]: a for a in data["agents"]}
     assert by_agent["gemini"]["status"] == "failed"
     assert by_agent["claude"]["output_bytes"] > 0
+
+
+def test_a_megabyte_topic_never_reaches_an_argv(council: Council) -> None:
+    topic = ("Why? " * 200_000)[:999_000]
+    (council.root / "topic.txt").write_text(topic)
+    council.script({"*": {"finish_after": 1}})
+    proc = council.run("run", "--test", "--topic-file", "topic.txt")
+    assert proc.returncode == 0, proc.stderr
+    assert state_of(council.only_run())["topic"] == topic.strip()
+    for start in (e for e in council.fake_log() if e["event"] == "start"):
+        assert all(len(arg) < 10_000 for arg in start["argv"])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [(b"\xff\xfe not utf-8", "not valid UTF-8"), (b"a\x00b", "NUL byte"), (b" \n", "empty")],
+)
+def test_bad_topic_files(council: Council, content: bytes, message: str) -> None:
+    (council.root / "topic.txt").write_bytes(content)
+    proc = council.run("run", "--topic-file", "topic.txt")
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_corrupt_state_is_one_line_not_a_traceback(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}})
+    assert council.run("run", "--test", "--agents", "claude", "q").returncode == 0
+    run = council.only_run()
+    original = (run / "state.yaml").read_text()
+    (run / "state.yaml").write_text(original.replace("schema_version: 1", "schema_version: 7"))
+    for args in (["status"], ["resume", run.name], ["cancel", run.name]):
+        proc = council.run(*args)
+        assert proc.returncode == 1
+        assert "schema_version 7 is not 1" in proc.stderr
+        assert "Traceback" not in proc.stderr

@@ -26,7 +26,8 @@ class RunContext:
 
     @property
     def limits(self) -> Limits:
-        return Limits(timeout=self.options.timeout, grace=self.options.grace_period)
+        return Limits(timeout=self.options.timeout, grace=self.options.grace_period,
+                      idle=self.options.idle_timeout)
 
     def to_run(self, phase: str, seats: list[Seat]) -> list[tuple[Seat, AgentPhase | None]]:
         """Seats that still have `phase` to do, each with its interrupted record (if it had
