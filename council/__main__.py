@@ -7,6 +7,10 @@ import sys
 
 
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1:3] == ["hook", "session"]:
+        from council.plugin import main as session_hook
+
+        sys.exit(session_hook(sys.argv[3:]))
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         from council.hook import main as hook_main
 

@@ -196,8 +196,10 @@ def load_options(overrides: Overrides) -> RunOptions:
         for seat in seats:
             seat.validate("--max-iterations")
 
-    synthesizer = overrides.synthesizer or _str(data.get("synthesizer", "claude"), "synthesizer")
     names = [s.name for s in seats]
+    synthesizer = overrides.synthesizer or _str(data.get("synthesizer", "claude"), "synthesizer")
+    if not overrides.synthesizer and overrides.agents and synthesizer not in names:
+        synthesizer = names[0]  # --agents left the default synthesiser out: the first one writes
     if synthesizer not in names:
         raise UsageError(
             f"synthesizer {synthesizer!r} is not an agent of this council ({', '.join(names)})"

@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import psutil
 
-from council import progress, spawn
+from council import loop, plugin, progress, prompts, spawn
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
 from council.phases import RunContext, refinement, research, synthesis
@@ -25,6 +25,7 @@ from council.state import AgentRecord, RunState, create_state, load_state, updat
 from council.workspace import Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
+MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
 STAMP = "> council run "
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
@@ -52,9 +53,12 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
     return ws
 
 
-def execute(ws: Workspace) -> RunResult:
+def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
     """Run every remaining phase of the run in `ws` (all of them for a new run, what is left
-    for a resumed one). Holds the run's lock throughout; never raises for agent failures."""
+    for a resumed one). Holds the run's lock throughout; never raises for agent failures.
+
+    With `synthesise=False` (the Claude Code plugin) it stops after refinement and leaves the
+    synthesis to the main Claude session: see `handover` and `complete_handover`."""
     with RunLock(ws.root):
         state = load_state(ws.root)
         if state.phase == "done":
@@ -64,7 +68,7 @@ def execute(ws: Workspace) -> RunResult:
         if orphans:
             progress.emit(ws.root, "run", f"stopped agents left running by an earlier "
                           f"supervisor: {', '.join(orphans)}")
-        return anyio.run(_execute, ws, options, state.topic)
+        return anyio.run(_execute, ws, options, state.topic, synthesise)
 
 
 def _stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
@@ -80,14 +84,15 @@ def _stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
     return sorted(name for name, (pid, _) in recorded.items() if pid in stopped)
 
 
-async def _execute(ws: Workspace, options: RunOptions, topic: str) -> RunResult:
+async def _execute(ws: Workspace, options: RunOptions, topic: str,
+                   synthesise: bool) -> RunResult:
     ctx = RunContext(ws, options, topic)
     received: list[signal.Signals] = []
     result: RunResult | None = None
     async with anyio.create_task_group() as root:
         root.start_soon(_watch_signals, root.cancel_scope, received)
         try:
-            result = await _pipeline(ctx)
+            result = await _pipeline(ctx, synthesise)
         except PhaseFailedError as exc:
             _set_phase(ws, "failed", str(exc))
             progress.emit(ws.root, "run", f"failed: {exc}")
@@ -113,7 +118,7 @@ async def _watch_signals(scope: anyio.CancelScope, received: list[signal.Signals
             return
 
 
-async def _pipeline(ctx: RunContext) -> RunResult:
+async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     """research → refinement → synthesis. Each phase runs only the seats that have not
     finished it, so the same code serves a new run and a resumed one."""
     ws, seats = ctx.ws, list(ctx.options.seats)
@@ -136,6 +141,11 @@ async def _pipeline(ctx: RunContext) -> RunResult:
                       "skipped: fewer than two agents finished research")
 
     _set_phase(ws, "synthesis")
+    if not synthesise:
+        update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
+        progress.emit(ws.root, "synthesis", f"handed to the main Claude session: "
+                      f"{len(survivors)} reports to synthesise")
+        return RunResult(ws, EXIT_OK, "handed over")
     chosen = load_state(ws.root).synthesizer
     writer = next((s for s in survivors if s.name == chosen), None) or \
         synthesis.choose_synthesizer(ctx.options.synthesizer, seats, survivors)
@@ -149,7 +159,7 @@ async def _pipeline(ctx: RunContext) -> RunResult:
     if not record.usable:
         raise PhaseFailedError(f"synthesis failed: {record.error}; the agents' reports are "
                                f"kept in {ws.root}")
-    _stamp_final_report(ws, survivors, total, source_phase, writer)
+    _stamp_final_report(ws, [s.name for s in survivors], total, source_phase, writer.name)
     _set_phase(ws, "done")
     progress.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))
@@ -173,14 +183,13 @@ def _survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
     return survivors
 
 
-def _stamp_final_report(ws: Workspace, contributors: list[Seat], total: int,
-                        source_phase: str, writer: Seat) -> None:
+def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
+                        source_phase: str, writer: str) -> None:
     """Put who actually contributed at the top: a degraded run must not read like a full one."""
     phases = "research → refinement → synthesis" if source_phase == "refinement" \
         else "research → synthesis (refinement skipped)"
-    names = ", ".join(s.name for s in contributors)
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
-              f"({names}) · {phases} · synthesised by {writer.name}\n\n")
+              f"({', '.join(contributors)}) · {phases} · synthesised by {writer}\n\n")
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
@@ -225,11 +234,13 @@ def cancel_run(ws: Workspace) -> str:
     holder = live_supervisor(ws.root)
     proc = holder.process() if holder else None
     if proc is not None:
+        plugin.unbind_run(ws.root.parent, ws.id)
         proc.send_signal(signal.SIGTERM)
         if not _wait_gone(proc, options.grace_period + 30):
             raise CouncilError(f"the supervisor of run {ws.id} (pid {proc.pid}) did not stop "
                                "within its grace period; try again or kill it")
         return f"cancelled run {ws.id}: its supervisor (pid {proc.pid}) stopped its agents"
+    plugin.unbind_run(ws.root.parent, ws.id)  # a Claude session waiting on it may stop
     with RunLock(ws.root):
         orphans = _stop_orphans(ws, state, options.grace_period)
         stopped = _mark_cancelled(ws, "council cancel")
@@ -250,3 +261,45 @@ def _wait_gone(proc: psutil.Process, timeout: float) -> bool:
             return True
         time.sleep(0.1)  # polling a process we cannot wait() on
     return False
+
+
+def contributions(state: RunState) -> tuple[str, list[str]]:
+    """(the phase whose reports feed the synthesis, the agents that produced one)."""
+    for phase in ("refinement", "research"):
+        names = [n for n, rec in state.agents.items()
+                 if (ap := rec.phases.get(phase)) is not None and ap.usable]
+        if names:
+            return phase, names
+    return "research", []
+
+
+def handover(ws: Workspace) -> str:
+    """The instructions that hand the synthesis to the main Claude session."""
+    state = load_state(ws.root)
+    source, names = contributions(state)
+    seats = [RunOptions.from_dict(state.options).seat(n) for n in names]
+    contributors = [{"name": s.name, "cli": s.cli, "model": s.model,
+                     "path": str(ws.published_output(s.name, source))} for s in seats]
+    return prompts.render(
+        "synthesis", topic=state.topic, contributors=contributors,
+        total_agents=len(state.agents), report_path=str(ws.final_report),
+        methodology=synthesis.methodology(state, seats, source), marker=loop.MARKER,
+    )
+
+
+def complete_handover(ws: Workspace) -> bool:
+    """After the main session's turn: stamp the final report and end the run, if it exists."""
+    report = loop.read_report(ws.final_report)
+    if not report or not report.strip():
+        return False
+    state = load_state(ws.root)
+    source, names = contributions(state)
+    _stamp_final_report(ws, names, len(state.agents), source, MAIN_SESSION)
+    _set_phase(ws, "done")
+    progress.emit(ws.root, "run", f"done: {ws.final_report}")
+    return True
+
+
+def fail_run(ws: Workspace, reason: str) -> None:
+    _set_phase(ws, "failed", reason)
+    progress.emit(ws.root, "run", f"failed: {reason}")

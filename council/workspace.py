@@ -11,6 +11,7 @@ without a shell or a bypass flag; the supervisor publishes their reports to the 
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import time
@@ -92,10 +93,20 @@ def create_workspace(base: Path | None = None) -> Workspace:
                 continue
             (root / "logs").mkdir()
             (root / "agents").mkdir()
+            _point_latest(base, root)
             return Workspace(root)
     except OSError as exc:
         raise UsageError(f"cannot create a run folder in {base}: {exc.strerror}") from exc
     raise UsageError(f"cannot find a free run id in {base}")
+
+
+def _point_latest(base: Path, root: Path) -> None:
+    """research/latest → the newest run, so `tail -F research/latest/progress.log` always
+    follows the current run (replaced atomically)."""
+    tmp = base / f".latest-{root.name}"
+    tmp.unlink(missing_ok=True)
+    tmp.symlink_to(root.name)
+    os.replace(tmp, base / "latest")
 
 
 def find_run(run_id: str | None, base: Path | None = None) -> Workspace:

@@ -59,7 +59,7 @@ class Council:
         return self.root / "research"
 
     def only_run(self) -> Path:
-        runs = [p for p in self.research.iterdir() if p.is_dir()]
+        runs = [p for p in self.research.iterdir() if p.is_dir() and not p.is_symlink()]
         assert len(runs) == 1, runs
         return runs[0]
 

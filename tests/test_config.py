@@ -50,8 +50,9 @@ def test_agents_selection_and_overrides() -> None:
     assert all(s.max_iterations == 3 for s in options.seats)
     with pytest.raises(UsageError, match="unknown agent 'gpt'"):
         load_options(Overrides(agents=("gpt",)))
+    assert load_options(Overrides(agents=("gemini", "codex"))).synthesizer == "gemini"
     with pytest.raises(UsageError, match="synthesizer 'claude' is not an agent"):
-        load_options(Overrides(agents=("codex",)))
+        load_options(Overrides(agents=("codex",), synthesizer="claude"))
 
 
 @pytest.mark.parametrize(

@@ -19,12 +19,13 @@ payload = json.load(sys.stdin)
 log = os.environ["HOOK_LOG"]
 calls = sum(1 for _ in open(log)) if os.path.exists(log) else 0
 names = ("CLAUDE_PROJECT_DIR", "CLAUDE_CODE_SESSION_ID", "CLAUDECODE", "GEMINI_PROJECT_DIR",
-         "GEMINI_SESSION_ID", "HOOK_FROM_SETTINGS")
+         "GEMINI_SESSION_ID", "HOOK_FROM_SETTINGS", "CLAUDE_PLUGIN_ROOT", "CLAUDE_PLUGIN_DATA")
 with open(log, "a") as fh:
     fh.write(json.dumps({"payload": payload, "env": {k: os.environ.get(k) for k in names}}) + "\n")
 if calls < int(os.environ.get("HOOK_BLOCKS", "0")):
     decision = os.environ.get("HOOK_DECISION", "block")
-    print(json.dumps({"decision": decision, "reason": f"more {calls}"}))
+    reason = os.environ.get("HOOK_REASON", f"more {calls}")
+    print(json.dumps({"decision": decision, "reason": reason}))
 '''
 CLAUDE_KEYS = ["session_id", "transcript_path", "cwd", "prompt_id", "permission_mode", "effort",
                "hook_event_name", "stop_hook_active", "last_assistant_message",
@@ -170,6 +171,67 @@ def test_claude_cli_errors_permissions_crash_and_resume(claude: Agent) -> None:
     assert (r.returncode, json.loads(r.stdout)["session_id"]) == (0, sid)
     assert MARKER in claude.report.read_text()  # turn 2 of the session; report path remembered
     assert claude.run("claude", "-p", "x", "--resume", "no-such-id").returncode == 1
+
+
+def test_claude_plugin_main_session(tmp_path: Path) -> None:
+    a = Agent(tmp_path, "main")
+    plugin = tmp_path / "plugin"
+    (plugin / ".claude-plugin").mkdir(parents=True)
+    (plugin / ".claude-plugin" / "plugin.json").write_text('{"name": "demo", "version": "0.1.0"}')
+    (plugin / "commands").mkdir()
+    (plugin / "commands" / "hello.md").write_text(
+        "---\ndescription: Say hello\nargument-hint: WORDS\nallowed-tools: Write\n---\n"
+        "DEMO-TAG hello $ARGUMENTS, again: $ARGUMENTS.\n")
+    (plugin / "hooks").mkdir()
+    (plugin / "hooks" / "hook.py").write_text(HOOK)
+    hook = {"type": "command", "command": 'python3 "${CLAUDE_PLUGIN_ROOT}/hooks/hook.py"',
+            "timeout": 30}
+    hooks = {"hooks": {"Stop": [{"hooks": [hook]}]}}
+    (plugin / "hooks" / "hooks.json").write_text(json.dumps(hooks))
+    final = tmp_path / "out" / "final-report.md"
+    env = {"HOOK_BLOCKS": "1", "HOOK_REASON": f"Synthesise now.\nReport file: {final}\nThanks."}
+    stream = ("--output-format", "stream-json", "--verbose")
+    r = a.run("claude", "-p", "hi", *stream, **env)  # no --plugin-dir: no plugin, no hook
+    assert (r.returncode, jsonl(r.stdout)[-1]["result"], a.hook_calls()) == (0, "Acknowledged.", [])
+    for prompt in ("/demo:nope x", "/nope"):
+        r = a.run("claude", "-p", prompt, "--plugin-dir", str(plugin), "--output-format", "json")
+        res = json.loads(r.stdout)
+        assert (r.returncode, res["is_error"], res["subtype"]) == (0, False, "success")
+        assert res["result"] == f"Unknown command: {prompt.split()[0]}"
+    assert a.hook_calls() == []
+    assert a.turns() == [1]
+    r = a.run("claude", "-p", "/demo:hello some args", "--plugin-dir", str(plugin), *stream, **env)
+    assert r.returncode == 0, r.stderr
+    lines = jsonl(r.stdout)
+    assert lines[0]["plugins"] == [{"name": "demo", "path": str(plugin), "source": "demo@inline"}]
+    assert lines[0]["slash_commands"] == ["demo:hello"]
+    calls = a.hook_calls()
+    assert [c["payload"]["stop_hook_active"] for c in calls] == [False, True]
+    assert calls[0]["payload"]["last_assistant_message"] == "Acknowledged."
+    assert calls[0]["env"]["CLAUDE_PLUGIN_ROOT"] == str(plugin)
+    data_dir = tmp_path / "home" / ".claude" / "plugins" / "data" / "demo-inline"
+    assert calls[0]["env"]["CLAUDE_PLUGIN_DATA"] == str(data_dir)
+    transcript = Path(calls[0]["payload"]["transcript_path"])
+    project = "".join(ch if ch.isalnum() else "-" for ch in str(a.cwd))
+    assert transcript.parent == tmp_path / "home" / ".claude" / "projects" / project
+    messages = [x for x in jsonl(transcript.read_text()) if x["type"] in ("user", "assistant")]
+    assert messages[0]["message"] == {"role": "user", "content": (
+        "<command-message>demo:hello</command-message>\n<command-name>/demo:hello</command-name>\n"
+        "<command-args>some args</command-args>\nDEMO-TAG hello some args, again: some args.\n")}
+    assert messages[0]["sessionId"] == lines[-1]["session_id"]
+    assert messages[1]["message"]["content"] == [{"type": "text", "text": "Acknowledged."}]
+    assert messages[2]["message"]["content"] == "Stop hook feedback:\n" + env["HOOK_REASON"]
+    assert messages[3]["message"]["content"][0]["input"]["file_path"] == str(final)
+    assert final.read_text().startswith("# claude report\n\n## Turn 1 by claude (main)")
+    log = read_fake_log(a.log)
+    assert [(e["name"], e["args"]) for e in log if e["event"] == "command"] == [
+        ("demo:hello", "some args")]
+    turns = [(e["phase"], e["report_turn"], e["tool_call"]) for e in log if e["event"] == "turn"]
+    assert turns[-2:] == [("unknown", None, False), ("synthesis", 1, True)]
+    r = a.run("claude", "-p", "/demo:hello x", "--plugin-dir", str(plugin),
+              "--no-session-persistence", "--output-format", "json", HOOK_BLOCKS="0")
+    assert r.returncode == 0
+    assert not Path(a.hook_calls()[-1]["payload"]["transcript_path"]).exists()
 
 
 def test_codex_exec_then_resume_by_id(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def council(env: dict[str, str], tmp_path: Path, *args: str,
 
 
 def the_run(tmp_path: Path) -> Path:
-    (run,) = list((tmp_path / "research").iterdir())
+    (run,) = [p for p in (tmp_path / "research").iterdir() if not p.is_symlink()]
     return run
 
 

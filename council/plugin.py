@@ -1,0 +1,236 @@
+"""The Claude Code plugin's Stop hook (`council hook session`): the main Claude session
+drives a council.
+
+`/council:deep-research ARGS` only asks Claude to end its turn. At that stop this hook finds
+the command in the session's transcript, creates the run bound to the session, runs research
+and refinement with the sub-agents, and blocks the stop with the synthesis instructions. At
+the next stop it finds the final report, ends the run and lets the session stop.
+
+The hook fires in every session that loads the plugin, so an unrelated session costs one
+file lookup and a scan of its transcript for the command tag. It never traps the user: every
+error of its own allows the stop, with the reason in a systemMessage, and a missing final
+report is asked for once, then given up on.
+
+The topic is read from the transcript, never from a shell: the command file runs no tool.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+COMMAND = "council:deep-research"
+COMMAND_TAG = f"<command-name>/{COMMAND}</command-name>".encode()
+ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+SESSIONS_DIR = ".sessions"
+REMINDERS = 1  # ask once more for a missing final report, then give up
+
+
+@dataclass
+class Binding:
+    """research/.sessions/<session id>.json: which run a Claude session drives."""
+
+    run: str | None
+    handled: list[str]  # transcript uuids of /council:deep-research commands already started
+    reminders: int = 0
+
+
+def research_dir(payload: dict[str, Any]) -> Path:
+    env = os.environ.get("COUNCIL_RESEARCH_DIR")
+    return Path(env) if env else Path(str(payload.get("cwd") or os.getcwd())) / "research"
+
+
+def _binding_path(base: Path, session_id: str) -> Path:
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
+        raise ValueError(f"unexpected session id {session_id!r}")
+    return base / SESSIONS_DIR / f"{session_id}.json"
+
+
+def load_binding(base: Path, session_id: str) -> Binding | None:
+    try:
+        data = json.loads(_binding_path(base, session_id).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return Binding(run=data.get("run"), handled=list(data.get("handled", [])),
+                   reminders=int(data.get("reminders", 0)))
+
+
+def save_binding(base: Path, session_id: str, binding: Binding) -> None:
+    path = _binding_path(base, session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(binding.__dict__), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def unbind_run(base: Path, run_id: str) -> None:
+    """Release every session bound to a run (cancel): they may stop again."""
+    folder = base / SESSIONS_DIR
+    if not folder.is_dir():
+        return
+    for path in folder.glob("*.json"):
+        binding = load_binding(base, path.stem)
+        if binding is not None and binding.run == run_id:
+            binding.run = None
+            save_binding(base, path.stem, binding)
+
+
+def latest_command(transcript: Path) -> tuple[str, str] | None:
+    """(uuid, args) of the last /council:deep-research in a transcript, if any."""
+    try:
+        data = transcript.read_bytes()
+    except OSError:
+        return None
+    at = data.rfind(COMMAND_TAG)
+    if at < 0:
+        return None
+    start = data.rfind(b"\n", 0, at) + 1
+    end = data.find(b"\n", at)
+    line = json.loads(data[start:] if end < 0 else data[start:end])
+    text = _text(line.get("message", {}).get("content"))
+    found = ARGS.search(text)
+    return str(line.get("uuid") or start), (found.group(1) if found else "")
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(block.get("text", "")) for block in content
+                         if isinstance(block, dict))
+    return ""
+
+
+@dataclass(frozen=True)
+class Request:
+    test: bool
+    agents: tuple[str, ...]
+    topic: str
+
+
+def parse_request(args: str) -> Request:
+    """`[--test] [--agents a,b] TOPIC`: options first, the rest verbatim is the topic."""
+    words = args.strip().split(" ")
+    test = False
+    agents: tuple[str, ...] = ()
+    while words:
+        if words[0] == "--test":
+            test, words = True, words[1:]
+        elif words[0] == "--agents" and len(words) > 1:
+            agents = tuple(a for a in words[1].split(",") if a)
+            words = words[2:]
+        elif words[0].startswith("--agents="):
+            agents = tuple(a for a in words[0].split("=", 1)[1].split(",") if a)
+            words = words[1:]
+        elif words[0] == "":
+            words = words[1:]
+        else:
+            break
+    return Request(test, agents, " ".join(words))
+
+
+def block(reason: str, message: str) -> dict[str, str]:
+    return {"decision": "block", "reason": reason, "systemMessage": message}
+
+
+def allow(message: str | None = None) -> dict[str, str]:
+    return {"systemMessage": message} if message else {}
+
+
+def decide(payload: dict[str, Any]) -> dict[str, str]:
+    """What the main session's Stop hook answers. Does the council's work on the way."""
+    session_id = str(payload.get("session_id") or "")
+    if not session_id:
+        return {}
+    base = research_dir(payload)
+    binding = load_binding(base, session_id)
+    if binding is None or binding.run is None:
+        found = latest_command(Path(str(payload.get("transcript_path") or "")))
+        if found is None:
+            return {}  # not a council session: the common, fast case
+        uuid, args = found
+        if binding is not None and uuid in binding.handled:
+            return {}
+        binding = binding or Binding(run=None, handled=[])
+        binding.handled.append(uuid)
+        binding.run = _start(base, args)
+        binding.reminders = 0
+        save_binding(base, session_id, binding)
+    return _drive(base, session_id, binding, bool(payload.get("stop_hook_active")))
+
+
+def _start(base: Path, args: str) -> str:
+    from council.config import Overrides, load_options
+    from council.supervisor import start_run
+    from council.topic import check_topic
+
+    request = parse_request(args)
+    topic = check_topic(request.topic, "the /council:deep-research command")
+    options = load_options(Overrides(test=request.test, agents=request.agents))
+    return start_run(topic, options, base).id
+
+
+def _drive(base: Path, session_id: str, binding: Binding, stop_hook_active: bool) -> dict[str, str]:
+    from council import supervisor
+    from council.state import PHASES, load_state
+    from council.workspace import find_run
+
+    assert binding.run is not None
+    ws = find_run(binding.run, base)
+    state = load_state(ws.root)
+    follow = f"tail -f {ws.root / 'progress.log'}"
+
+    if state.phase in PHASES and state.synthesizer != supervisor.MAIN_SESSION:
+        result = supervisor.execute(ws, synthesise=False)
+        state = load_state(ws.root)
+        if result.exit_code != 0 or state.phase != "synthesis":
+            _release(base, session_id, binding)
+            return allow(f"Research council run {ws.id} {state.phase}: {result.message}")
+        _, names = supervisor.contributions(state)
+        return block(supervisor.handover(ws),
+                     f"Research council {ws.id}: {len(names)} of {len(state.agents)} agents "
+                     f"finished research and refinement. Phase 3/3: synthesis ({follow})")
+
+    if state.phase == "synthesis":
+        if supervisor.complete_handover(ws):
+            _release(base, session_id, binding)
+            return allow(f"Research council {ws.id} done: {ws.final_report}")
+        if binding.reminders < REMINDERS and not (stop_hook_active and binding.reminders):
+            binding.reminders += 1
+            save_binding(base, session_id, binding)
+            return block(f"The research council's final report is still missing. Write it "
+                         f"now, as instructed above, to this file:\nReport file: "
+                         f"{ws.final_report}",
+                         f"Research council {ws.id}: waiting for the final report")
+        supervisor.fail_run(ws, "the main session did not write the final report")
+        _release(base, session_id, binding)
+        return allow(f"Research council {ws.id}: no final report was written; the agents' "
+                     f"reports are in {ws.root}. Resume with `council resume {ws.id}`.")
+
+    _release(base, session_id, binding)  # done, failed or cancelled elsewhere
+    return allow(f"Research council {ws.id} is {state.phase}.")
+
+
+def _release(base: Path, session_id: str, binding: Binding) -> None:
+    binding.run, binding.reminders = None, 0
+    save_binding(base, session_id, binding)
+
+
+def main(argv: list[str]) -> int:
+    """Entry point of `council hook session`; always exits 0."""
+    try:
+        payload = json.loads(sys.stdin.read() or "{}")
+        if not isinstance(payload, dict):
+            raise ValueError("the Stop hook payload is not a JSON object")
+        out = decide(payload)
+    except Exception as exc:  # never trap the user in their session
+        out = allow(f"council plugin hook error, stop allowed: {exc}")
+    if out:
+        sys.stdout.write(json.dumps(out) + "\n")
+        sys.stdout.flush()
+    return 0
