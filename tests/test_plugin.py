@@ -38,14 +38,16 @@ def main_session(council: Council, prompt: str, *extra: str) -> list[str]:
             "acceptEdits", "--output-format", "stream-json", "--verbose", *extra]
 
 
-def run_session(council: Council, prompt: str) -> tuple[subprocess.CompletedProcess[str],
-                                                        dict[str, Any]]:
+def run_session(council: Council, prompt: str) -> subprocess.CompletedProcess[str]:
+    """Run the main session to its end; it must end cleanly whatever the council did."""
     cwd = project(council)
     proc = subprocess.run(main_session(council, prompt), cwd=cwd, env=council.env,
                           capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return proc, result
+    assert (result["type"], result["is_error"]) == ("result", False)
+    return proc
 
 
 def only_run(council: Council) -> Path:
@@ -64,8 +66,7 @@ def session_hooks(council: Council) -> list[dict[str, Any]]:
 
 def test_the_whole_flow(council: Council) -> None:
     council.script({"project": {"finish_after": 1}, "*": {"finish_after": 2}})
-    proc, result = run_session(council, "/council:deep-research --test How do 'tides' $(work)?")
-    assert proc.returncode == 0, proc.stderr
+    run_session(council, "/council:deep-research --test How do 'tides' $(work)?")
     run = only_run(council)
     st = state_of(run)
     assert st["phase"] == "done"
@@ -90,8 +91,7 @@ def test_the_whole_flow(council: Council) -> None:
 
 
 def test_an_unrelated_session_is_left_alone(council: Council) -> None:
-    proc, result = run_session(council, "What is 2+2?")
-    assert proc.returncode == 0, proc.stderr
+    run_session(council, "What is 2+2?")
     hooks = session_hooks(council)
     assert len(hooks) == 1
     assert hooks[0]["stdout"].strip() == ""
@@ -100,8 +100,7 @@ def test_an_unrelated_session_is_left_alone(council: Council) -> None:
 
 def test_agents_option_and_a_missing_report_is_asked_for_once(council: Council) -> None:
     council.script({"project": {"write_nothing": True}, "*": {"finish_after": 1}})
-    proc, result = run_session(council, "/council:deep-research --test --agents codex,gemini q")
-    assert proc.returncode == 0, proc.stderr
+    run_session(council, "/council:deep-research --test --agents codex,gemini q")
     run = only_run(council)
     st = state_of(run)
     assert set(st["agents"]) == {"codex", "gemini"}
@@ -116,8 +115,7 @@ def test_agents_option_and_a_missing_report_is_asked_for_once(council: Council) 
 def test_a_hook_error_lets_the_session_stop(council: Council) -> None:
     cwd = project(council)
     (cwd / "research").write_text("a file where the research folder should be")
-    proc, result = run_session(council, "/council:deep-research --test q")
-    assert proc.returncode == 0, proc.stderr
+    run_session(council, "/council:deep-research --test q")
     (reply,) = [json.loads(h["stdout"]) for h in session_hooks(council)]
     assert "decision" not in reply
     assert "council plugin hook error" in reply["systemMessage"]
@@ -137,7 +135,7 @@ def test_cancel_research_stops_the_agents_and_frees_the_session(council: Council
         cancel = subprocess.run([sys.executable, "-m", "council", "cancel"], cwd=cwd,
                                 env=council.env, capture_output=True, text=True, timeout=60)
         assert cancel.returncode == 0, cancel.stderr
-        out, _ = session.communicate(timeout=60)
+        session.communicate(timeout=60)
     finally:
         if session.poll() is None:
             session.send_signal(signal.SIGKILL)
