@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import click
 
 from council import __version__, paths, status, supervisor
-from council.config import Overrides, load_options
+from council.config import Overrides, load_options, plan
 from council.errors import CouncilError, UsageError
 from council.state import load_state
 from council.topic import read_topic
@@ -68,6 +68,12 @@ def main() -> None:
                    "seconds (default 900).")
 @click.option("--max-iterations", type=click.IntRange(min=1),
               help="Override every agent's iteration cap.")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True),
+              help="Budget in USD: once spent, agents stop after their current turn and the "
+                   "run goes on to synthesis.")
+@click.option("--max-tokens", type=click.IntRange(min=1),
+              help="Budget in tokens, as --max-cost.")
+@click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
               help="Council config file (default ./council.yaml, then "
                    "~/.config/council/config.yaml).")
@@ -75,8 +81,8 @@ def main() -> None:
 @handle_errors
 def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
         synthesizer: str | None, timeout: float | None, idle_timeout: float | None,
-        max_iterations: int | None,
-        config: Path | None, research_dir: Path | None) -> None:
+        max_iterations: int | None, max_cost: float | None, max_tokens: int | None,
+        confirm: bool, config: Path | None, research_dir: Path | None) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)
     names = tuple(a.strip() for a in agents.split(",") if a.strip()) if agents else ()
@@ -85,7 +91,12 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
     options = load_options(Overrides(config=config, test=test, agents=names,
                                      synthesizer=synthesizer, timeout=timeout,
                                      idle_timeout=idle_timeout,
-                                     max_iterations=max_iterations))
+                                     max_iterations=max_iterations, max_cost=max_cost,
+                                     max_tokens=max_tokens))
+    for line in plan(options):
+        click.echo(line)
+    if confirm and not click.confirm("Start the council?", default=False):
+        raise UsageError("not started")
     ws = supervisor.start_run(text, options, _research_dir(research_dir))
     click.echo(f"council run {ws.id}: {len(options.seats)} agents "
                f"({', '.join(s.name for s in options.seats)}), profile {options.profile}")

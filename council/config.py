@@ -105,6 +105,8 @@ class RunOptions:
     timeout: float | None = None
     grace_period: float = DEFAULT_GRACE_SECONDS
     idle_timeout: float | None = DEFAULT_IDLE_SECONDS
+    max_cost: float | None = None  # USD for the whole run
+    max_tokens: int | None = None
     synthesis_max_iterations: int = 3
     config_file: str | None = None
 
@@ -122,6 +124,8 @@ class RunOptions:
             "timeout": self.timeout,
             "grace_period": self.grace_period,
             "idle_timeout": self.idle_timeout,
+            "max_cost": self.max_cost,
+            "max_tokens": self.max_tokens,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
         }
@@ -139,6 +143,8 @@ class RunOptions:
             timeout=data.get("timeout"),
             grace_period=float(data.get("grace_period", DEFAULT_GRACE_SECONDS)),
             idle_timeout=data.get("idle_timeout", DEFAULT_IDLE_SECONDS),
+            max_cost=data.get("max_cost"),
+            max_tokens=data.get("max_tokens"),
             synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
             config_file=data.get("config_file"),
         )
@@ -155,13 +161,15 @@ class Overrides:
     timeout: float | None = None
     idle_timeout: float | None = None
     max_iterations: int | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
 
 
 def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line."""
     config_path, data = _read_config(overrides.config)
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
-                   "agents"}
+                   "max_cost", "max_tokens", "agents"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -212,6 +220,14 @@ def load_options(overrides: Overrides) -> RunOptions:
             else data.get("idle_timeout", DEFAULT_IDLE_SECONDS))
     if idle is not None and (not isinstance(idle, int | float) or idle <= 0):
         raise ConfigError(f"{where}: idle_timeout must be a positive number of seconds")
+    max_cost = overrides.max_cost if overrides.max_cost is not None else data.get("max_cost")
+    if max_cost is not None and (not isinstance(max_cost, int | float) or max_cost <= 0):
+        raise ConfigError(f"{where}: max_cost must be a positive number of US dollars")
+    max_tokens = (overrides.max_tokens if overrides.max_tokens is not None
+                  else data.get("max_tokens"))
+    if max_tokens is not None and (isinstance(max_tokens, bool)
+                                   or not isinstance(max_tokens, int) or max_tokens <= 0):
+        raise ConfigError(f"{where}: max_tokens must be a positive whole number")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
@@ -223,6 +239,8 @@ def load_options(overrides: Overrides) -> RunOptions:
         timeout=float(timeout) if timeout is not None else None,
         grace_period=float(grace),
         idle_timeout=float(idle) if idle is not None else None,
+        max_cost=float(max_cost) if max_cost is not None else None,
+        max_tokens=max_tokens,
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
     )
@@ -294,3 +312,25 @@ def _str_list(value: Any, where: str) -> Sequence[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: expected a list of strings")
     return value
+
+
+def plan(options: RunOptions) -> list[str]:
+    """What a run will do before it spends anything: agents, models, loops, limits."""
+    phases = 3 if len(options.seats) >= 2 else 2
+    lines = [f"{len(options.seats)} agents × up to {max(s.max_iterations for s in options.seats)} "
+             f"iterations × {phases} phases (research, "
+             + ("refinement, " if phases == 3 else "") + f"synthesis by {options.synthesizer}, "
+             f"up to {options.synthesis_max_iterations} iterations)"]
+    for seat in options.seats:
+        effort = f", effort {seat.effort}" if seat.effort else ""
+        lines.append(f"  {seat.name}: {seat.cli}, model {seat.model or 'default'}{effort}, "
+                     f"up to {seat.max_iterations} iterations per phase")
+    limits = []
+    if options.max_cost is not None:
+        limits.append(f"budget ${options.max_cost:.2f}")
+    if options.max_tokens is not None:
+        limits.append(f"budget {options.max_tokens} tokens")
+    if options.timeout is not None:
+        limits.append(f"{options.timeout:g} s per agent per phase")
+    lines.append("limits: " + (", ".join(limits) if limits else "no budget set (--max-cost)"))
+    return lines

@@ -15,11 +15,12 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import failures, loop, progress, prompts, spawn
+from council import budget, failures, loop, progress, prompts, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, Outcome
 from council.config import Seat
 from council.errors import CouncilError
+from council.ledger import Usage, format_usage
 from council.progress import utc_now
 from council.state import AgentPhase, RunState, update_state
 from council.workspace import Workspace
@@ -105,6 +106,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     outcome = Outcome()
 
     activity = Activity()
+    meter = Meter(adapter, seat, log)
 
     async def attempt() -> None:
         nonlocal returncode, outcome
@@ -133,7 +135,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     try:
         stop_mirror = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(_watch_agent, ws, seat.name, phase, adapter, activity, stop_mirror)
+            group.start_soon(_watch_agent, ws, seat.name, phase, meter, activity, stop_mirror)
             await drive()
             stop_mirror.set()
     except anyio.get_cancelled_exc_class():
@@ -144,6 +146,9 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
         raise
     iteration = loop.deactivate(loop_file)
+    meter.read(iteration, force=True)
+    _set(ws, seat.name, phase, usage=meter.record())
+    budget.check(ws)
 
     text = loop.read_report(report)
     if outcome.error is not None:
@@ -165,7 +170,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         size = len(text or "")
         progress.emit(ws.root, phase, seat.name,
                       f"{status} after {final.iteration} iteration(s), {elapsed:.0f} s, "
-                      f"{size} bytes")
+                      f"{size} bytes, {format_usage(meter.total)}")
     return final
 
 
@@ -240,16 +245,52 @@ def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
         shutil.copyfile(source, target / name)
 
 
-async def _watch_agent(ws: Workspace, seat: str, phase: str, adapter: Adapter,
+class Meter:
+    """An agent's usage for one phase, read from its CLI's log, split by iteration."""
+
+    def __init__(self, adapter: Adapter, seat: Seat, log: Path) -> None:
+        self.adapter, self.seat, self.log = adapter, seat, log
+        self.total = Usage()
+        self.per_iteration: dict[int, Usage] = {}
+        self.counted = Usage()  # the part of `total` already given to earlier iterations
+        self.read_at = 0.0
+
+    def read(self, iteration: int, force: bool = False) -> bool:
+        """Re-read the log (at most once a second unless forced); True if usage changed."""
+        now = time.monotonic()
+        if not force and now - self.read_at < 1.0:
+            return False
+        self.read_at = now
+        total = self.adapter.usage(self.log, self.seat.model)
+        if total == self.total:
+            return False
+        self.total = total
+        self.per_iteration[iteration] = Usage(
+            total.tokens_in - self.counted.tokens_in, total.tokens_out - self.counted.tokens_out,
+            None if total.cost_usd is None else total.cost_usd - (self.counted.cost_usd or 0.0),
+            total.estimated)
+        return True
+
+    def next_iteration(self) -> None:
+        self.counted = self.total
+
+    def record(self) -> dict[str, object]:
+        return {**self.total.to_dict(), "per_iteration": [
+            [it, u.tokens_in, u.tokens_out, None if u.cost_usd is None else round(u.cost_usd, 6)]
+            for it, u in sorted(self.per_iteration.items())]}
+
+
+async def _watch_agent(ws: Workspace, seat: str, phase: str, meter: Meter,
                        activity: Activity, stop: anyio.Event) -> None:
     """Keep state.yaml live while the agent runs: copy the loop file's iteration as hooks
-    move it on (hooks stay cheap, with no YAML), and record the session id as soon as the
-    CLI prints it, so a run whose supervisor is killed can still resume that session.
-    `stop` ends the watch at once; `rust_timeout` bounds the wait on a cancel."""
+    move it on (hooks stay cheap, with no YAML), record the session id as soon as the CLI
+    prints it (so a run whose supervisor is killed can still resume that session), and keep
+    the ledger and the budget current. `stop` ends the watch at once; `rust_timeout` bounds
+    the wait on a cancel."""
     loop_file, log = ws.loop_file(seat, phase), ws.log_file(seat, phase)
     signs_of_life = (str(ws.seat_dir(seat)), str(log), str(ws.stderr_file(seat, phase)))
     offset = log.stat().st_size if log.exists() else 0
-    seen, session = 1, None
+    seen, session = loop.read_loop(loop_file)[0], None
     async for _ in watchfiles.awatch(
         loop_file.parent, log.parent, watch_filter=lambda _c, p: p.startswith(signs_of_life),
         recursive=False, debounce=200, step=20, stop_event=stop, rust_timeout=200,
@@ -259,13 +300,21 @@ async def _watch_agent(ws: Workspace, seat: str, phase: str, adapter: Adapter,
             iteration = loop.read_loop(loop_file)[0]
         except (OSError, ValueError):
             iteration = seen
+        changes: dict[str, object] = {}
         if session is None:
-            session = adapter.outcome(log, None, offset).session_id
+            session = meter.adapter.outcome(log, None, offset).session_id
             if session is not None:
-                _set(ws, seat, phase, session_id=session)
+                changes["session_id"] = session
+        if meter.read(seen, force=iteration != seen):
+            changes["usage"] = meter.record()
         if iteration != seen:
             seen = iteration
-            _set(ws, seat, phase, iteration=iteration)
+            meter.next_iteration()
+            changes["iteration"] = iteration
+        if changes:
+            _set(ws, seat, phase, **changes)
+            if "usage" in changes:
+                budget.check(ws)
 
 
 async def _idle_watchdog(activity: Activity, idle: float, scope: anyio.CancelScope) -> None:

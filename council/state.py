@@ -55,6 +55,8 @@ class AgentPhase:
     ended_at: str | None = None
     error: str | None = None
     failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failures.py)
+    # ledger.Usage as a dict, plus "per_iteration": [[iteration, tokens_in, tokens_out, cost]]
+    usage: dict[str, Any] | None = None
 
     @property
     def usable(self) -> bool:
@@ -80,6 +82,7 @@ class RunState:
     phase: str = "research"
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     synthesizer: str | None = None
+    budget_exhausted: str | None = None  # why the budget stopped the loops, if it did
     updated_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
@@ -96,6 +99,7 @@ class RunState:
             "phase": self.phase,
             "error": self.error,
             "synthesizer": self.synthesizer,
+            "budget_exhausted": self.budget_exhausted,
             "options": self.options,
             "agents": {
                 name: {
@@ -155,6 +159,7 @@ class RunState:
             phase=phase,
             agents=agents,
             synthesizer=data.get("synthesizer"),
+            budget_exhausted=data.get("budget_exhausted"),
             updated_at=data.get("updated_at"),
             ended_at=data.get("ended_at"),
             error=data.get("error"),

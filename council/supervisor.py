@@ -130,7 +130,10 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     survivors = _survivors(ctx, "research", total)
 
     source_phase = "research"
-    if len(survivors) >= refinement.MIN_SEATS:
+    exhausted = load_state(ws.root).budget_exhausted
+    if exhausted:
+        progress.emit(ws.root, "refinement", f"skipped: {exhausted}")
+    elif len(survivors) >= refinement.MIN_SEATS:
         _set_phase(ws, "refinement")
         _announce(ctx, "refinement", survivors, "read each other's reports")
         await refinement.run(ctx, survivors)
@@ -188,8 +191,10 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
     """Put who actually contributed at the top: a degraded run must not read like a full one."""
     phases = "research → refinement → synthesis" if source_phase == "refinement" \
         else "research → synthesis (refinement skipped)"
+    cut = load_state(ws.root).budget_exhausted
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
-              f"({', '.join(contributors)}) · {phases} · synthesised by {writer}\n\n")
+              f"({', '.join(contributors)}) · {phases} · synthesised by {writer}"
+              + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]

@@ -68,7 +68,7 @@ class Workspace:
 
     def loop_file(self, seat: str, phase: str) -> Path:
         """The running loop's counters, shared by the runner and the agent's hook."""
-        return self.seat_dir(seat) / f"{phase}-loop.json"
+        return self.seat_dir(seat) / f"{phase}-loop.txt"
 
     def log_file(self, seat: str, phase: str) -> Path:
         return self.root / "logs" / f"{seat}-{phase}.jsonl"

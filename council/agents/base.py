@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from council.config import Seat
+from council.ledger import Usage
 
 HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
 
@@ -74,6 +75,10 @@ class Adapter(Protocol):
 
     def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
         """Read the session id and any failure from the CLI's output log, from byte `start`."""
+        ...
+
+    def usage(self, log: Path, model: str | None) -> Usage:
+        """Tokens and cost the CLI's output log reports so far (the whole log)."""
         ...
 
 

@@ -14,6 +14,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.ledger import Usage, estimate
 
 # Research needs to read, write and search; it never needs a shell.
 ALLOWED_TOOLS = "Read,Write,Edit,Glob,Grep,WebSearch,WebFetch"
@@ -78,3 +79,32 @@ class ClaudeAdapter:
                     error = None
         error = failure(self.cli, returncode, error)
         return Outcome(session_id, error)
+
+    def usage(self, log: Path, model: str | None) -> Usage:
+        """Each process's `result` carries its exact cost; while one runs, its assistant
+        messages' usage (one per message id) gives an estimate."""
+        total, live, seen = Usage(), {}, None
+        for event in json_events(log):
+            kind = event.get("type")
+            if kind == "system" and event.get("subtype") == "init":
+                seen = event.get("model") or seen
+            elif kind == "assistant":
+                message = event.get("message") or {}
+                if isinstance(message.get("usage"), dict):
+                    live[str(message.get("id"))] = message["usage"]
+            elif kind == "result":
+                u = event.get("usage") or {}
+                cost = event.get("total_cost_usd")
+                total = total + Usage(_tokens_in(u), int(u.get("output_tokens") or 0),
+                                      None if cost is None else float(cost))
+                live = {}
+        if live:
+            tokens_in = sum(_tokens_in(u) for u in live.values())
+            tokens_out = sum(int(u.get("output_tokens") or 0) for u in live.values())
+            total = total + estimate(self.cli, model or seen, tokens_in, tokens_out)
+        return total
+
+
+def _tokens_in(usage: dict[str, object]) -> int:
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    return sum(int(v) for k in keys if isinstance(v := usage.get(k), int))

@@ -15,6 +15,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.ledger import Usage, estimate
 
 
 class CodexAdapter:
@@ -64,3 +65,14 @@ class CodexAdapter:
             # "error" events are retry notices, not failures.
         error = failure(self.cli, returncode, error)
         return Outcome(thread_id, error)
+
+    def usage(self, log: Path, model: str | None) -> Usage:
+        """`turn.completed.usage` is the thread's running total: the last one is the total."""
+        last: dict[str, object] = {}
+        for event in json_events(log):
+            if event.get("type") == "turn.completed" and isinstance(event.get("usage"), dict):
+                last = event["usage"]
+        tokens_in = last.get("input_tokens")
+        tokens_out = last.get("output_tokens")
+        return estimate(self.cli, model, tokens_in if isinstance(tokens_in, int) else 0,
+                        tokens_out if isinstance(tokens_out, int) else 0)

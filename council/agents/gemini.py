@@ -14,6 +14,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.ledger import Usage, estimate
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
 HTTP_EXIT_CODES = {244: "server error (HTTP 500)", 173: "rate limited (HTTP 429)",
@@ -78,3 +79,14 @@ class GeminiAdapter:
                     error = None
         error = failure(self.cli, returncode, error, HTTP_EXIT_CODES)
         return Outcome(session_id, error)
+
+    def usage(self, log: Path, model: str | None) -> Usage:
+        """The `result` event's stats, once per process (gemini reports nothing before)."""
+        total = Usage()
+        for event in json_events(log):
+            if event.get("type") == "result" and isinstance(event.get("stats"), dict):
+                stats = event["stats"]
+                tokens_in = stats.get("input_tokens") or stats.get("input") or 0
+                tokens_out = stats.get("output_tokens") or 0
+                total = total + estimate(self.cli, model, int(tokens_in), int(tokens_out))
+        return total

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from council import loop, prompts
+from council import budget, loop, prompts
 from council.config import Seat
+from council.ledger import Usage, format_usage
 from council.phases import RunContext, run_parallel
 from council.runner import SeatTask
 from council.state import AgentPhase, RunState, load_state
@@ -34,10 +35,18 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
                 what += f" ({ap.error})"
             parts.append(what)
         model = rec.model or "its default model"
-        lines.append(f"{name} ({rec.cli}, {model}): " + ("; ".join(parts) or "did not run"))
-    if source_phase == "research":
+        used = sum((Usage.from_dict(ap.usage) for ap in rec.phases.values()), Usage())
+        lines.append(f"{name} ({rec.cli}, {model}): " + ("; ".join(parts) or "did not run")
+                     + f"; {format_usage(used)}")
+    if state.budget_exhausted:
+        lines.append(f"The run's budget cut the research short ({state.budget_exhausted}): "
+                     "agents stopped after their current turn.")
+    elif source_phase == "research":
         lines.append("Refinement did not run (fewer than two agents finished research); the "
                      "synthesis uses the research reports.")
+    spent = budget.spent(state)
+    lines.append(f"Spent so far: {format_usage(spent)}"
+                 + (" (partly estimated from list prices)" if spent.estimated else "") + ".")
     return lines
 
 

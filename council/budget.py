@@ -1,0 +1,46 @@
+"""The run's budget (`--max-cost`, `--max-tokens`): once the ledger passes it, every running
+loop is told to stop after its current turn (the hooks stop asking for more), and the run
+goes on to synthesis with what it has."""
+
+from __future__ import annotations
+
+from council import loop, progress
+from council.ledger import Usage, over_budget
+from council.state import RunState, update_state
+from council.workspace import Workspace
+
+
+def spent(state: RunState) -> Usage:
+    total = Usage()
+    for rec in state.agents.values():
+        for ap in rec.phases.values():
+            total = total + Usage.from_dict(ap.usage)
+    return total
+
+
+def check(ws: Workspace) -> str | None:
+    """Stop spending if the run is over its budget; returns why, or None."""
+
+    def change(state: RunState) -> tuple[str | None, bool]:
+        if state.budget_exhausted:
+            return state.budget_exhausted, False
+        opts = state.options
+        why = over_budget(spent(state), opts.get("max_cost"), opts.get("max_tokens"))
+        if why:
+            state.budget_exhausted = why
+        return why, why is not None
+
+    why, newly = update_state(ws.root, change)
+    if why:
+        # Research and refinement stop; the synthesis still runs on what there is.
+        loops = [*ws.root.glob("agents/*/research-loop.txt"),
+                 *ws.root.glob("agents/*/refinement-loop.txt")]
+        for loop_file in loops:
+            try:
+                loop.deactivate(loop_file)
+            except (OSError, ValueError):
+                continue
+    if newly:
+        progress.emit(ws.root, "run", f"budget reached: {why}; agents stop after their "
+                      "current turn and the run goes on to synthesis")
+    return why

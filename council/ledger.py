@@ -1,0 +1,84 @@
+"""Tokens and cost: what each agent spent, per phase and iteration, and the run's budget.
+
+Each CLI reports usage its own way (the adapters parse it into `Usage`); claude prices its
+own runs, the others report tokens only, which council prices from `prices.json` and labels
+an estimate."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Usage:
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None  # None: the CLI gave no price and none is known
+    estimated: bool = False  # priced by council from its table, not by the CLI
+
+    @property
+    def tokens(self) -> int:
+        return self.tokens_in + self.tokens_out
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = None if self.cost_usd is None and other.cost_usd is None else \
+            (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        return Usage(self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out,
+                     cost, self.estimated or other.estimated)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+                "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
+                "estimated": self.estimated}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Usage:
+        if not isinstance(data, dict):
+            return cls()
+        cost = data.get("cost_usd")
+        return cls(int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0),
+                   None if cost is None else float(cost), bool(data.get("estimated")))
+
+
+@cache
+def _prices() -> dict[str, Any]:
+    text = resources.files("council").joinpath("prices.json").read_text(encoding="utf-8")
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def price(cli: str, model: str | None, tokens_in: int, tokens_out: int) -> float | None:
+    """Estimated USD for tokens of `model` (a full name or a CLI alias), or None."""
+    table = _prices()["models"]
+    name = (model or _prices()["defaults"].get(cli) or "").lower()
+    name = _prices()["aliases"].get(cli, {}).get(name, name)
+    best = max((key for key in table if name.startswith(key)), key=len, default=None)
+    if best is None:
+        return None
+    rate = table[best]
+    return (tokens_in * float(rate["input"]) + tokens_out * float(rate["output"])) / 1_000_000
+
+
+def estimate(cli: str, model: str | None, tokens_in: int, tokens_out: int) -> Usage:
+    cost = price(cli, model, tokens_in, tokens_out)
+    return Usage(tokens_in, tokens_out, cost, estimated=cost is not None)
+
+
+def format_usage(usage: Usage) -> str:
+    """`12.3k tok, $0.42` (`~$0.42` for an estimate)."""
+    tokens = f"{usage.tokens / 1000:.1f}k tok" if usage.tokens >= 1000 else f"{usage.tokens} tok"
+    if usage.cost_usd is None:
+        return tokens
+    return f"{tokens}, {'~' if usage.estimated else ''}${usage.cost_usd:.2f}"
+
+
+def over_budget(spent: Usage, max_cost: float | None, max_tokens: int | None) -> str | None:
+    """Why the run must stop spending, or None."""
+    if max_cost is not None and spent.cost_usd is not None and spent.cost_usd >= max_cost:
+        return f"cost ${spent.cost_usd:.2f} reached the budget of ${max_cost:.2f}"
+    if max_tokens is not None and spent.tokens >= max_tokens:
+        return f"{spent.tokens} tokens reached the budget of {max_tokens}"
+    return None
