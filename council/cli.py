@@ -14,10 +14,12 @@ import click
 
 from council import __version__, paths, status, supervisor
 from council.config import Overrides, load_options, plan
+from council.doctor import run_doctor
 from council.errors import CouncilError, UsageError
 from council.state import load_state
 from council.topic import read_topic
-from council.workspace import find_run
+from council.watch import watch
+from council.workspace import find_run, list_runs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -133,6 +135,54 @@ def _finish(result: supervisor.RunResult) -> None:
     else:
         click.echo(f"council: {result.message}", err=True)
     sys.exit(result.exit_code)
+
+
+@main.command("list")
+@research_dir_option
+@handle_errors
+def list_cmd(research_dir: Path | None) -> None:
+    """List the runs in the research folder: id, phase, start, duration, cost, topic."""
+    runs = list_runs(_research_dir(research_dir))
+    if not runs:
+        click.echo("no council runs yet")
+        return
+    for ws in runs:
+        try:
+            click.echo(status.run_line(load_state(ws.root), ws))
+        except CouncilError as exc:
+            click.echo(f"{ws.id}  unreadable: {exc}")
+
+
+@main.command()
+@handle_errors
+def doctor() -> None:
+    """Check each CLI: on PATH, version, tested with council, where its login comes from."""
+    checks, code = run_doctor()
+    for c in checks:
+        if c.path is None:
+            click.echo(f"{c.cli:<7} not found on PATH")
+            continue
+        click.echo(f"{c.cli:<7} {c.version or 'unknown version'} at {c.path}; "
+                   f"tested: {c.tested}; auth: {c.auth}")
+    if code:
+        click.echo("council: error: no agent CLI can run here; install claude, codex or gemini",
+                   err=True)
+    sys.exit(code)
+
+
+@main.command("watch")
+@click.argument("run_id", required=False)
+@research_dir_option
+@handle_errors
+def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
+    """Follow a run live (the latest by default) until it ends."""
+    ws = find_run(run_id, _research_dir(research_dir))
+    state = watch(ws, click.echo)
+    shown = status.shown_phase(state, ws)
+    if ws.final_report.is_file() and state.phase == "done":
+        click.echo(f"final report: {ws.final_report}")
+    else:
+        click.echo(f"run {ws.id} ended: {shown}" + (f" ({state.error})" if state.error else ""))
 
 
 @main.command("status")

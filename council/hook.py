@@ -79,20 +79,6 @@ def render(cli: str, reason: str | None, error: str | None = None) -> str:
 
 
 def json_object(**fields: str) -> str:
-    return "{" + ", ".join(f"{json_string(k)}: {json_string(v)}" for k, v in fields.items()) + "}"
+    from council.progress import json_object as encode
 
-
-def json_string(text: str) -> str:
-    """A JSON string literal (RFC 8259): quote, backslash and control characters escaped."""
-    out = ['"']
-    for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch < " " or "\ud800" <= ch <= "\udfff" or ch in "\u2028\u2029\x7f":
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
+    return encode(dict(fields))

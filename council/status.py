@@ -8,6 +8,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from council import budget
+from council.ledger import Usage, format_usage
+from council.progress import PROGRESS_FILE
 from council.runlock import live_supervisor
 from council.state import PHASES, RunState
 from council.workspace import Workspace
@@ -24,6 +27,10 @@ class AgentRow:
     elapsed_s: float | None
     output_bytes: int | None
     error: str | None
+    tokens: int = 0
+    cost_usd: float | None = None
+    cost_estimated: bool = False
+    last_event: str | None = None
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -35,6 +42,7 @@ def _epoch(stamp: str | None) -> float | None:
 def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[AgentRow]:
     """One row per agent, for the latest phase it took part in."""
     now = time.time() if now is None else now
+    events = last_events(ws)
     out = []
     for name, rec in state.agents.items():
         phase = next((p for p in reversed(PHASES) if p in rec.phases), None)
@@ -49,9 +57,25 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
             if path.is_file():
                 size = path.stat().st_size
                 break
+        used = sum((Usage.from_dict(p.usage) for p in rec.phases.values()), Usage())
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
-                            elapsed, size, ap.error))
+                            elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
+                            events.get(name)))
     return out
+
+
+def last_events(ws: Workspace) -> dict[str, str]:
+    """Each agent's latest progress.log line (without time and phase)."""
+    events: dict[str, str] = {}
+    try:
+        lines = (ws.root / PROGRESS_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return events
+    for line in lines:
+        words = line.split(" ", 3)
+        if len(words) == 4 and words[1] in PHASES:
+            events[words[2]] = words[3]
+    return events
 
 
 def shown_phase(state: RunState, ws: Workspace) -> str:
@@ -74,6 +98,8 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
         "ended_at": state.ended_at,
         "error": state.error,
         "final_report": str(ws.final_report) if ws.final_report.is_file() else None,
+        "budget_exhausted": state.budget_exhausted,
+        "spent": budget.spent(state).to_dict(),
         "agents": [asdict(r) for r in rows(state, ws)],
     }
 
@@ -87,14 +113,20 @@ def as_text(state: RunState, ws: Workspace) -> str:
     lines = [f"run    {state.id}", f"topic  {topic}", f"phase  {phase}"]
     if state.error:
         lines.append(f"error  {state.error}")
+    spent = budget.spent(state)
+    lines.append(f"spent  {format_usage(spent)}"
+                 + (" (~ estimated from list prices)" if spent.estimated else "")
+                 + (f"; budget reached: {state.budget_exhausted}" if state.budget_exhausted
+                    else ""))
     lines.append("")
     lines.append(f"{'agent':<14} {'phase':<11} {'status':<10} {'iter':>7} {'elapsed':>8} "
-                 f"{'output':>9}")
+                 f"{'output':>9} {'tokens':>8} {'cost':>8}")
     for r in rows(state, ws):
         it = f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-"
         el = "-" if r.elapsed_s is None else _duration(r.elapsed_s)
         size = "-" if r.output_bytes is None else _size(r.output_bytes)
-        line = f"{r.agent:<14} {r.phase:<11} {r.status:<10} {it:>7} {el:>8} {size:>9}"
+        line = (f"{r.agent:<14} {r.phase:<11} {r.status:<10} {it:>7} {el:>8} {size:>9} "
+                f"{_tokens(r.tokens):>8} {_cost(r.cost_usd, r.cost_estimated):>8}")
         if r.error:
             line += f"  {' '.join(r.error.split())[:80]}"
         lines.append(line)
@@ -114,3 +146,23 @@ def _duration(seconds: float) -> str:
 
 def _size(n: int) -> str:
     return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def _tokens(n: int) -> str:
+    return "-" if not n else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
+
+
+def _cost(cost: float | None, estimated: bool) -> str:
+    return "-" if cost is None else f"{'~' if estimated else ''}${cost:.2f}"
+
+
+def run_line(state: RunState, ws: Workspace) -> str:
+    """One line per run for `council list`."""
+    start = _epoch(state.created_at)
+    end = _epoch(state.ended_at) or time.time()
+    duration = "-" if start is None else _duration(end - start)
+    spent = budget.spent(state)
+    topic = " ".join(state.topic.split())
+    topic = topic if len(topic) <= 50 else topic[:47] + "..."
+    return (f"{state.id}  {shown_phase(state, ws):<11} {state.created_at}  {duration:>8}  "
+            f"{_cost(spent.cost_usd, spent.estimated):>8}  {topic}")

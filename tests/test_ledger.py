@@ -1,0 +1,77 @@
+"""Usage from each CLI's own output (shapes recorded from the real CLIs), pricing, budgets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from council.agents import adapter_for
+from council.ledger import Usage, format_usage, over_budget, price
+
+
+def log(tmp_path: Path, events: list[dict[str, object]]) -> Path:
+    path = tmp_path / "out.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events) + "not json\n")
+    return path
+
+
+def test_claude_exact_cost_from_result(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = [
+        {"type": "system", "subtype": "init", "model": "claude-haiku-4-5-20251001"},
+        {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 50,
+                                                                  "output_tokens": 5}}},
+        {"type": "result", "subtype": "success", "is_error": False, "total_cost_usd": 0.0123,
+         "usage": {"input_tokens": 100, "cache_read_input_tokens": 20, "output_tokens": 30}},
+    ]
+    usage = adapter_for("claude").usage(log(tmp_path, events), "haiku")
+    assert usage == Usage(120, 30, 0.0123, estimated=False)
+
+
+def test_claude_running_session_is_estimated_once_per_message(tmp_path: Path) -> None:
+    block: dict[str, object] = {"type": "assistant", "message": {"id": "m1", "usage": {
+        "input_tokens": 1_000_000, "output_tokens": 0}}}
+    usage = adapter_for("claude").usage(log(tmp_path, [block, block]), "haiku")
+    assert usage.tokens_in == 1_000_000  # two content blocks of one message count once
+    assert usage.estimated
+    assert usage.cost_usd == pytest.approx(1.0)  # haiku: $1 per million input tokens
+
+
+def test_codex_usage_is_cumulative_per_thread(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 300, "cached_input_tokens": 0,
+                                             "output_tokens": 60}},
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 500, "cached_input_tokens": 0,
+                                             "output_tokens": 90}},
+    ]
+    usage = adapter_for("codex").usage(log(tmp_path, events), "gpt-5.5")
+    assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (500, 90, True)
+    assert usage.cost_usd == pytest.approx((500 * 1.25 + 90 * 10) / 1e6)
+
+
+def test_gemini_usage_from_result_stats(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = [
+        {"type": "init", "session_id": "g"},
+        {"type": "result", "status": "success", "stats": {
+            "total_tokens": 71822, "input_tokens": 71688, "output_tokens": 134,
+            "duration_ms": 230, "tool_calls": 3}},
+    ]
+    usage = adapter_for("gemini").usage(log(tmp_path, events), "flash-lite")
+    assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (71688, 134, True)
+
+
+def test_pricing_and_formatting() -> None:
+    assert price("claude", "opus", 1_000_000, 0) == pytest.approx(5.0)
+    assert price("gemini", "gemini-2.5-pro", 0, 1_000_000) == pytest.approx(10.0)
+    assert price("codex", "some-unknown-model", 10, 10) is None
+    assert format_usage(Usage(1500, 0, 0.5, True)) == "1.5k tok, ~$0.50"
+    assert format_usage(Usage(10, 5, None)) == "15 tok"
+
+
+def test_over_budget() -> None:
+    assert over_budget(Usage(10, 10, 1.0), 1.0, None) == "cost $1.00 reached the budget of $1.00"
+    assert over_budget(Usage(10, 10, 0.5), 1.0, 25) is None
+    assert over_budget(Usage(10, 20, None), 1.0, 25) == "30 tokens reached the budget of 25"

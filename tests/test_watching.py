@@ -1,0 +1,98 @@
+"""Budgets, watch, list and doctor, end to end with the fake CLIs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from conftest import Council
+
+
+def state_of(run: Path) -> dict:  # type: ignore[type-arg]
+    return yaml.safe_load((run / "state.yaml").read_text())  # type: ignore[no-any-return]
+
+
+def test_a_budget_stops_the_loops_and_goes_on_to_synthesis(council: Council) -> None:
+    council.script({"*": {"never_finish": True}})
+    proc = council.run("run", "--test", "--max-iterations", "6", "--max-tokens", "500", "q")
+    assert proc.returncode == 0, proc.stderr
+    assert "limits: budget 500 tokens" in proc.stdout  # the plan came first
+    run = council.only_run()
+    st = state_of(run)
+    assert "reached the budget of 500" in st["budget_exhausted"]
+    research = {n: a["phases"]["research"] for n, a in st["agents"].items()}
+    assert all(r["iteration"] < 6 for r in research.values())
+    assert "refinement" not in st["agents"]["codex"]["phases"]
+    assert st["phase"] == "done"
+    assert "cut short by the budget" in (run / "final-report.md").read_text()
+    prompt = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+    assert "budget cut the research short" in prompt
+    assert "budget reached" in (run / "progress.log").read_text()
+
+
+def test_usage_lands_in_state_status_and_list(council: Council) -> None:
+    council.script({"*": {"finish_after": 2}})
+    assert council.run("run", "--test", "q").returncode == 0
+    run = council.only_run()
+    usage = state_of(run)["agents"]["codex"]["phases"]["research"]["usage"]
+    assert usage["tokens_in"] > 0
+    assert usage["estimated"] is True
+    assert [row[0] for row in usage["per_iteration"]] == [1, 2]
+    claude = state_of(run)["agents"]["claude"]["phases"]["research"]["usage"]
+    assert claude["estimated"] is False  # claude prices its own runs
+    assert claude["cost_usd"] > 0
+    status = council.run("status").stdout
+    assert "spent" in status
+    assert "tokens" in status
+    listed = council.run("list").stdout
+    assert run.name in listed
+    assert "done" in listed
+
+
+def test_watch_without_a_terminal_prints_lines_until_the_end(council: Council) -> None:
+    council.script({"*": {"finish_after": 2, "delay": 0.3}})
+    run = subprocess.Popen([sys.executable, "-m", "council", "run", "--test", "q"],
+                           env=council.env, cwd=council.root, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        from test_cancel import wait_for
+
+        wait_for(lambda: council.research.exists() and any(
+            p for p in council.research.iterdir() if not p.is_symlink()))
+        watch = council.run("watch", timeout=120)
+    finally:
+        run.wait(120)
+    assert watch.returncode == 0, watch.stderr
+    lines = watch.stdout.splitlines()
+    assert any(" research codex iteration 2/2" in line for line in lines)
+    assert lines[-1] == f"final report: {council.only_run() / 'final-report.md'}"
+
+
+def test_doctor(council: Council, tmp_path: Path) -> None:
+    ok = council.run("doctor")
+    assert ok.returncode == 0, ok.stderr
+    assert "claude  2.1.197" in ok.stdout
+    assert "tested: yes" in ok.stdout
+
+    odd = tmp_path / "odd-bin"
+    odd.mkdir()
+    fake = odd / "claude"
+    fake.write_text("#!/bin/sh\necho '9.9.9 (Claude Code)'\n")
+    fake.chmod(0o755)
+    env = {**council.env, "PATH": f"{odd}{os.pathsep}/usr/bin:/bin",
+           "ANTHROPIC_API_KEY": "sk-test"}
+    proc = subprocess.run([sys.executable, "-m", "council", "doctor"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "tested: no (council is tested with 2.1.197)" in proc.stdout
+    assert "auth: found ANTHROPIC_API_KEY" in proc.stdout
+    assert "codex   not found on PATH" in proc.stdout
+
+    none = subprocess.run([sys.executable, "-m", "council", "doctor"],
+                          env={**council.env, "PATH": "/nonexistent"},
+                          capture_output=True, text=True, timeout=60)
+    assert none.returncode == 1
+    assert "no agent CLI can run here" in none.stderr
