@@ -96,3 +96,28 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert none.returncode == 1
     assert "no agent CLI can run here" in none.stderr
+
+
+def test_confirm_declined_spends_nothing(council: Council) -> None:
+    proc = council.run("run", "--test", "--confirm", "q", input=b"n\n")
+    assert proc.returncode == 2
+    assert "Start the council?" in proc.stdout
+    assert "not started" in proc.stderr
+    assert not council.fake_log()
+
+
+def test_the_live_table_shows_every_agent(council: Council) -> None:
+    from rich.console import Console
+
+    from council.state import load_state
+    from council.watch import table
+    from council.workspace import Workspace
+
+    council.script({"*": {"finish_after": 1}})
+    assert council.run("run", "--test", "q").returncode == 0
+    ws = Workspace(council.only_run())
+    console = Console(record=True, width=160)
+    console.print(table(load_state(ws.root), ws))
+    text = console.export_text()
+    for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1"):
+        assert needle in text

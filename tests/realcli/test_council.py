@@ -57,6 +57,7 @@ def test_full_council_with_the_real_clis(cli_env: dict[str, str], server: Script
         for seat in ("claude", "codex", "gemini"):
             rec = st["agents"][seat]["phases"][phase]
             assert (rec["status"], rec["iteration"]) == ("complete", 2), (seat, phase, rec)
+            assert rec["usage"]["tokens_in"] > 0, (seat, phase)  # parsed from real output
             assert MARKER in (run / f"{seat}-{suffix}.md").read_text()
 
     claude = requests_for(server, "anthropic", "claude-report.md")
