@@ -164,3 +164,17 @@ def test_unwritable_research_dir(council: Council, kind: str) -> None:
     assert proc.returncode == 2
     assert "cannot create a run folder" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_two_runs_in_one_research_dir_never_collide(council: Council) -> None:
+    council.script({"*": {"finish_after": 2, "delay": 0.2}})
+    procs = [subprocess.Popen([sys.executable, "-m", "council", "run", "--test", f"topic {i}"],
+                              env=council.env, cwd=council.root, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for i in range(2)]
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    runs = [p for p in council.research.iterdir() if p.is_dir() and not p.is_symlink()]
+    assert len(runs) == 2
+    assert {state_of(r)["topic"] for r in runs} == {"topic 0", "topic 1"}
+    assert all(state_of(r)["phase"] == "done" for r in runs)
