@@ -57,6 +57,8 @@ class AgentPhase:
     failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failures.py)
     # ledger.Usage as a dict, plus "per_iteration": [[iteration, tokens_in, tokens_out, cost]]
     usage: dict[str, Any] | None = None
+    # refinement only: sources the agent's research report cited and its refined one dropped
+    dropped_sources: list[str] | None = None
 
     @property
     def usable(self) -> bool:

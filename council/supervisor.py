@@ -15,7 +15,7 @@ from pathlib import Path
 import anyio
 import psutil
 
-from council import loop, plugin, progress, prompts, spawn
+from council import loop, plugin, progress, prompts, sources, spawn
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
 from council.phases import RunContext, refinement, research, synthesis
@@ -139,6 +139,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         await refinement.run(ctx, survivors)
         survivors = _survivors(ctx, "refinement", total)
         source_phase = "refinement"
+        _record_regressions(ws)
     else:
         progress.emit(ws.root, "refinement",
                       "skipped: fewer than two agents finished research")
@@ -198,6 +199,7 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
+    body = sources.replace_sources(body, sources.sources_section(_write_ledger(ws, body)))
     ws.final_report.write_text(header + body, encoding="utf-8")
 
 
@@ -308,3 +310,45 @@ def complete_handover(ws: Workspace) -> bool:
 def fail_run(ws: Workspace, reason: str) -> None:
     _set_phase(ws, "failed", reason)
     progress.emit(ws.root, "run", f"failed: {reason}")
+
+
+def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
+    out = []
+    for name, rec in state.agents.items():
+        for phase in ("research", "refinement"):
+            text = loop.read_report(ws.published_output(name, phase))
+            if text and (ap := rec.phases.get(phase)) is not None and ap.usable:
+                out.append((name, phase, text))
+    return out
+
+
+def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
+    """sources.json from every report of the run; the final report's Sources come from it."""
+    state = load_state(ws.root)
+    writer = state.synthesizer or "synthesis"
+    ledger = sources.build([*_reports(ws, state), (writer, "synthesis", final_report)])
+    regressions = {name: ap.dropped_sources for name, rec in state.agents.items()
+                   if (ap := rec.phases.get("refinement")) and ap.dropped_sources}
+    sources.write(ws.root / "sources.json", ledger, regressions)
+    return ledger
+
+
+def _record_regressions(ws: Workspace) -> None:
+    """No silent regression: sources an agent dropped between its research and refined
+    reports go into state.yaml, progress.log and the synthesis's methodology facts."""
+    def change(state: RunState) -> list[tuple[str, list[str]]]:
+        found = []
+        for name, rec in state.agents.items():
+            ap = rec.phases.get("refinement")
+            before = loop.read_report(ws.published_output(name, "research"))
+            after = loop.read_report(ws.published_output(name, "refinement"))
+            if ap is None or not ap.usable or before is None or after is None:
+                continue
+            ap.dropped_sources = sources.disappeared(before, after)
+            if ap.dropped_sources:
+                found.append((name, ap.dropped_sources))
+        return found
+
+    for name, dropped in update_state(ws.root, change):
+        progress.emit(ws.root, "refinement", name,
+                      f"dropped {len(dropped)} source(s) its research report cited")

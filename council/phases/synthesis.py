@@ -38,6 +38,13 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
         used = sum((Usage.from_dict(ap.usage) for ap in rec.phases.values()), Usage())
         lines.append(f"{name} ({rec.cli}, {model}): " + ("; ".join(parts) or "did not run")
                      + f"; {format_usage(used)}")
+    for name, rec in state.agents.items():
+        dropped = (rec.phases["refinement"].dropped_sources
+                   if "refinement" in rec.phases else None)
+        if dropped:
+            lines.append(f"{name} dropped {len(dropped)} source(s) between its research and "
+                         f"refined reports: {', '.join(dropped[:5])}"
+                         + (" …" if len(dropped) > 5 else ""))
     if state.budget_exhausted:
         lines.append(f"The run's budget cut the research short ({state.budget_exhausted}): "
                      "agents stopped after their current turn.")

@@ -1,0 +1,149 @@
+"""The source ledger: every URL the reports cite, canonicalised and de-duplicated, with who
+cited it where. Deterministic, no model involved: it is what the final report's Sources
+section is built from, and how a source that vanished between phases is noticed."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+# Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
+# an angle bracket, and loses trailing punctuation that belongs to the sentence.
+LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|<(https?://[^>\s]+)>|"
+                  r"(?<![<\w])((?:https?|ftp)://[^\s<>\"'`\]]+|www\.[^\s<>\"'`\]]+)")
+TRAILING = ".,;:!?)]}*_'\""
+TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_hsenc|_hsmi|"
+                      r"igshid|yclid|ref_src)$", re.I)
+DEFAULT_PORTS = {"http": 80, "https": 443, "ftp": 21}
+
+
+def extract(text: str) -> list[str]:
+    """The URLs cited in a markdown text, in order, as written."""
+    found = []
+    for match in LINK.finditer(text):
+        url = next(g for g in match.groups() if g)
+        if match.group(3):  # a bare URL: sentence punctuation is not part of it
+            while url and url[-1] in TRAILING:
+                if url[-1] == ")" and url.count("(") >= url.count(")"):
+                    break
+                url = url[:-1]
+        found.append(url)
+    return found
+
+
+def canonical(url: str) -> str | None:
+    """One spelling per resource, or None when the link is malformed."""
+    if url.startswith("www."):
+        url = "https://" + url
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    if scheme not in DEFAULT_PORTS or not host or "." not in host or " " in url:
+        return None
+    netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
+    path = parts.path or "/"
+    if len(path) > 1:
+        path = path.rstrip("/")
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                       if not TRACKING.match(k)])
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+@dataclass
+class Source:
+    url: str
+    variants: set[str] = field(default_factory=set)
+    cited_by: dict[str, set[str]] = field(default_factory=dict)  # agent → phases
+
+    @property
+    def agents(self) -> list[str]:
+        """The agents whose own reports cite it (the synthesis only repeats them)."""
+        return sorted(a for a, phases in self.cited_by.items() if phases - {"synthesis"})
+
+    def to_dict(self, number: int) -> dict[str, Any]:
+        return {"n": number, "url": self.url, "variants": sorted(self.variants - {self.url}),
+                "cited_by": {a: sorted(p) for a, p in sorted(self.cited_by.items())},
+                "single_agent": len(self.agents) == 1,
+                "synthesis_only": not self.agents}
+
+
+@dataclass
+class Ledger:
+    sources: dict[str, Source] = field(default_factory=dict)
+    malformed: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, agent: str, phase: str, text: str) -> None:
+        for url in extract(text):
+            key = canonical(url)
+            if key is None:
+                self.malformed.append({"url": url, "agent": agent, "phase": phase})
+                continue
+            source = self.sources.setdefault(key, Source(key))
+            source.variants.add(url)
+            source.cited_by.setdefault(agent, set()).add(phase)
+
+    def ordered(self) -> list[Source]:
+        """Most-cited first (by how many agents), then by URL: stable numbering."""
+        return sorted(self.sources.values(), key=lambda s: (-len(s.agents), s.url))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"sources": [s.to_dict(i) for i, s in enumerate(self.ordered(), 1)],
+                "malformed": self.malformed}
+
+
+def build(reports: Iterable[tuple[str, str, str]]) -> Ledger:
+    """A ledger from (agent, phase, report text) triples."""
+    ledger = Ledger()
+    for agent, phase, text in reports:
+        ledger.add(agent, phase, text)
+    return ledger
+
+
+def sources_section(ledger: Ledger) -> str:
+    """The final report's Sources section, numbered, each with the agents that cited it."""
+    lines = ["## Sources", "",
+             "_Built by council from every report of this run, de-duplicated. † cited by one "
+             "agent only; ‡ cited by no agent's report, only by the synthesis._", ""]
+    for i, source in enumerate(ledger.ordered(), 1):
+        if source.agents:
+            mark = " †" if len(source.agents) == 1 else ""
+            lines.append(f"{i}. <{source.url}> — cited by {', '.join(source.agents)}{mark}")
+        else:
+            lines.append(f"{i}. <{source.url}> — only in the synthesis ‡")
+    if ledger.malformed:
+        lines += ["", "Malformed links found in the reports (not counted):"]
+        lines += [f"- `{m['url']}` ({m['agent']}, {m['phase']})" for m in ledger.malformed]
+    return "\n".join(lines) + "\n"
+
+
+def replace_sources(report: str, section: str) -> str:
+    """Swap the report's own Sources section (up to the next `## `) for council's."""
+    match = re.search(r"^##\s+(?:\d+\.\s*)?(?:Comprehensive\s+)?Sources?\b.*$", report,
+                      re.M | re.I)
+    if match is None:
+        return report.rstrip("\n") + "\n\n" + section
+    nxt = re.search(r"^## ", report[match.end():], re.M)
+    end = match.end() + nxt.start() if nxt else len(report)
+    tail = report[end:]
+    return report[:match.start()] + section + ("\n" + tail if tail else "")
+
+
+def disappeared(before: str, after: str) -> list[str]:
+    """Sources an agent cited in its research report but dropped from its refined one."""
+    old = {c for u in extract(before) if (c := canonical(u))}
+    new = {c for u in extract(after) if (c := canonical(u))}
+    return sorted(old - new)
+
+
+def write(path: Path, ledger: Ledger, regressions: Mapping[str, list[str]]) -> None:
+    data = {**ledger.to_dict(), "dropped_in_refinement": dict(regressions)}
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
