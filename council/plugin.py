@@ -20,7 +20,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ COMMAND_TAG = f"<command-name>/{COMMAND}</command-name>".encode()
 ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 SESSIONS_DIR = ".sessions"
 REMINDERS = 1  # ask once more for a missing final report, then give up
+PHASE_TIMEOUT = 3300.0  # per agent per phase: research + refinement fit in the hook's 7200 s
 
 
 @dataclass
@@ -68,6 +69,14 @@ def save_binding(base: Path, session_id: str, binding: Binding) -> None:
     os.replace(tmp, path)
 
 
+def is_bound(base: Path, run_id: str) -> bool:
+    """Whether a Claude session is waiting on this run."""
+    folder = base / SESSIONS_DIR
+    return folder.is_dir() and any(
+        (b := load_binding(base, p.stem)) is not None and b.run == run_id
+        for p in folder.glob("*.json"))
+
+
 def unbind_run(base: Path, run_id: str) -> None:
     """Release every session bound to a run (cancel): they may stop again."""
     folder = base / SESSIONS_DIR
@@ -81,28 +90,41 @@ def unbind_run(base: Path, run_id: str) -> None:
 
 
 def latest_command(transcript: Path) -> tuple[str, str] | None:
-    """(uuid, args) of the last /council:deep-research in a transcript, if any."""
+    """(uuid, args) of the last /council:deep-research the *user* typed, if any.
+
+    Only a user line whose prompt text begins with the command's expansion counts: the tag
+    quoted in a tool result, an assistant reply or a file that Claude read starts nothing."""
     try:
         data = transcript.read_bytes()
     except OSError:
         return None
-    at = data.rfind(COMMAND_TAG)
-    if at < 0:
-        return None
-    start = data.rfind(b"\n", 0, at) + 1
-    end = data.find(b"\n", at)
-    line = json.loads(data[start:] if end < 0 else data[start:end])
-    text = _text(line.get("message", {}).get("content"))
-    found = ARGS.search(text)
-    return str(line.get("uuid") or start), (found.group(1) if found else "")
+    end = len(data)
+    while (at := data.rfind(COMMAND_TAG, 0, end)) >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        end = start
+        try:
+            line = json.loads(data[start:] if stop < 0 else data[start:stop])
+        except ValueError:
+            continue
+        message = line.get("message") if isinstance(line, dict) else None
+        if line.get("type") != "user" or not isinstance(message, dict):
+            continue
+        text = _text(message.get("content"))
+        if not text.lstrip().startswith(("<command-message>", "<command-name>")):
+            continue
+        found = ARGS.search(text)
+        return str(line.get("uuid") or start), (found.group(1) if found else "")
+    return None
 
 
 def _text(content: Any) -> str:
+    """A message's own text: its text blocks, not the tool results it carries."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return "\n".join(str(block.get("text", "")) for block in content
-                         if isinstance(block, dict))
+                         if isinstance(block, dict) and block.get("type", "text") == "text")
     return ""
 
 
@@ -158,9 +180,14 @@ def decide(payload: dict[str, Any]) -> dict[str, str]:
             return {}
         binding = binding or Binding(run=None, handled=[])
         binding.handled.append(uuid)
-        binding.run = _start(base, args)
         binding.reminders = 0
+        # Saved before starting: a request that cannot start is reported once, not at every
+        # later stop of the session.
         save_binding(base, session_id, binding)
+        binding.run = _start(base, args)
+        save_binding(base, session_id, binding)
+        return _drive(base, session_id, binding, bool(payload.get("stop_hook_active")),
+                      fresh=True)
     return _drive(base, session_id, binding, bool(payload.get("stop_hook_active")))
 
 
@@ -172,10 +199,14 @@ def _start(base: Path, args: str) -> str:
     request = parse_request(args)
     topic = check_topic(request.topic, "the /council:deep-research command")
     options = load_options(Overrides(test=request.test, agents=request.agents))
+    if options.timeout is None:
+        # Research and refinement must both fit in the Stop hook's 7200 s.
+        options = replace(options, timeout=PHASE_TIMEOUT)
     return start_run(topic, options, base).id
 
 
-def _drive(base: Path, session_id: str, binding: Binding, stop_hook_active: bool) -> dict[str, str]:
+def _drive(base: Path, session_id: str, binding: Binding, stop_hook_active: bool,
+           fresh: bool = False) -> dict[str, str]:
     from council import supervisor
     from council.state import PHASES, load_state
     from council.workspace import find_run
@@ -186,6 +217,12 @@ def _drive(base: Path, session_id: str, binding: Binding, stop_hook_active: bool
     follow = f"tail -f {ws.root / 'progress.log'}"
 
     if state.phase in PHASES and state.synthesizer != supervisor.MAIN_SESSION:
+        if not fresh:
+            # An earlier hook was stopped mid-research (its timeout, a crash): never restart
+            # hours of work inside an ordinary stop of the user's.
+            _release(base, session_id, binding)
+            return allow(f"Research council {ws.id} was interrupted; continue it with "
+                         f"`council resume {ws.id}` in a terminal.")
         result = supervisor.execute(ws, synthesise=False)
         state = load_state(ws.root)
         if result.exit_code != 0 or state.phase != "synthesis":

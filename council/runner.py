@@ -9,6 +9,7 @@ import os
 import shutil
 import time
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,16 +64,18 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
     log.parent.mkdir(exist_ok=True)
 
-    instructions = seat_dir / f"{phase}-continue.md"
+    instructions = ws.instructions_file(seat.name, phase)
+    instructions.parent.mkdir(exist_ok=True)
     instructions.write_text(
         prompts.render("continue", report_path=str(report), marker=loop.MARKER),
         encoding="utf-8",
     )
     adapter = adapter_for(seat.cli)
-    first_iteration, session, prompt = _starting_point(task, adapter, report, instructions)
+    loop_file = ws.loop_file(seat.name, phase)
+    first_iteration, session, prompt = _starting_point(task, adapter, report, instructions,
+                                                       loop_file)
     prompt_file = seat_dir / f"{phase}-prompt.md"
     prompt_file.write_text(prompt, encoding="utf-8")
-    loop_file = ws.loop_file(seat.name, phase)
     loop.write_loop(loop_file, first_iteration, task.max_iterations, active=True)
     job = AgentJob(
         seat=seat,
@@ -216,15 +219,20 @@ RESUME_NOTE = (
 )
 
 
-def _starting_point(task: SeatTask, adapter: Adapter, report: Path,
-                    instructions: Path) -> tuple[int, str | None, str]:
+def _starting_point(task: SeatTask, adapter: Adapter, report: Path, instructions: Path,
+                    loop_file: Path) -> tuple[int, str | None, str]:
     """(first iteration, session to continue or None, first prompt) for a fresh or an
     interrupted seat. An interrupted one keeps its iteration count and, where its CLI can,
     its session; otherwise a fresh session is pointed at the partial report."""
     previous = task.previous
     if previous is None:
         return 1, None, task.prompt
-    iteration = min(max(previous.iteration, 1), task.max_iterations)
+    # An orphaned agent may have gone on counting in its loop file after state.yaml was
+    # last written: never hand it more turns than its cap.
+    counted = previous.iteration
+    with suppress(OSError, ValueError):
+        counted = max(counted, loop.read_loop(loop_file)[0])
+    iteration = min(max(counted, 1), task.max_iterations)
     if previous.session_id and adapter.resumes_sessions:
         text = instructions.read_text(encoding="utf-8")
         decision = loop.Decision(True, iteration, task.max_iterations, "continue")
@@ -349,3 +357,15 @@ def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int |
 
     return update_state(ws.root, change)
 
+
+
+def fail_seat(ws: Workspace, seat: str, phase: str, error: str) -> AgentPhase:
+    """Record a seat as failed when council itself could not run it to its end."""
+    with suppress(OSError, ValueError):
+        loop.deactivate(ws.loop_file(seat, phase))
+    progress.emit(ws.root, phase, seat, f"failed: {error}")
+    try:
+        return _finish(ws, seat, phase, "failed", None, None, error,
+                       loop.read_loop(ws.loop_file(seat, phase))[0])
+    except (OSError, ValueError):
+        return AgentPhase(status="failed", error=error)

@@ -127,8 +127,8 @@ def sources_section(ledger: Ledger) -> str:
 
 def replace_sources(report: str, section: str) -> str:
     """Swap the report's own Sources section (up to the next `## `) for council's."""
-    match = re.search(r"^##\s+(?:\d+\.\s*)?(?:Comprehensive\s+)?Sources?\b.*$", report,
-                      re.M | re.I)
+    match = re.search(r"^##\s+(?:\d+\.\s*)?(?:Comprehensive\s+)?Sources?(?:\s*\(.*\))?\s*$",
+                      report, re.M | re.I)
     if match is None:
         return report.rstrip("\n") + "\n\n" + section
     nxt = re.search(r"^## ", report[match.end():], re.M)

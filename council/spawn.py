@@ -60,14 +60,17 @@ async def run(
             list(argv), stdin=stdin, stdout=out, stderr=err, cwd=cwd, env=full_env,
             start_new_session=True,
         )
-        if on_start is not None:
-            on_start(process.pid)
         try:
+            if on_start is not None:
+                on_start(process.pid)
             code = await process.wait()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await stop_tree(process, grace)
             raise
+        # The agent is done; anything it left running in its group (a backgrounded tool
+        # command) goes with it.
+        _signal_group(process.pid, signal.SIGKILL)
         return code
 
 

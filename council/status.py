@@ -81,6 +81,8 @@ def last_events(ws: Workspace) -> dict[str, str]:
 def shown_phase(state: RunState, ws: Workspace) -> str:
     """The phase, or `interrupted` when the run is mid-phase but no supervisor holds it
     (it crashed, was killed, or the machine rebooted): `council resume` continues it."""
+    if state.phase == "synthesis" and state.synthesizer == "main-session":
+        return "synthesis"  # the Claude Code session writes it: no supervisor is expected
     if state.phase in PHASES and live_supervisor(ws.root) is None:
         return "interrupted"
     return state.phase

@@ -27,7 +27,7 @@ from council.workspace import Workspace, create_workspace
 EXIT_OK, EXIT_FAILED = 0, 1
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
 STAMP = "> council run "
-SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+SIGNAL_EXIT = {signal.SIGHUP: 129, signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,10 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
         state = load_state(ws.root)
         if state.phase == "done":
             return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
+        if state.phase == "synthesis" and state.synthesizer == MAIN_SESSION and synthesise \
+                and plugin.is_bound(ws.root.parent, ws.id):
+            raise CouncilError(f"run {ws.id} is waiting for its Claude Code session to write "
+                               "the synthesis; cancel it first to resume it here")
         options = RunOptions.from_dict(state.options)
         orphans = _stop_orphans(ws, state, options.grace_period)
         if orphans:
@@ -111,11 +115,14 @@ async def _execute(ws: Workspace, options: RunOptions, topic: str,
 
 
 async def _watch_signals(scope: anyio.CancelScope, received: list[signal.Signals]) -> None:
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    """The first SIGINT/SIGTERM/SIGHUP cancels the run; later ones are absorbed, so a second
+    Ctrl-C cannot cut short the stopping of agents (a closed terminal sends SIGHUP, which
+    would otherwise kill the supervisor and orphan its agents)."""
+    with anyio.open_signal_receiver(*SIGNAL_EXIT) as signals:
         async for sig in signals:
-            received.append(signal.Signals(sig))
-            scope.cancel()
-            return
+            if not received:
+                received.append(signal.Signals(sig))
+                scope.cancel()
 
 
 async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
@@ -210,6 +217,8 @@ def _set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
             state.error = error
         if phase in ("done", "failed", "cancelled"):
             state.ended_at = utc_now()
+        else:  # running (again, after a resume): the old ending no longer holds
+            state.ended_at, state.error = None, None
 
     update_state(ws.root, change)
 

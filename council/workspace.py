@@ -3,6 +3,8 @@
     research/<id>/state.yaml, progress.log, final-report.md
     research/<id>/<seat>-report.md, <seat>-refined.md     published outputs
     research/<id>/agents/<seat>/                            the seat's working folder (cwd)
+    research/<id>/loops/                                     loop counters and continuation
+                                                             prompts, out of the agents' reach
     research/<id>/logs/<seat>-<phase>.jsonl / .stderr.log  the CLI's full output
 
 Agents work inside their own folder, where each CLI's permission rules let them write
@@ -67,8 +69,13 @@ class Workspace:
         return self.seat_dir(seat) / f"{phase}-inputs"
 
     def loop_file(self, seat: str, phase: str) -> Path:
-        """The running loop's counters, shared by the runner and the agent's hook."""
-        return self.seat_dir(seat) / f"{phase}-loop.txt"
+        """The running loop's counters, shared by the runner and the agent's hook. Kept out
+        of the agent's own (writable) folder, so an agent cannot raise its own cap."""
+        return self.root / "loops" / f"{seat}-{phase}-loop.txt"
+
+    def instructions_file(self, seat: str, phase: str) -> Path:
+        """The continuation prompt the hook sends back: also out of the agent's reach."""
+        return self.root / "loops" / f"{seat}-{phase}-continue.md"
 
     def log_file(self, seat: str, phase: str) -> Path:
         return self.root / "logs" / f"{seat}-{phase}.jsonl"
@@ -93,6 +100,7 @@ def create_workspace(base: Path | None = None) -> Workspace:
                 continue
             (root / "logs").mkdir()
             (root / "agents").mkdir()
+            (root / "loops").mkdir()
             _point_latest(base, root)
             return Workspace(root)
     except OSError as exc:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 import yaml
 from conftest import Council
 from test_cancel import wait_for
@@ -174,3 +175,38 @@ def test_latest_command_reads_the_transcript(tmp_path: Path) -> None:
     transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
     assert latest_command(transcript) == ("u2", 'second "quoted"\nline')
     assert latest_command(tmp_path / "missing.jsonl") is None
+
+
+def test_a_quoted_command_starts_nothing(tmp_path: Path) -> None:
+    tag = "<command-name>/council:deep-research</command-name><command-args>x</command-args>"
+    transcript = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": "hello"}},
+        {"type": "assistant", "uuid": "a1", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": f"The plugin expands to {tag}"}]}},
+        {"type": "user", "uuid": "u2", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t", "content": f"file says {tag}"}]}},
+        {"type": "user", "uuid": "u3", "message": {"role": "user",
+                                                    "content": f"please explain {tag}"}},
+    ]
+    transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert latest_command(transcript) is None
+
+
+def test_an_interrupted_run_is_not_restarted_by_a_later_stop(
+        council: Council, monkeypatch: pytest.MonkeyPatch) -> None:
+    from council.config import Overrides, load_options
+    from council.plugin import Binding, decide, save_binding
+    from council.supervisor import start_run
+
+    base = project(council) / "research"
+    monkeypatch.delenv("COUNCIL_RESEARCH_DIR")  # the hook finds research/ from the payload
+    ws = start_run("q", load_options(Overrides(test=True)), base)
+    save_binding(base, "s1", Binding(run=ws.id, handled=["u1"]))
+    reply = decide({"session_id": "s1", "cwd": str(base.parent), "transcript_path": "/none"})
+    assert "decision" not in reply
+    assert f"council resume {ws.id}" in reply["systemMessage"]
+    assert not council.fake_log()  # no agent was started
+    status = subprocess.run([sys.executable, "-m", "council", "status", ws.id], cwd=base.parent,
+                            env=council.env, capture_output=True, text=True, timeout=60)
+    assert "interrupted in research" in status.stdout

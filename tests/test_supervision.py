@@ -178,3 +178,38 @@ def test_two_runs_in_one_research_dir_never_collide(council: Council) -> None:
     assert len(runs) == 2
     assert {state_of(r)["topic"] for r in runs} == {"topic 0", "topic 1"}
     assert all(state_of(r)["phase"] == "done" for r in runs)
+
+
+def test_what_an_agent_leaves_running_goes_with_it(council: Council) -> None:
+    council.script({"*": {"finish_after": 1, "spawn_grandchild": True}})
+    assert council.run("run", "--test", "--agents", "codex", "q").returncode == 0
+    pids = [int(p.read_text()) for p in council.only_run().glob("agents/*/grandchild.pid")]
+    assert pids
+    assert alive(pids) == []
+
+
+def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import anyio
+
+    from council.config import Overrides, load_options
+    from council.phases import RunContext, research
+    from council.runner import run_seat as real
+    from council.supervisor import start_run
+
+    options = load_options(Overrides(test=True, agents=("claude", "codex")))
+    ws = start_run("q", options, council.research)
+
+    async def flaky(ws_: object, task: object, limits: object) -> object:
+        if task.seat.name == "codex":  # type: ignore[attr-defined]
+            raise OSError(28, "No space left on device")
+        return await real(ws_, task, limits)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("council.phases.run_seat", flaky)
+    council.script({"*": {"finish_after": 1}})
+    monkeypatch.setenv("PATH", council.env["PATH"])
+    monkeypatch.setenv("COUNCIL_FAKE_SCRIPT", council.env["COUNCIL_FAKE_SCRIPT"])
+    results = anyio.run(research.run, RunContext(ws, options, "q"))
+    assert results["codex"].status == "failed"
+    assert "No space left on device" in (results["codex"].error or "")
+    assert results["claude"].status == "complete"

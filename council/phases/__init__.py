@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import anyio
 
 from council.config import RunOptions, Seat
-from council.runner import Limits, SeatTask, run_seat
+from council.runner import Limits, SeatTask, fail_seat, run_seat
 from council.state import AgentPhase, load_state
 from council.workspace import Workspace
 
@@ -55,7 +55,11 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
     results: dict[str, AgentPhase] = {}
 
     async def one(task: SeatTask) -> None:
-        results[task.seat.name] = await run_seat(ctx.ws, task, ctx.limits)
+        try:
+            results[task.seat.name] = await run_seat(ctx.ws, task, ctx.limits)
+        except Exception as exc:  # one seat's trouble (a full disk, a mangled file) is its own
+            results[task.seat.name] = fail_seat(ctx.ws, task.seat.name, task.phase,
+                                                f"council error: {exc}")
 
     async with anyio.create_task_group() as group:
         for task in tasks:
