@@ -33,9 +33,11 @@ def check(ws: Workspace) -> str | None:
     why, newly = update_state(ws.root, change)
     if why:
         # Research and refinement stop; the synthesis still runs on what there is.
-        loops = [*ws.root.glob("agents/*/research-loop.txt"),
-                 *ws.root.glob("agents/*/refinement-loop.txt")]
+        loops = [ws.loop_file(seat, phase) for seat in state_seats(ws)
+                 for phase in ("research", "refinement")]
         for loop_file in loops:
+            if not loop_file.exists():
+                continue
             try:
                 loop.deactivate(loop_file)
             except (OSError, ValueError):
@@ -44,3 +46,7 @@ def check(ws: Workspace) -> str | None:
         progress.emit(ws.root, "run", f"budget reached: {why}; agents stop after their "
                       "current turn and the run goes on to synthesis")
     return why
+
+
+def state_seats(ws: Workspace) -> list[str]:
+    return sorted(p.name for p in (ws.root / "agents").iterdir() if p.is_dir())
