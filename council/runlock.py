@@ -16,6 +16,7 @@ from pathlib import Path
 import psutil
 
 from council.errors import CouncilError
+from council.spawn import same_process
 
 LOCK_FILE = "supervisor.lock"
 
@@ -31,13 +32,7 @@ class Holder:
 
     def process(self) -> psutil.Process | None:
         """The live supervisor, or None if it is gone (or its pid now belongs to another)."""
-        try:
-            proc = psutil.Process(self.pid)
-            if abs(proc.create_time() - self.started) < 0.01:
-                return proc
-        except psutil.Error:
-            pass
-        return None
+        return same_process(self.pid, self.started)
 
 
 class RunLock:

@@ -114,19 +114,23 @@ def process_started(pid: int) -> float | None:
         return None
 
 
+def same_process(pid: int, started: float) -> psutil.Process | None:
+    """The live process with this pid *and* this start time: never a recycled pid."""
+    try:
+        proc = psutil.Process(pid)
+        if abs(proc.create_time() - started) < 0.01:
+            return proc
+    except psutil.Error:
+        pass
+    return None
+
+
 def stop_orphans(agents: list[tuple[int, float]], grace: float) -> list[int]:
     """Stop agent process groups left running by a supervisor that died (kill -9, crash).
 
     Each (pid, start time) is checked against the live process first, so a pid the system
     has since given to another program is left alone. Returns the pids that were stopped."""
-    leaders = []
-    for pid, started in agents:
-        try:
-            proc = psutil.Process(pid)
-            if abs(proc.create_time() - started) < 0.01:
-                leaders.append(proc)
-        except psutil.Error:
-            continue
+    leaders = [p for pid, started in agents if (p := same_process(pid, started)) is not None]
     tree = list(leaders)
     for proc in leaders:
         with suppress(psutil.Error):
