@@ -14,11 +14,9 @@ import click
 
 from council import __version__, paths, status, supervisor
 from council.config import Overrides, load_options, plan
-from council.doctor import run_doctor
 from council.errors import CouncilError, UsageError
 from council.state import load_state
 from council.topic import read_topic
-from council.watch import watch
 from council.workspace import find_run, list_runs
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -157,6 +155,8 @@ def list_cmd(research_dir: Path | None) -> None:
 @handle_errors
 def doctor() -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from."""
+    from council.doctor import run_doctor
+
     checks, code = run_doctor()
     for c in checks:
         if c.path is None:
@@ -176,6 +176,8 @@ def doctor() -> None:
 @handle_errors
 def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
     """Follow a run live (the latest by default) until it ends."""
+    from council.watch import watch  # rich: only for this command
+
     ws = find_run(run_id, _research_dir(research_dir))
     state = watch(ws, click.echo)
     shown = status.shown_phase(state, ws)

@@ -45,6 +45,7 @@ class Limits:
     timeout: float | None  # per agent per phase
     grace: float  # between SIGTERM and SIGKILL
     idle: float | None = None  # no output, report or loop change for this long: stuck
+    budgeted: bool = False  # a --max-cost or --max-tokens is set: check spending as it goes
 
 
 @dataclass
@@ -138,7 +139,8 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     try:
         stop_mirror = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(_watch_agent, ws, seat.name, phase, meter, activity, stop_mirror)
+            group.start_soon(_watch_agent, ws, seat.name, phase, meter, activity, stop_mirror,
+                             limits.budgeted)
             await drive()
             stop_mirror.set()
     except anyio.get_cancelled_exc_class():
@@ -151,7 +153,8 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     iteration = loop.deactivate(loop_file)
     meter.read(iteration, force=True)
     _set(ws, seat.name, phase, usage=meter.record())
-    budget.check(ws)
+    if limits.budgeted:
+        budget.check(ws)
 
     text = loop.read_report(report)
     if outcome.error is not None:
@@ -289,7 +292,7 @@ class Meter:
 
 
 async def _watch_agent(ws: Workspace, seat: str, phase: str, meter: Meter,
-                       activity: Activity, stop: anyio.Event) -> None:
+                       activity: Activity, stop: anyio.Event, budgeted: bool) -> None:
     """Keep state.yaml live while the agent runs: copy the loop file's iteration as hooks
     move it on (hooks stay cheap, with no YAML), record the session id as soon as the CLI
     prints it (so a run whose supervisor is killed can still resume that session), and keep
@@ -321,7 +324,7 @@ async def _watch_agent(ws: Workspace, seat: str, phase: str, meter: Meter,
             changes["iteration"] = iteration
         if changes:
             _set(ws, seat, phase, **changes)
-            if "usage" in changes:
+            if budgeted and "usage" in changes:
                 budget.check(ws)
 
 

@@ -27,7 +27,9 @@ class RunContext:
     @property
     def limits(self) -> Limits:
         return Limits(timeout=self.options.timeout, grace=self.options.grace_period,
-                      idle=self.options.idle_timeout)
+                      idle=self.options.idle_timeout,
+                      budgeted=self.options.max_cost is not None
+                      or self.options.max_tokens is not None)
 
     def to_run(self, phase: str, seats: list[Seat]) -> list[tuple[Seat, AgentPhase | None]]:
         """Seats that still have `phase` to do, each with its interrupted record (if it had
