@@ -43,7 +43,7 @@ def test_signal_stops_every_agent_tree(council: Council, sig: signal.Signals,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        wait_for(lambda: council.research.exists() and any(council.research.iterdir()))
+        wait_for(lambda: any(council.research.glob("*/state.yaml")))
         run = council.only_run()
         wait_for(lambda: len(list(run.glob("agents/*/grandchild.pid"))) == 3)
         pids = agent_pids(council, run)

@@ -34,7 +34,7 @@ def stuck_after_first_turn(council: Council) -> tuple[psutil.Popen, Path]:
     council.script({"*": {"hang_after_turn": 1}})
     (council.root / "council.yaml").write_text("grace_period: 1\n")
     proc = start(council, "q")
-    wait_for(lambda: council.research.exists() and any(council.research.iterdir()))
+    wait_for(lambda: any(council.research.glob("*/state.yaml")))
     run = council.only_run()
 
     def all_stuck() -> bool:
