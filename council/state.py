@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from council import yamlout
 from council.errors import StateError
 from council.progress import utc_now
 
@@ -217,7 +218,7 @@ def load_state(run_dir: Path) -> RunState:
 def save_state(run_dir: Path, state: RunState) -> None:
     """Write atomically; the caller holds the lock (see update_state)."""
     state.updated_at = utc_now()
-    text = yaml.dump(state.to_dict(), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    text = yamlout.dump(state.to_dict())
     atomic_write(state_path(run_dir), text)
 
 
@@ -279,4 +280,3 @@ def create_state(run_dir: Path, state: RunState) -> None:
 
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
