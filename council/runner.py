@@ -65,6 +65,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
     log.parent.mkdir(exist_ok=True)
 
+    _quarantine_memory_files(ws, seat.name, phase)
     instructions = ws.instructions_file(seat.name, phase)
     instructions.parent.mkdir(exist_ok=True)
     instructions.write_text(
@@ -214,6 +215,23 @@ async def _drive(
             return returncode, outcome
         prompt = loop.continuation_prompt(instructions.read_text(encoding="utf-8"), decision)
         invocation = adapter.resume(job, session, prompt)
+
+
+# Files each CLI reads from its working folder as standing instructions. An agent (or a page
+# that injected a prompt into it) could plant one during a phase to steer the next phase, so
+# none survives into a new phase.
+MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md")
+
+
+def _quarantine_memory_files(ws: Workspace, seat: str, phase: str) -> None:
+    for name in MEMORY_FILES:
+        planted = ws.seat_dir(seat) / name
+        if planted.is_file():
+            target = ws.root / "loops" / "quarantine" / f"{seat}-{phase}-{name}"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(planted, target)
+            progress.emit(ws.root, phase, seat, f"moved {name}, which an agent wrote into its "
+                          f"folder, out of the way: {target}")
 
 
 RESUME_NOTE = (
