@@ -107,6 +107,7 @@ class RunOptions:
     idle_timeout: float | None = DEFAULT_IDLE_SECONDS
     max_cost: float | None = None  # USD for the whole run
     max_tokens: int | None = None
+    verify: bool = True  # cross-vendor claim verification before the synthesis
     synthesis_max_iterations: int = 3
     config_file: str | None = None
 
@@ -126,6 +127,7 @@ class RunOptions:
             "idle_timeout": self.idle_timeout,
             "max_cost": self.max_cost,
             "max_tokens": self.max_tokens,
+            "verify": self.verify,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
         }
@@ -145,6 +147,7 @@ class RunOptions:
             idle_timeout=data.get("idle_timeout", DEFAULT_IDLE_SECONDS),
             max_cost=data.get("max_cost"),
             max_tokens=data.get("max_tokens"),
+            verify=bool(data.get("verify", False)),
             synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
             config_file=data.get("config_file"),
         )
@@ -163,13 +166,14 @@ class Overrides:
     max_iterations: int | None = None
     max_cost: float | None = None
     max_tokens: int | None = None
+    verify: bool | None = None
 
 
 def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line."""
     config_path, data = _read_config(overrides.config)
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
-                   "max_cost", "max_tokens", "agents"}
+                   "max_cost", "max_tokens", "verify", "agents"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -228,6 +232,10 @@ def load_options(overrides: Overrides) -> RunOptions:
     if max_tokens is not None and (isinstance(max_tokens, bool)
                                    or not isinstance(max_tokens, int) or max_tokens <= 0):
         raise ConfigError(f"{where}: max_tokens must be a positive whole number")
+    verify = overrides.verify if overrides.verify is not None else data.get(
+        "verify", profile != "test")  # on by default, outside the cheap test profile
+    if not isinstance(verify, bool):
+        raise ConfigError(f"{where}: verify must be true or false")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
@@ -241,6 +249,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         idle_timeout=float(idle) if idle is not None else None,
         max_cost=float(max_cost) if max_cost is not None else None,
         max_tokens=max_tokens,
+        verify=verify,
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
     )
@@ -316,11 +325,13 @@ def _str_list(value: Any, where: str) -> Sequence[str]:
 
 def plan(options: RunOptions) -> list[str]:
     """What a run will do before it spends anything: agents, models, loops, limits."""
-    phases = 3 if len(options.seats) >= 2 else 2
+    several = len(options.seats) >= 2
+    steps = ["research", *(["refinement"] if several else []),
+             *(["claim verification"] if several and options.verify else []),
+             f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "
+             "iterations)"]
     lines = [f"{len(options.seats)} agents × up to {max(s.max_iterations for s in options.seats)} "
-             f"iterations × {phases} phases (research, "
-             + ("refinement, " if phases == 3 else "") + f"synthesis by {options.synthesizer}, "
-             f"up to {options.synthesis_max_iterations} iterations)"]
+             f"iterations per phase: {' → '.join(steps)}"]
     for seat in options.seats:
         effort = f", effort {seat.effort}" if seat.effort else ""
         lines.append(f"  {seat.name}: {seat.cli}, model {seat.model or 'default'}{effort}, "

@@ -7,10 +7,12 @@ the run on SIGINT/SIGTERM; every agent's process tree is stopped and the state s
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 import psutil
@@ -18,7 +20,7 @@ import psutil
 from council import loop, plugin, progress, prompts, sources, spawn
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
-from council.phases import RunContext, refinement, research, synthesis
+from council.phases import RunContext, refinement, research, synthesis, verification
 from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
 from council.state import AgentRecord, RunState, create_state, load_state, update_state
@@ -151,6 +153,10 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         progress.emit(ws.root, "refinement",
                       "skipped: fewer than two agents finished research")
 
+    if ctx.options.verify and len(survivors) >= 2 and not load_state(ws.root).budget_exhausted:
+        _set_phase(ws, "verification")
+        await verification.run(ctx, survivors, source_phase)
+
     _set_phase(ws, "synthesis")
     if not synthesise:
         update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
@@ -200,8 +206,10 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
     phases = "research → refinement → synthesis" if source_phase == "refinement" \
         else "research → synthesis (refinement skipped)"
     cut = load_state(ws.root).budget_exhausted
+    checked = claims_summary(ws)
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {phases} · synthesised by {writer}"
+              + (f" · claims: {checked}" if checked else "")
               + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
@@ -300,6 +308,7 @@ def handover(ws: Workspace) -> str:
         "synthesis", topic=state.topic, contributors=contributors,
         total_agents=len(state.agents), report_path=str(ws.final_report),
         methodology=synthesis.methodology(state, seats, source), marker=loop.MARKER,
+        verification=verification_facts(ws),
     )
 
 
@@ -361,3 +370,19 @@ def _record_regressions(ws: Workspace) -> None:
     for name, dropped in update_state(ws.root, change):
         progress.emit(ws.root, "refinement", name,
                       f"dropped {len(dropped)} source(s) its research report cited")
+
+
+def claims_summary(ws: Workspace) -> str | None:
+    """`7 supported, 1 overstated, 2 unsupported` from claims.json, or why it is missing."""
+    text = loop.read_report(ws.root / "claims.json")
+    if not text:
+        return None
+    data = json.loads(text)
+    if data.get("status") == "degraded":
+        return "not verified (verification degraded)"
+    return ", ".join(f"{n} {v.lower()}" for v, n in data.get("tally", {}).items() if n)
+
+
+def verification_facts(ws: Workspace) -> dict[str, Any] | None:
+    text = loop.read_report(ws.root / "claims.json")
+    return json.loads(text) if text else None

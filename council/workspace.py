@@ -27,6 +27,7 @@ from council.state import STATE_FILE
 RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 OUTPUT_SUFFIX = {"research": "report", "refinement": "refined"}
 FINAL_REPORT = "final-report.md"
+CLAIMS = "claims.json"
 
 
 def new_run_id() -> str:
@@ -56,6 +57,10 @@ class Workspace:
     def output_name(self, seat: str, phase: str) -> str:
         if phase == "synthesis":
             return FINAL_REPORT
+        if phase == "claims":
+            return "claims-draft.json"  # the extractor's list; council adds the verdicts
+        if phase == "verification":
+            return f"{seat}-verdicts.json"
         return f"{seat}-{OUTPUT_SUFFIX[phase]}.md"
 
     def working_output(self, seat: str, phase: str) -> Path:

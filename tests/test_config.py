@@ -79,3 +79,10 @@ def test_bad_config_is_one_clear_error(tmp_path: Path, text: str, message: str) 
 def test_explicit_config_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_options(Overrides(config=tmp_path / "nope.yaml"))
+
+
+def test_verification_defaults() -> None:
+    assert load_options(Overrides()).verify is True
+    assert load_options(Overrides(test=True)).verify is False
+    assert load_options(Overrides(test=True, verify=True)).verify is True
+    assert load_options(Overrides(verify=False)).verify is False

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from council import budget, loop, prompts
 from council.config import Seat
@@ -75,6 +78,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         report_path=str(ws.working_output(synthesizer.name, "synthesis")),
         methodology=methodology(state, contributors, source_phase),
         marker=loop.MARKER,
+        verification=_verification(ws.root / "claims.json"),
     )
     seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
     pending = dict(ctx.to_run("synthesis", [synthesizer]))
@@ -92,3 +96,8 @@ async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
 
     results = await run_parallel(ctx, [task(ctx, synthesizer, contributors, source_phase)])
     return results[synthesizer.name]
+
+
+def _verification(path: Path) -> dict[str, Any] | None:
+    text = loop.read_report(path)
+    return json.loads(text) if text else None

@@ -126,6 +126,10 @@ def phase_of(report: str | None) -> str:
         return "refinement"
     if name.endswith("-report.md"):
         return "research"
+    if name == "claims-draft.json":
+        return "claims"
+    if name.endswith("-verdicts.json"):
+        return "verification"
     return "unknown"
 
 
@@ -162,6 +166,8 @@ class Behaviour:
         self.flood_bytes = int(raw.get("flood_bytes", 0) or 0)
         self.text_only = bool(raw.get("text_only"))
         self.exit_code = int(raw.get("exit_code", 0) or 0)
+        content = raw.get("content")
+        self.content = content if isinstance(content, str) else None
 
     def hang_after(self, turn: int) -> None:
         """`hang_after_turn`: finish turn N (report written), then hang like a stuck agent."""
@@ -185,12 +191,19 @@ class Behaviour:
             time.sleep(self.delay)
 
 
-def write_report(path: str, cli: str, seat: str, turn: int, marker: bool) -> str:
+def write_report(path: str, cli: str, seat: str, turn: int, marker: bool,
+                 content: str | None = None) -> str:
     """Append this turn's section; returns "add" or "update".
 
     Once the marker is present it is kept as the last line (later turns move it down).
+    With `content` (the behaviour key), write exactly that instead (e.g. a JSON answer).
     """
     existed = os.path.exists(path)
+    if content is not None:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(content)
+        return "update" if existed else "add"
     text = ""
     if existed:
         with open(path, encoding="utf-8") as fh:

@@ -1,0 +1,116 @@
+"""Phase between refinement and synthesis: one agent lists the reports' load-bearing claims
+(claims-draft.json, validated, one retry), then agents of other vendors check them against
+their sources. The result, claims.json, tells the synthesis what to keep, soften and drop.
+
+A failure here never stops the run: the phase is marked degraded and the synthesis goes on
+without verdicts (and says so)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from council import progress, prompts
+from council.claims import (
+    MAX_CLAIMS,
+    Claim,
+    Verdict,
+    assign,
+    tally,
+    validate_claims,
+    validate_verdicts,
+)
+from council.config import Seat
+from council.loop import read_report
+from council.phases import RunContext, run_parallel
+from council.phases.synthesis import choose_synthesizer
+from council.runner import SeatTask
+from council.state import atomic_write
+from council.workspace import CLAIMS
+
+ATTEMPTS = 2  # a malformed claims list gets one retry
+
+
+def load(ctx: RunContext) -> dict[str, Any] | None:
+    """claims.json of this run, if the phase has finished."""
+    text = read_report(ctx.ws.root / CLAIMS)
+    return json.loads(text) if text else None
+
+
+async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> dict[str, Any]:
+    """Extract and verify; returns what claims.json holds."""
+    ws = ctx.ws
+    done = load(ctx)
+    if done is not None:
+        return done  # a resumed run that had finished verifying
+    names = [s.name for s in contributors]
+    extractor = choose_synthesizer(ctx.options.synthesizer, list(ctx.options.seats),
+                                   contributors)
+    inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
+              for s in contributors}
+
+    claims, error = None, None
+    for _ in range(ATTEMPTS):
+        folder = ws.peers_dir(extractor.name, "claims")
+        prompt = prompts.render(
+            "claims", topic=ctx.topic, agents=names, max_claims=MAX_CLAIMS, error=error,
+            reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
+                     for s in contributors],
+            report_path=str(ws.working_output(extractor.name, "claims")))
+        task = SeatTask(replace(extractor, max_iterations=1), "claims", prompt, 1, inputs)
+        record = (await run_parallel(ctx, [task]))[extractor.name]
+        if not record.usable:
+            error = record.error or "no claims file"
+            continue
+        try:
+            text = read_report(ws.published_output(extractor.name, "claims")) or ""
+            claims = validate_claims(json.loads(text), names)
+            break
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError too
+            error = f"invalid claims file: {exc}"
+            progress.emit(ws.root, "claims", extractor.name, error)
+    if claims is None:
+        return _write(ctx, {"status": "degraded", "error": error, "claims": []})
+
+    plan = assign(claims, {s.name: s.cli for s in contributors})
+    progress.emit(ws.root, "verification", f"started: {len(claims)} claims, checked by "
+                  + ", ".join(f"{seat} ({len(batch)})" for seat, batch in plan.items()))
+    seats = {s.name: s for s in contributors}
+    tasks = []
+    for seat, batch in plan.items():
+        prompt = prompts.render(
+            "verify", topic=ctx.topic, claims=[c.to_dict() for c in batch],
+            report_path=str(ws.working_output(seat, "verification")))
+        tasks.append(SeatTask(replace(seats[seat], max_iterations=1), "verification", prompt, 1))
+    results = await run_parallel(ctx, tasks)
+
+    verdicts: dict[str, Verdict] = {}
+    for seat, batch in plan.items():
+        if not results[seat].usable:
+            continue
+        try:
+            text = read_report(ws.published_output(seat, "verification")) or ""
+            verdicts.update(validate_verdicts(json.loads(text), [c.id for c in batch], seat))
+        except ValueError as exc:
+            progress.emit(ws.root, "verification", seat, f"invalid verdicts file: {exc}")
+    counts = tally(claims, verdicts)
+    status = "ok" if counts["UNVERIFIED"] == 0 else "partial"
+    return _write(ctx, {"status": status, "tally": counts,
+                        "claims": [_entry(c, verdicts.get(c.id)) for c in claims]})
+
+
+def _entry(claim: Claim, verdict: Verdict | None) -> dict[str, Any]:
+    entry = claim.to_dict()
+    entry.update(verdict=verdict.verdict if verdict else "UNVERIFIED",
+                 evidence=verdict.evidence if verdict else "",
+                 verifier=verdict.verifier if verdict else None)
+    return entry
+
+
+def _write(ctx: RunContext, data: dict[str, Any]) -> dict[str, Any]:
+    atomic_write(ctx.ws.root / CLAIMS, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    summary = (", ".join(f"{n} {v.lower()}" for v, n in data["tally"].items() if n)
+               if "tally" in data else f"degraded: {data.get('error')}")
+    progress.emit(ctx.ws.root, "verification", f"finished: {summary}")
+    return data
