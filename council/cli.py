@@ -74,6 +74,9 @@ def main() -> None:
 @click.option("--max-tokens", type=click.IntRange(min=1),
               help="Budget in tokens, as --max-cost.")
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
+@click.option("--debate", type=click.Choice(["auto", "force", "off"]),
+              help="An antagonist agent argues the opposing case before the synthesis: "
+                   "always (force), never (off), or when verification finds conflicts (auto).")
 @click.option("--verify/--no-verify", default=None,
               help="Have agents of other vendors check the reports' claims before the "
                    "synthesis (default: on, off with --test).")
@@ -85,7 +88,7 @@ def main() -> None:
 def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
         synthesizer: str | None, timeout: float | None, idle_timeout: float | None,
         max_iterations: int | None, max_cost: float | None, max_tokens: int | None,
-        confirm: bool, verify: bool | None, config: Path | None,
+        confirm: bool, debate: str | None, verify: bool | None, config: Path | None,
         research_dir: Path | None) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)
@@ -96,7 +99,7 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
                                      synthesizer=synthesizer, timeout=timeout,
                                      idle_timeout=idle_timeout,
                                      max_iterations=max_iterations, max_cost=max_cost,
-                                     max_tokens=max_tokens, verify=verify))
+                                     max_tokens=max_tokens, verify=verify, debate=debate))
     for line in plan(options):
         click.echo(line)
     if confirm and not click.confirm("Start the council?", default=False):

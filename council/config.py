@@ -108,6 +108,7 @@ class RunOptions:
     max_cost: float | None = None  # USD for the whole run
     max_tokens: int | None = None
     verify: bool = True  # cross-vendor claim verification before the synthesis
+    debate: str = "auto"  # the antagonist: auto | force | off
     synthesis_max_iterations: int = 3
     config_file: str | None = None
 
@@ -128,6 +129,7 @@ class RunOptions:
             "max_cost": self.max_cost,
             "max_tokens": self.max_tokens,
             "verify": self.verify,
+            "debate": self.debate,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
         }
@@ -148,6 +150,7 @@ class RunOptions:
             max_cost=data.get("max_cost"),
             max_tokens=data.get("max_tokens"),
             verify=bool(data.get("verify", False)),
+            debate=str(data.get("debate", "off")),
             synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
             config_file=data.get("config_file"),
         )
@@ -167,13 +170,14 @@ class Overrides:
     max_cost: float | None = None
     max_tokens: int | None = None
     verify: bool | None = None
+    debate: str | None = None
 
 
 def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line."""
     config_path, data = _read_config(overrides.config)
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
-                   "max_cost", "max_tokens", "verify", "agents"}
+                   "max_cost", "max_tokens", "verify", "debate", "agents"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -236,6 +240,9 @@ def load_options(overrides: Overrides) -> RunOptions:
         "verify", profile != "test")  # on by default, outside the cheap test profile
     if not isinstance(verify, bool):
         raise ConfigError(f"{where}: verify must be true or false")
+    debate = overrides.debate or data.get("debate", "auto")
+    if debate not in ("auto", "force", "off"):
+        raise ConfigError(f"{where}: debate must be auto, force or off")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
@@ -250,6 +257,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         max_cost=float(max_cost) if max_cost is not None else None,
         max_tokens=max_tokens,
         verify=verify,
+        debate=str(debate),
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
     )
@@ -328,6 +336,8 @@ def plan(options: RunOptions) -> list[str]:
     several = len(options.seats) >= 2
     steps = ["research", *(["refinement"] if several else []),
              *(["claim verification"] if several and options.verify else []),
+             *([f"antagonist ({options.debate})"] if several and options.debate != "off"
+               else []),
              f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "
              "iterations)"]
     lines = [f"{len(options.seats)} agents × up to {max(s.max_iterations for s in options.seats)} "

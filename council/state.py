@@ -27,7 +27,7 @@ from council.progress import utc_now
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.yaml"
-PHASES = ("research", "refinement", "claims", "verification", "synthesis")
+PHASES = ("research", "refinement", "claims", "verification", "antagonist", "synthesis")
 RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
 # pending → running → one of the ends. complete: wrote the marker; capped: hit its iteration
 # cap; stopped: the CLI ended its loop early but left a report; failed: no usable output.

@@ -20,7 +20,14 @@ import psutil
 from council import loop, plugin, progress, prompts, sources, spawn
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
-from council.phases import RunContext, refinement, research, synthesis, verification
+from council.phases import (
+    RunContext,
+    antagonist,
+    refinement,
+    research,
+    synthesis,
+    verification,
+)
 from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
 from council.state import AgentRecord, RunState, create_state, load_state, update_state
@@ -153,9 +160,16 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         progress.emit(ws.root, "refinement",
                       "skipped: fewer than two agents finished research")
 
-    if ctx.options.verify and len(survivors) >= 2 and not load_state(ws.root).budget_exhausted:
+    exhausted = load_state(ws.root).budget_exhausted
+    if ctx.options.verify and len(survivors) >= 2 and not exhausted:
         _set_phase(ws, "verification")
         await verification.run(ctx, survivors, source_phase)
+    if len(survivors) >= 2 and not exhausted:
+        run_it, why = antagonist.should_run(ctx.options.debate, verification_facts(ws))
+        progress.emit(ws.root, "antagonist", ("started: " if run_it else "skipped: ") + why)
+        if run_it:
+            _set_phase(ws, "antagonist")
+            await antagonist.run(ctx, survivors, source_phase, verification_facts(ws))
 
     _set_phase(ws, "synthesis")
     if not synthesise:
@@ -210,6 +224,7 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {phases} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
+              + (" · antagonist answered" if (ws.root / "counterpoints.md").is_file() else "")
               + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
@@ -308,7 +323,7 @@ def handover(ws: Workspace) -> str:
         "synthesis", topic=state.topic, contributors=contributors,
         total_agents=len(state.agents), report_path=str(ws.final_report),
         methodology=synthesis.methodology(state, seats, source), marker=loop.MARKER,
-        verification=verification_facts(ws),
+        verification=verification_facts(ws), counterpoints=synthesis.counterpoints(ws),
     )
 
 

@@ -28,6 +28,7 @@ RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
 OUTPUT_SUFFIX = {"research": "report", "refinement": "refined"}
 FINAL_REPORT = "final-report.md"
 CLAIMS = "claims.json"
+COUNTERPOINTS = "counterpoints.md"
 
 
 def new_run_id() -> str:
@@ -61,6 +62,8 @@ class Workspace:
             return "claims-draft.json"  # the extractor's list; council adds the verdicts
         if phase == "verification":
             return f"{seat}-verdicts.json"
+        if phase == "antagonist":
+            return COUNTERPOINTS
         return f"{seat}-{OUTPUT_SUFFIX[phase]}.md"
 
     def working_output(self, seat: str, phase: str) -> Path:

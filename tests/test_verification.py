@@ -69,3 +69,53 @@ def test_verification_is_off_in_the_test_profile_and_on_request(council: Council
     council.script({"*": {"finish_after": 1}})
     assert council.run("run", "--test", "q").returncode == 0
     assert not (council.only_run() / "claims.json").exists()
+
+
+def test_antagonist_triggers() -> None:
+    from council.phases.antagonist import should_run
+
+    def tally(**n: int) -> dict[str, object]:
+        return {"status": "ok", "tally": {"SUPPORTED": 0, "UNSUPPORTED": 0, "OVERSTATED": 0,
+                                          "CONTRADICTED": 0, "UNVERIFIED": 0, **n}}
+
+    assert should_run("force", None)[0]
+    assert not should_run("off", tally(CONTRADICTED=3))[0]
+    assert should_run("auto", tally(SUPPORTED=5, CONTRADICTED=1)) == (
+        True, "1 claim(s) contradicted")
+    assert should_run("auto", tally(SUPPORTED=1, UNSUPPORTED=2)) == (
+        True, "only 1 of 3 checked claims supported")
+    assert not should_run("auto", tally(SUPPORTED=2, OVERSTATED=2))[0]  # exactly half holds
+    assert not should_run("auto", {"status": "degraded"})[0]
+    assert not should_run("auto", None)[0]
+
+
+def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
+    council.script({
+        "*": {"finish_after": 1},
+        "claude:claims": {"content": json.dumps(CLAIMS)},
+        "codex:verification": {"content": json.dumps({"verdicts": [
+            {"id": "c1", "verdict": "SUPPORTED", "evidence": "q"}]})},
+        "claude:verification": {"content": json.dumps({"verdicts": [
+            {"id": "c2", "verdict": "CONTRADICTED", "evidence": "no"},
+            {"id": "c3", "verdict": "SUPPORTED", "evidence": "yes"}]})},
+    })
+    proc = council.run("run", "--test", "--verify", "q")  # debate auto: c2 is contradicted
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    assert "antagonist started: 1 claim(s) contradicted" in (run / "progress.log").read_text()
+    st = yaml.safe_load((run / "state.yaml").read_text())
+    # Another vendor than the synthesiser (claude) plays the antagonist.
+    assert [n for n, a in st["agents"].items() if "antagonist" in a["phases"]] == ["codex"]
+    assert (run / "counterpoints.md").is_file()
+    prompt = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+    assert "## Counterpoints" in prompt
+    assert str(run / "agents" / "claude" / "synthesis-inputs" / "counterpoints.md") in prompt
+    assert "antagonist answered" in (run / "final-report.md").read_text().splitlines()[0]
+
+
+def test_debate_off_and_force(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}})
+    assert council.run("run", "--test", "--debate", "force", "q").returncode == 0
+    run = council.only_run()
+    assert (run / "counterpoints.md").is_file()
+    assert "antagonist started: forced" in (run / "progress.log").read_text()

@@ -13,6 +13,7 @@ from council.ledger import Usage, format_usage
 from council.phases import RunContext, run_parallel
 from council.runner import SeatTask
 from council.state import AgentPhase, RunState, load_state
+from council.workspace import COUNTERPOINTS, Workspace
 
 
 def choose_synthesizer(preferred: str, seats: list[Seat], contributors: list[Seat]) -> Seat:
@@ -67,6 +68,9 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     inputs_dir = ws.peers_dir(synthesizer.name, "synthesis")
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
+    counter = counterpoints(ws)
+    if counter:  # read from the synthesiser's own folder, like the reports
+        inputs[COUNTERPOINTS] = ws.root / COUNTERPOINTS
     listed = [{"name": s.name, "cli": s.cli, "model": s.model,
                "path": str(inputs_dir / ws.output_name(s.name, source_phase))}
               for s in contributors]
@@ -79,6 +83,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         methodology=methodology(state, contributors, source_phase),
         marker=loop.MARKER,
         verification=_verification(ws.root / "claims.json"),
+        counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,
     )
     seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
     pending = dict(ctx.to_run("synthesis", [synthesizer]))
@@ -101,3 +106,9 @@ async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
 def _verification(path: Path) -> dict[str, Any] | None:
     text = loop.read_report(path)
     return json.loads(text) if text else None
+
+
+def counterpoints(ws: Workspace) -> str | None:
+    """The antagonist's report, if it ran and wrote one."""
+    path = ws.root / COUNTERPOINTS
+    return str(path) if path.is_file() else None

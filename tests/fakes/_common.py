@@ -130,6 +130,8 @@ def phase_of(report: str | None) -> str:
         return "claims"
     if name.endswith("-verdicts.json"):
         return "verification"
+    if name == "counterpoints.md":
+        return "antagonist"
     return "unknown"
 
 
