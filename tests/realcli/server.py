@@ -92,6 +92,27 @@ def report(cli: str, n: int, finish_after: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+def content(cli: str, conv: Conversation, n: int, finish_after: int) -> str:
+    """What a turn writes: council's JSON answers (the claims list, a verifier's verdicts)
+    for those files, read from the prompt; the mock report otherwise."""
+    path = conv.report_path or ""
+    text = "\n".join(conv.texts)
+    if path.endswith("claims-draft.json"):
+        found = re.search(r'"agent" is one of: ([^;\n]+);', text)
+        agents = [a.strip() for a in found.group(1).split(",")] if found else [cli]
+        return json.dumps({"claims": [
+            {"id": f"c{i}", "agent": agent, "claim": f"Scripted claim {i}, made by {agent}.",
+             "sources": [f"https://example.org/{agent}/1"]}
+            for i, agent in enumerate(agents, 1)]}) + "\n"
+    if path.endswith("-verdicts.json"):
+        ids = list(dict.fromkeys(re.findall(r"^- (c\d+): ", text, re.M)))
+        return json.dumps({"verdicts": [
+            {"id": cid, "verdict": "CONTRADICTED" if i == 0 else "SUPPORTED",
+             "evidence": f"scripted evidence about {cid} (https://example.org/evidence)"}
+            for i, cid in enumerate(ids)]}) + "\n"
+    return report(cli, n, finish_after)
+
+
 def update_patch(rel_path: str, old: str, new: str) -> str:
     """An apply_patch ``*** Update File`` turning `old` into `new`.
 
@@ -124,7 +145,9 @@ class Conversation:
     """What the server needs from one request: report path, t, and what the last item is."""
 
     def __init__(self, report_path: str | None, t: int, last_is_tool_result: bool,
-                 model: str | None, cwd: str | None = None) -> None:
+                 model: str | None, cwd: str | None = None,
+                 texts: list[str] | None = None) -> None:
+        self.texts = texts or []
         self.report_path = report_path
         self.t = t
         self.last_is_tool_result = last_is_tool_result
@@ -163,7 +186,8 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
     if last is not None and last.get("role") == "user" and isinstance(last.get("content"), list):
         last_is_tool = any(isinstance(b, dict) and b.get("type") == "tool_result"
                            for b in last["content"])
-    return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"))
+    return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"),
+                        texts=user_texts)
 
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -196,7 +220,8 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         last_kind = kind
         break
     last_is_tool = last_kind in ("function_call_output", "custom_tool_call_output")
-    return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd)
+    return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd,
+                        texts=user_texts)
 
 
 def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversation:
@@ -216,7 +241,8 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
                 t += 1
     last_is_tool = bool(contents) and any(
         isinstance(p, dict) and "functionResponse" in p for p in contents[-1].get("parts") or [])
-    return Conversation(_first_report_path(user_texts), t, last_is_tool, model)
+    return Conversation(_first_report_path(user_texts), t, last_is_tool, model,
+                        texts=user_texts)
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -507,7 +533,7 @@ class _Handler(BaseHTTPRequestHandler):
             n = conv.t + 1
             tool = {"name": "Write", "input": {
                 "file_path": conv.report_path,
-                "content": report("claude", n, settings["finish_after"])}}
+                "content": content("claude", conv, n, settings["finish_after"])}}
             record["answer"] = f"tool Write turn {n}"
         else:
             text = answer
@@ -525,7 +551,7 @@ class _Handler(BaseHTTPRequestHandler):
         if answer == "tool":
             assert conv.report_path is not None
             n = conv.t + 1
-            new = report("codex", n, settings["finish_after"])
+            new = content("codex", conv, n, settings["finish_after"])
             target = Path(conv.report_path)
             if not target.is_absolute() and conv.cwd:
                 target = Path(conv.cwd) / target
@@ -565,7 +591,7 @@ class _Handler(BaseHTTPRequestHandler):
                 n = conv.t + 1
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": conv.report_path,
-                    "content": report("gemini", n, settings["finish_after"])}}}]
+                    "content": content("gemini", conv, n, settings["finish_after"])}}}]
                 record["answer"] = f"tool write_file turn {n}"
             else:
                 parts = [{"text": answer}]

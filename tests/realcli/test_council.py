@@ -3,6 +3,7 @@ scripted model server. The request log proves each CLI looped through its native
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -119,3 +120,21 @@ def test_cancel_mid_research_leaves_no_cli_alive(cli_env: dict[str, str],
     alive = [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert alive == [], [(p.pid, p.name()) for p in alive]
     assert state(the_run(tmp_path))["phase"] == "cancelled"
+
+
+def test_verification_and_antagonist_with_the_real_clis(
+        cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
+    """The JSON answers (claims, verdicts) go through each real CLI's own file tool."""
+    proc = council(cli_env, tmp_path, "--verify", "--debate", "auto", "q")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = the_run(tmp_path)
+    data = json.loads((run / "claims.json").read_text())
+    assert data["status"] == "ok", data
+    assert data["tally"]["UNVERIFIED"] == 0
+    assert data["tally"]["CONTRADICTED"] >= 1
+    for claim in data["claims"]:
+        assert claim["verifier"] != claim["agent"]
+    assert (run / "counterpoints.md").is_file()  # auto: a claim was contradicted
+    header = (run / "final-report.md").read_text().splitlines()[0]
+    assert "contradicted" in header
+    assert "antagonist answered" in header
