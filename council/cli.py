@@ -74,6 +74,9 @@ def main() -> None:
 @click.option("--max-tokens", type=click.IntRange(min=1),
               help="Budget in tokens, as --max-cost.")
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
+@click.option("--mode", type=click.Choice(["exploratory", "compliance", "decision"]),
+              help="What the research is for: mapping a field (exploratory, the default), "
+                   "meeting rules (compliance), or choosing (decision).")
 @click.option("--debate", type=click.Choice(["auto", "force", "off"]),
               help="An antagonist agent argues the opposing case before the synthesis: "
                    "always (force), never (off), or when verification finds conflicts (auto).")
@@ -88,7 +91,8 @@ def main() -> None:
 def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
         synthesizer: str | None, timeout: float | None, idle_timeout: float | None,
         max_iterations: int | None, max_cost: float | None, max_tokens: int | None,
-        confirm: bool, debate: str | None, verify: bool | None, config: Path | None,
+        confirm: bool, mode: str | None, debate: str | None, verify: bool | None,
+        config: Path | None,
         research_dir: Path | None) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)
@@ -99,7 +103,8 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
                                      synthesizer=synthesizer, timeout=timeout,
                                      idle_timeout=idle_timeout,
                                      max_iterations=max_iterations, max_cost=max_cost,
-                                     max_tokens=max_tokens, verify=verify, debate=debate))
+                                     max_tokens=max_tokens, verify=verify, debate=debate,
+                                     mode=mode))
     for line in plan(options):
         click.echo(line)
     if confirm and not click.confirm("Start the council?", default=False):

@@ -19,6 +19,8 @@ from council.errors import ConfigError, UsageError
 
 CLIS = ("claude", "codex", "gemini")
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+# Seed 003's research modes: what the question is for changes what counts as done.
+MODES = ("exploratory", "compliance", "decision")
 SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 # Gemini CLI ends an AfterAgent loop after ~100 continuations on its own; stay well below.
 MAX_ITERATIONS_LIMIT = 50
@@ -109,6 +111,7 @@ class RunOptions:
     max_tokens: int | None = None
     verify: bool = True  # cross-vendor claim verification before the synthesis
     debate: str = "auto"  # the antagonist: auto | force | off
+    mode: str = "exploratory"  # exploratory | compliance | decision (prompts, debate trigger)
     synthesis_max_iterations: int = 3
     config_file: str | None = None
 
@@ -130,6 +133,7 @@ class RunOptions:
             "max_tokens": self.max_tokens,
             "verify": self.verify,
             "debate": self.debate,
+            "mode": self.mode,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
         }
@@ -151,6 +155,7 @@ class RunOptions:
             max_tokens=data.get("max_tokens"),
             verify=bool(data.get("verify", False)),
             debate=str(data.get("debate", "off")),
+            mode=str(data.get("mode", "exploratory")),
             synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
             config_file=data.get("config_file"),
         )
@@ -171,13 +176,14 @@ class Overrides:
     max_tokens: int | None = None
     verify: bool | None = None
     debate: str | None = None
+    mode: str | None = None
 
 
 def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line."""
     config_path, data = _read_config(overrides.config)
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
-                   "max_cost", "max_tokens", "verify", "debate", "agents"}
+                   "max_cost", "max_tokens", "verify", "debate", "mode", "agents"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -243,6 +249,9 @@ def load_options(overrides: Overrides) -> RunOptions:
     debate = overrides.debate or data.get("debate", "auto")
     if debate not in ("auto", "force", "off"):
         raise ConfigError(f"{where}: debate must be auto, force or off")
+    mode = overrides.mode or data.get("mode", "exploratory")
+    if mode not in MODES:
+        raise ConfigError(f"{where}: mode must be one of {', '.join(MODES)}")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
@@ -258,6 +267,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         max_tokens=max_tokens,
         verify=verify,
         debate=str(debate),
+        mode=str(mode),
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
     )

@@ -165,7 +165,8 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         _set_phase(ws, "verification")
         await verification.run(ctx, survivors, source_phase)
     if len(survivors) >= 2 and not exhausted:
-        run_it, why = antagonist.should_run(ctx.options.debate, verification_facts(ws))
+        run_it, why = antagonist.should_run(ctx.options.debate, verification_facts(ws),
+                                            ctx.options.mode)
         progress.emit(ws.root, "antagonist", ("started: " if run_it else "skipped: ") + why)
         if run_it:
             _set_phase(ws, "antagonist")
@@ -321,6 +322,7 @@ def handover(ws: Workspace) -> str:
                      "path": str(ws.published_output(s.name, source))} for s in seats]
     return prompts.render(
         "synthesis", topic=state.topic, contributors=contributors,
+        mode=RunOptions.from_dict(state.options).mode,
         total_agents=len(state.agents), report_path=str(ws.final_report),
         methodology=synthesis.methodology(state, seats, source), marker=loop.MARKER,
         verification=verification_facts(ws), counterpoints=synthesis.counterpoints(ws),

@@ -119,3 +119,22 @@ def test_debate_off_and_force(council: Council) -> None:
     run = council.only_run()
     assert (run / "counterpoints.md").is_file()
     assert "antagonist started: forced" in (run / "progress.log").read_text()
+
+
+def test_modes_shape_prompts_and_the_debate_trigger(council: Council) -> None:
+    from council.phases.antagonist import should_run
+
+    mostly = {"status": "ok", "tally": {"SUPPORTED": 6, "UNSUPPORTED": 4, "OVERSTATED": 0,
+                                        "CONTRADICTED": 0, "UNVERIFIED": 0}}
+    assert not should_run("auto", mostly, "exploratory")[0]  # 60 % holds: enough to explore
+    assert should_run("auto", mostly, "decision")[0]  # a decision asks for 70 %
+
+    council.script({"*": {"finish_after": 1}})
+    assert council.run("run", "--test", "--mode", "compliance", "q").returncode == 0
+    run = council.only_run()
+    assert "This is compliance research" in (
+        run / "agents" / "codex" / "research-prompt.md").read_text()
+    assert "This is compliance research" in (
+        run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+    bad = council.run("run", "--mode", "vibes", "q")
+    assert bad.returncode == 2

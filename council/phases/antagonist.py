@@ -18,10 +18,13 @@ from council.runner import SeatTask
 from council.state import AgentPhase
 
 DEBATE_MODES = ("auto", "force", "off")
-SUPPORT_THRESHOLD = 0.5
+# The share of checked claims that must hold before `auto` lets the consensus stand: seed
+# 003 asks more of a decision (and of compliance work) than of an exploration.
+SUPPORT_THRESHOLD = {"exploratory": 0.5, "compliance": 0.7, "decision": 0.7}
 
 
-def should_run(mode: str, verification: dict[str, Any] | None) -> tuple[bool, str]:
+def should_run(mode: str, verification: dict[str, Any] | None,
+               research_mode: str = "exploratory") -> tuple[bool, str]:
     """Whether the antagonist runs, and why: a pure function of the mode and the verdicts."""
     if mode == "force":
         return True, "forced (--debate force)"
@@ -34,7 +37,7 @@ def should_run(mode: str, verification: dict[str, Any] | None) -> tuple[bool, st
                                             "CONTRADICTED"))
     if tally.get("CONTRADICTED", 0):
         return True, f"{tally['CONTRADICTED']} claim(s) contradicted"
-    if checked and tally.get("SUPPORTED", 0) / checked < SUPPORT_THRESHOLD:
+    if checked and tally.get("SUPPORTED", 0) / checked < SUPPORT_THRESHOLD[research_mode]:
         return True, f"only {tally.get('SUPPORTED', 0)} of {checked} checked claims supported"
     return False, "the checked claims held up"
 

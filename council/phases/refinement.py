@@ -31,6 +31,7 @@ def tasks(ctx: RunContext, seats: list[Seat]) -> list[SeatTask]:
             prompt=prompts.render(
                 "refinement",
                 topic=ctx.topic,
+                mode=ctx.options.mode,
                 own_report=str(inputs_dir / ws.output_name(seat.name, "research")),
                 peers=peers,
                 report_path=str(ws.working_output(seat.name, "refinement")),

@@ -17,6 +17,7 @@ def tasks(ctx: RunContext) -> list[SeatTask]:
             prompt=prompts.render(
                 "research",
                 topic=ctx.topic,
+                mode=ctx.options.mode,
                 report_path=str(ctx.ws.working_output(seat.name, "research")),
                 marker=loop.MARKER,
             ),

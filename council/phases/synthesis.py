@@ -77,6 +77,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     prompt = prompts.render(
         "synthesis",
         topic=ctx.topic,
+        mode=ctx.options.mode,
         contributors=listed,
         total_agents=len(state.agents),
         report_path=str(ws.working_output(synthesizer.name, "synthesis")),
