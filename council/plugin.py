@@ -29,7 +29,10 @@ COMMAND_TAG = f"<command-name>/{COMMAND}</command-name>".encode()
 ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 SESSIONS_DIR = ".sessions"
 REMINDERS = 1  # ask once more for a missing final report, then give up
-PHASE_TIMEOUT = 3300.0  # per agent per phase: research + refinement fit in the hook's 7200 s
+# Per agent per phase: research and refinement take at most 4800 s of the hook's 7200 s, which
+# leaves 2400 s for the short phases (claims, verification, antagonist: one or two turns each,
+# and an agent silent for 900 s is stopped as idle anyway).
+PHASE_TIMEOUT = 2400.0
 
 
 @dataclass
@@ -200,7 +203,7 @@ def _start(base: Path, args: str) -> str:
     topic = check_topic(request.topic, "the /council:deep-research command")
     options = load_options(Overrides(test=request.test, agents=request.agents))
     if options.timeout is None:
-        # Research and refinement must both fit in the Stop hook's 7200 s.
+        # Every phase before the synthesis must fit in the Stop hook's 7200 s.
         options = replace(options, timeout=PHASE_TIMEOUT)
     return start_run(topic, options, base).id
 
