@@ -6,8 +6,10 @@ verdict and an evidence quote. These functions validate both files and split the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
@@ -102,3 +104,19 @@ def tally(claims: Sequence[Claim], verdicts: Mapping[str, Verdict]) -> dict[str,
     for claim in claims:
         counts[verdicts[claim.id].verdict if claim.id in verdicts else "UNVERIFIED"] += 1
     return counts
+
+
+def load(path: Path) -> dict[str, Any] | None:
+    """A run's claims.json (claims with verdicts, or a degraded status), if written."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def summary(data: Mapping[str, Any]) -> str:
+    """`1 supported, 1 contradicted`, or why the claims were not verified."""
+    if data.get("status") == "degraded":
+        return "not verified (verification degraded)"
+    return ", ".join(f"{n} {v.lower()}" for v, n in data.get("tally", {}).items() if n)

@@ -7,7 +7,6 @@ the run on SIGINT/SIGTERM; every agent's process tree is stopped and the state s
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 import anyio
 import psutil
 
-from council import loop, plugin, progress, prompts, sources, spawn
+from council import claims, loop, plugin, progress, prompts, sources, spawn
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
 from council.phases import (
@@ -31,7 +30,7 @@ from council.phases import (
 from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
 from council.state import AgentRecord, RunState, create_state, load_state, update_state
-from council.workspace import Workspace, create_workspace
+from council.workspace import CLAIMS, Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
@@ -221,7 +220,8 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
     phases = "research → refinement → synthesis" if source_phase == "refinement" \
         else "research → synthesis (refinement skipped)"
     cut = load_state(ws.root).budget_exhausted
-    checked = claims_summary(ws)
+    facts = verification_facts(ws)
+    checked = claims.summary(facts) if facts else None
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {phases} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
@@ -389,17 +389,5 @@ def _record_regressions(ws: Workspace) -> None:
                       f"dropped {len(dropped)} source(s) its research report cited")
 
 
-def claims_summary(ws: Workspace) -> str | None:
-    """`7 supported, 1 overstated, 2 unsupported` from claims.json, or why it is missing."""
-    text = loop.read_report(ws.root / "claims.json")
-    if not text:
-        return None
-    data = json.loads(text)
-    if data.get("status") == "degraded":
-        return "not verified (verification degraded)"
-    return ", ".join(f"{n} {v.lower()}" for v, n in data.get("tally", {}).items() if n)
-
-
 def verification_facts(ws: Workspace) -> dict[str, Any] | None:
-    text = loop.read_report(ws.root / "claims.json")
-    return json.loads(text) if text else None
+    return claims.load(ws.root / CLAIMS)

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
 
-from council import budget, loop, prompts
+from council import budget, claims, loop, prompts
 from council.config import Seat
 from council.ledger import Usage, format_usage
 from council.phases import RunContext, run_parallel
 from council.runner import SeatTask
 from council.state import AgentPhase, RunState, load_state
-from council.workspace import COUNTERPOINTS, Workspace
+from council.workspace import CLAIMS, COUNTERPOINTS, Workspace
 
 
 def choose_synthesizer(preferred: str, seats: list[Seat], contributors: list[Seat]) -> Seat:
@@ -83,7 +80,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         report_path=str(ws.working_output(synthesizer.name, "synthesis")),
         methodology=methodology(state, contributors, source_phase),
         marker=loop.MARKER,
-        verification=_verification(ws.root / "claims.json"),
+        verification=claims.load(ws.root / CLAIMS),
         counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,
     )
     seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
@@ -102,11 +99,6 @@ async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
 
     results = await run_parallel(ctx, [task(ctx, synthesizer, contributors, source_phase)])
     return results[synthesizer.name]
-
-
-def _verification(path: Path) -> dict[str, Any] | None:
-    text = loop.read_report(path)
-    return json.loads(text) if text else None
 
 
 def counterpoints(ws: Workspace) -> str | None:

@@ -17,6 +17,8 @@ from council.claims import (
     Claim,
     Verdict,
     assign,
+    load,
+    summary,
     tally,
     validate_claims,
     validate_verdicts,
@@ -32,16 +34,10 @@ from council.workspace import CLAIMS
 ATTEMPTS = 2  # a malformed claims list gets one retry
 
 
-def load(ctx: RunContext) -> dict[str, Any] | None:
-    """claims.json of this run, if the phase has finished."""
-    text = read_report(ctx.ws.root / CLAIMS)
-    return json.loads(text) if text else None
-
-
 async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> dict[str, Any]:
     """Extract and verify; returns what claims.json holds."""
     ws = ctx.ws
-    done = load(ctx)
+    done = load(ws.root / CLAIMS)
     if done is not None:
         return done  # a resumed run that had finished verifying
     names = [s.name for s in contributors]
@@ -110,7 +106,6 @@ def _entry(claim: Claim, verdict: Verdict | None) -> dict[str, Any]:
 
 def _write(ctx: RunContext, data: dict[str, Any]) -> dict[str, Any]:
     atomic_write(ctx.ws.root / CLAIMS, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    summary = (", ".join(f"{n} {v.lower()}" for v, n in data["tally"].items() if n)
-               if "tally" in data else f"degraded: {data.get('error')}")
-    progress.emit(ctx.ws.root, "verification", f"finished: {summary}")
+    done = summary(data) if "tally" in data else f"degraded: {data.get('error')}"
+    progress.emit(ctx.ws.root, "verification", f"finished: {done}")
     return data
