@@ -21,19 +21,20 @@ def spent(state: RunState) -> Usage:
 def check(ws: Workspace) -> str | None:
     """Stop spending if the run is over its budget; returns why, or None."""
 
-    def change(state: RunState) -> tuple[str | None, bool]:
+    def change(state: RunState) -> tuple[str | None, bool, list[str]]:
+        seats = list(state.agents)
         if state.budget_exhausted:
-            return state.budget_exhausted, False
+            return state.budget_exhausted, False, seats
         opts = state.options
         why = over_budget(spent(state), opts.get("max_cost"), opts.get("max_tokens"))
         if why:
             state.budget_exhausted = why
-        return why, why is not None
+        return why, why is not None, seats
 
-    why, newly = update_state(ws.root, change)
+    why, newly, seats = update_state(ws.root, change)
     if why:
         # Research and refinement stop; the synthesis still runs on what there is.
-        loops = [ws.loop_file(seat, phase) for seat in state_seats(ws)
+        loops = [ws.loop_file(seat, phase) for seat in seats
                  for phase in ("research", "refinement")]
         for loop_file in loops:
             if not loop_file.exists():
@@ -46,7 +47,3 @@ def check(ws: Workspace) -> str | None:
         progress.emit(ws.root, "run", f"budget reached: {why}; agents stop after their "
                       "current turn and the run goes on to synthesis")
     return why
-
-
-def state_seats(ws: Workspace) -> list[str]:
-    return sorted(p.name for p in (ws.root / "agents").iterdir() if p.is_dir())

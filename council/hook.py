@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from council.progress import json_object
+
 OPTIONS = ("run-dir", "seat", "phase", "report", "loop", "instructions")
 USAGE = "usage: council hook claude|gemini " + " ".join(f"--{o} X" for o in OPTIONS)
 
@@ -69,16 +71,13 @@ def render(cli: str, reason: str | None, error: str | None = None) -> str:
     """What each CLI expects on stdout: continue with `reason`, or allow the stop."""
     if cli == "gemini":
         if reason is not None:
-            return json_object(decision="deny", reason=reason)
+            return json_object({"decision": "deny", "reason": reason})
         if error:
-            return json_object(decision="allow", systemMessage=f"council hook error: {error}")
-        return json_object(decision="allow")
+            return json_object({"decision": "allow",
+                                "systemMessage": f"council hook error: {error}"})
+        return json_object({"decision": "allow"})
     if reason is not None:
-        return json_object(decision="block", reason=reason)
+        return json_object({"decision": "block", "reason": reason})
     return ""
 
 
-def json_object(**fields: str) -> str:
-    from council.progress import json_object as encode
-
-    return encode(dict(fields))

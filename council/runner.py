@@ -147,15 +147,13 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     except anyio.get_cancelled_exc_class():
         # Synchronous on purpose: nothing here can be interrupted by the cancellation.
         iteration = loop.deactivate(loop_file)
+        meter.read(iteration, force=True)
         _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
-                "stopped: the run was cancelled", iteration)
+                "stopped: the run was cancelled", iteration, meter.record())
         progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
         raise
     iteration = loop.deactivate(loop_file)
     meter.read(iteration, force=True)
-    _set(ws, seat.name, phase, usage=meter.record())
-    if limits.budgeted:
-        budget.check(ws)
 
     text = loop.read_report(report)
     if outcome.error is not None:
@@ -168,7 +166,9 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     if status != "failed":
         shutil.copyfile(report, ws.published_output(seat.name, phase))
     final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error,
-                    iteration)
+                    iteration, meter.record())
+    if limits.budgeted:
+        budget.check(ws)
     elapsed = time.monotonic() - began
     if status == "failed":
         progress.emit(ws.root, phase, seat.name,
@@ -365,9 +365,12 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
 
 
 def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
-            session_id: str | None, error: str | None, iteration: int) -> AgentPhase:
+            session_id: str | None, error: str | None, iteration: int,
+            usage: dict[str, object] | None = None) -> AgentPhase:
     def change(state: RunState) -> AgentPhase:
         record = state.agents[seat].phase(phase)
+        if usage is not None:
+            record.usage = usage
         record.status, record.exit_code, record.error = status, returncode, error
         record.failure = failures.classify(error) if status == "failed" else None
         record.iteration = iteration

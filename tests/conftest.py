@@ -4,7 +4,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,3 +79,12 @@ def council(isolated: Path) -> Council:
     env["PATH"] = f"{FAKES_BIN}{os.pathsep}{env['PATH']}"
     env["COUNCIL_FAKE_LOG"] = str(isolated / "fake-log.jsonl")
     return Council(isolated, env)
+
+
+def wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll a real condition (files written by the processes) until it holds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        time.sleep(0.05)

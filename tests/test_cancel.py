@@ -5,23 +5,12 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
 import yaml
-from conftest import Council
-
-
-def wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
-    """Poll a real condition (files written by the processes) until it holds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        time.sleep(0.05)
+from conftest import Council, wait_for
 
 
 def agent_pids(council: Council, run_root: Path) -> list[int]:

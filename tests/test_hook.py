@@ -135,8 +135,9 @@ def test_hook_imports_stay_cheap(run: Path) -> None:
      "\u2028\u2029", "</script>{{ x }}"],
 )
 def test_json_string_is_what_json_reads_back(text: str) -> None:
-    from council.hook import json_object, render
+    from council.hook import render
+    from council.progress import json_object
 
-    assert json.loads(json_object(reason=text)) == {"reason": text}
+    assert json.loads(json_object({"reason": text})) == {"reason": text}
     assert json.loads(render("claude", text)) == {"decision": "block", "reason": text}
     assert json.loads(render("gemini", None, error=text))["decision"] == "allow"

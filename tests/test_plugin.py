@@ -16,8 +16,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from conftest import Council
-from test_cancel import wait_for
+from conftest import Council, wait_for
 
 from council.plugin import latest_command, parse_request
 

@@ -12,8 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from conftest import Council
-from test_cancel import wait_for
+from conftest import Council, wait_for
 
 from council.loop import MARKER
 from council.runner import RESUME_NOTE

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from conftest import Council
+from conftest import Council, wait_for
 
 
 def state_of(run: Path) -> dict:  # type: ignore[type-arg]
@@ -58,8 +58,6 @@ def test_watch_without_a_terminal_prints_lines_until_the_end(council: Council) -
                            env=council.env, cwd=council.root, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     try:
-        from test_cancel import wait_for
-
         wait_for(lambda: any(council.research.glob("*/state.yaml")))
         watch = council.run("watch", timeout=120)
     finally:
