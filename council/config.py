@@ -344,7 +344,8 @@ def _str_list(value: Any, where: str) -> Sequence[str]:
 def plan(options: RunOptions) -> list[str]:
     """What a run will do before it spends anything: agents, models, loops, limits."""
     several = len(options.seats) >= 2
-    steps = ["research", *(["refinement"] if several else []),
+    steps = [*(["scope"] if several and options.verify else []), "research",
+             *(["refinement"] if several else []),
              *(["claim verification"] if several and options.verify else []),
              *([f"antagonist ({options.debate})"] if several and options.debate != "off"
                else []),

@@ -125,16 +125,32 @@ def sources_section(ledger: Ledger) -> str:
     return "\n".join(lines) + "\n"
 
 
+SOURCES_HEADING = re.compile(
+    r"^##\s+(?:\d+\.\s*)?(?:Comprehensive\s+)?Sources?(?:\s*\(.*\))?\s*$", re.M | re.I)
+
+
+def _section(report: str, heading: re.Pattern[str]) -> tuple[int, int] | None:
+    """Where the `## ` section whose heading matches starts and ends (at the next `## `)."""
+    match = heading.search(report)
+    if match is None:
+        return None
+    nxt = re.search(r"^## ", report[match.end():], re.M)
+    return match.start(), match.end() + nxt.start() if nxt else len(report)
+
+
 def replace_sources(report: str, section: str) -> str:
     """Swap the report's own Sources section (up to the next `## `) for council's."""
-    match = re.search(r"^##\s+(?:\d+\.\s*)?(?:Comprehensive\s+)?Sources?(?:\s*\(.*\))?\s*$",
-                      report, re.M | re.I)
-    if match is None:
+    found = _section(report, SOURCES_HEADING)
+    if found is None:
         return report.rstrip("\n") + "\n\n" + section
-    nxt = re.search(r"^## ", report[match.end():], re.M)
-    end = match.end() + nxt.start() if nxt else len(report)
-    tail = report[end:]
-    return report[:match.start()] + section + ("\n" + tail if tail else "")
+    tail = report[found[1]:]
+    return report[:found[0]] + section + ("\n" + tail if tail else "")
+
+
+def remove_section(report: str, heading: re.Pattern[str]) -> str:
+    """The report without the section under `heading` (say, one council generated before)."""
+    found = _section(report, heading)
+    return report if found is None else report[:found[0]] + report[found[1]:]
 
 
 def disappeared(before: str, after: str) -> list[str]:

@@ -27,7 +27,7 @@ from council.progress import utc_now
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.yaml"
-PHASES = ("research", "refinement", "claims", "verification", "antagonist", "synthesis")
+PHASES = ("scope", "research", "refinement", "claims", "verification", "antagonist", "synthesis")
 RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
 # pending → running → one of the ends. complete: wrote the marker; capped: hit its iteration
 # cap; stopped: the CLI ended its loop early but left a report; failed: no usable output.
@@ -58,8 +58,10 @@ class AgentPhase:
     failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failures.py)
     # ledger.Usage as a dict, plus "per_iteration": [[iteration, tokens_in, tokens_out, cost]]
     usage: dict[str, Any] | None = None
-    # refinement only: sources the agent's research report cited and its refined one dropped
+    # refinement only: sources and cited claims of the agent's research report that its
+    # refined one dropped (sources.disappeared, regression.dropped_claims)
     dropped_sources: list[str] | None = None
+    dropped_claims: list[str] | None = None
 
     @property
     def usable(self) -> bool:
@@ -86,6 +88,7 @@ class RunState:
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     synthesizer: str | None = None
     budget_exhausted: str | None = None  # why the budget stopped the loops, if it did
+    completeness: dict[str, Any] | None = None  # score.Completeness.to_dict()
     updated_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
@@ -103,6 +106,7 @@ class RunState:
             "error": self.error,
             "synthesizer": self.synthesizer,
             "budget_exhausted": self.budget_exhausted,
+            "completeness": self.completeness,
             "options": self.options,
             "agents": {
                 name: {
@@ -163,6 +167,7 @@ class RunState:
             agents=agents,
             synthesizer=data.get("synthesizer"),
             budget_exhausted=data.get("budget_exhausted"),
+            completeness=data.get("completeness"),
             updated_at=data.get("updated_at"),
             ended_at=data.get("ended_at"),
             error=data.get("error"),

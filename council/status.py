@@ -101,6 +101,7 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
         "error": state.error,
         "final_report": str(ws.final_report) if ws.final_report.is_file() else None,
         "budget_exhausted": state.budget_exhausted,
+        "completeness": state.completeness,
         "spent": budget.spent(state).to_dict(),
         "agents": [asdict(r) for r in rows(state, ws)],
     }
@@ -120,6 +121,11 @@ def as_text(state: RunState, ws: Workspace) -> str:
                  + (" (~ estimated from list prices)" if spent.estimated else "")
                  + (f"; budget reached: {state.budget_exhausted}" if state.budget_exhausted
                     else ""))
+    if state.completeness:
+        done = state.completeness
+        lines.append(f"score  {done['score']}/100 completeness (cap {done['cap']:g}: "
+                     f"{done['cap_reason']}" + (", provisional" if state.phase != "done" else "")
+                     + ")")
     lines.append("")
     lines.append(f"{'agent':<14} {'phase':<11} {'status':<10} {'iter':>7} {'elapsed':>8} "
                  f"{'output':>9} {'tokens':>8} {'cost':>8}")

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import psutil
 
-from council import claims, loop, plugin, progress, prompts, sources, spawn
+from council import claims, loop, plugin, progress, prompts, regression, score, sources, spawn
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
 from council.phases import (
@@ -27,10 +27,13 @@ from council.phases import (
     synthesis,
     verification,
 )
+from council.phases import scope as scoping
 from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
+from council.scope import SCOPE
+from council.scope import load as load_scope
 from council.state import AgentRecord, RunState, create_state, load_state, update_state
-from council.workspace import CLAIMS, Workspace, create_workspace
+from council.workspace import CLAIMS, COUNTERPOINTS, Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
@@ -139,9 +142,14 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     ws, seats = ctx.ws, list(ctx.options.seats)
     total = len(seats)
 
+    found = None
+    if ctx.options.verify and total >= 2:  # what verification measures coverage against
+        _set_phase(ws, "scope")
+        found = await scoping.run(ctx)
+
     _set_phase(ws, "research")
     _announce(ctx, "research", seats, "in parallel")
-    await research.run(ctx)
+    await research.run(ctx, found)
     survivors = _survivors(ctx, "research", total)
 
     source_phase = "research"
@@ -172,6 +180,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
             await antagonist.run(ctx, survivors, source_phase, verification_facts(ws))
 
     _set_phase(ws, "synthesis")
+    _record_completeness(ws)  # before the synthesis, which is told the score and the gaps
     if not synthesise:
         update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
         progress.emit(ws.root, "synthesis", f"handed to the main Claude session: "
@@ -217,21 +226,50 @@ def _survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
 def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
                         source_phase: str, writer: str) -> None:
     """Put who actually contributed at the top: a degraded run must not read like a full one."""
-    phases = "research → refinement → synthesis" if source_phase == "refinement" \
-        else "research → synthesis (refinement skipped)"
     cut = load_state(ws.root).budget_exhausted
     facts = verification_facts(ws)
     checked = claims.summary(facts) if facts else None
-    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
-              f"({', '.join(contributors)}) · {phases} · synthesised by {writer}"
-              + (f" · claims: {checked}" if checked else "")
-              + (" · antagonist answered" if (ws.root / "counterpoints.md").is_file() else "")
-              + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
     body = ws.final_report.read_text(encoding="utf-8", errors="replace")
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
-    body = sources.replace_sources(body, sources.sources_section(_write_ledger(ws, body)))
+    ledger = _write_ledger(ws, body)
+    result = _record_completeness(ws, ledger)
+    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
+              f"({', '.join(contributors)}) · {score.headline(result)} · "
+              f"{_phases_ran(ws, source_phase)} · synthesised by {writer}"
+              + (f" · claims: {checked}" if checked else "")
+              + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
+    body = sources.replace_sources(sources.remove_section(body, score.HEADING),
+                                   score.section(result) + "\n" + sources.sources_section(ledger))
     ws.final_report.write_text(header + body, encoding="utf-8")
+
+
+def _phases_ran(ws: Workspace, source_phase: str) -> str:
+    """`scope → research → refinement → verification → synthesis`, with what was skipped."""
+    facts = verification_facts(ws)
+    scoped = (ws.root / SCOPE).is_file()
+    ran = [*([("scope" if load_scope(ws.root / SCOPE) else "scope (degraded)")] if scoped
+             else []), "research",
+           "refinement" if source_phase == "refinement" else "(refinement skipped)",
+           *(["verification" + (" (degraded)" if facts.get("status") == "degraded" else "")]
+             if facts else []),
+           *(["antagonist"] if (ws.root / COUNTERPOINTS).is_file() else []), "synthesis"]
+    return " → ".join(ran)
+
+
+def _record_completeness(ws: Workspace,
+                         ledger: sources.Ledger | None = None) -> score.Completeness:
+    """The run's completeness score (score.py) from its reports, verdicts and survivors,
+    recorded in state.yaml."""
+    state = load_state(ws.root)
+    if ledger is None:
+        ledger = sources.build(_reports(ws, state))
+    _, contributors = contributions(state)
+    result = score.compute(RunOptions.from_dict(state.options).mode,
+                           [s.url for s in ledger.ordered() if s.agents],
+                           verification_facts(ws), len(contributors), len(state.agents))
+    update_state(ws.root, lambda s: setattr(s, "completeness", result.to_dict()))
+    return result
 
 
 def _set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
@@ -369,9 +407,9 @@ def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
 
 
 def _record_regressions(ws: Workspace) -> None:
-    """No silent regression: sources an agent dropped between its research and refined
-    reports go into state.yaml, progress.log and the synthesis's methodology facts."""
-    def change(state: RunState) -> list[tuple[str, list[str]]]:
+    """No silent regression: sources and cited claims an agent dropped between its research
+    and refined reports go into state.yaml, progress.log and the synthesis's methodology."""
+    def change(state: RunState) -> list[tuple[str, list[str], list[str]]]:
         found = []
         for name, rec in state.agents.items():
             ap = rec.phases.get("refinement")
@@ -380,13 +418,15 @@ def _record_regressions(ws: Workspace) -> None:
             if ap is None or not ap.usable or before is None or after is None:
                 continue
             ap.dropped_sources = sources.disappeared(before, after)
-            if ap.dropped_sources:
-                found.append((name, ap.dropped_sources))
+            ap.dropped_claims = regression.dropped_claims(before, after)
+            if ap.dropped_sources or ap.dropped_claims:
+                found.append((name, ap.dropped_sources, ap.dropped_claims))
         return found
 
-    for name, dropped in update_state(ws.root, change):
+    for name, dropped, gone in update_state(ws.root, change):
         progress.emit(ws.root, "refinement", name,
-                      f"dropped {len(dropped)} source(s) its research report cited")
+                      f"dropped {len(dropped)} source(s) and {len(gone)} cited claim(s) its "
+                      "research report had")
 
 
 def verification_facts(ws: Workspace) -> dict[str, Any] | None:

@@ -58,6 +58,8 @@ class Workspace:
     def output_name(self, seat: str, phase: str) -> str:
         if phase == "synthesis":
             return FINAL_REPORT
+        if phase == "scope":
+            return "scope-draft.json"  # the agent's answer; council writes scope.json
         if phase == "claims":
             return "claims-draft.json"  # the extractor's list; council adds the verdicts
         if phase == "verification":

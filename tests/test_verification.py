@@ -110,7 +110,7 @@ def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
     prompt = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
     assert "## Counterpoints" in prompt
     assert str(run / "agents" / "claude" / "synthesis-inputs" / "counterpoints.md") in prompt
-    assert "antagonist answered" in (run / "final-report.md").read_text().splitlines()[0]
+    assert "→ antagonist →" in (run / "final-report.md").read_text().splitlines()[0]
 
 
 def test_debate_off_and_force(council: Council) -> None:

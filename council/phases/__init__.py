@@ -1,19 +1,29 @@
-"""The pipeline's phases, one module each: research → refinement → synthesis.
+"""The pipeline's phases, one module each: scope → research → refinement → verification →
+antagonist → synthesis.
 
 A phase chooses which seats take part and what each is asked; `run_parallel` runs them all
-at once in one task group and returns each seat's final record."""
+at once in one task group and returns each seat's final record; `ask_json` gets one agent's
+answer as a JSON file council can check."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
 
+from council import progress
 from council.config import RunOptions, Seat
+from council.loop import read_report
 from council.runner import Limits, SeatTask, fail_seat, run_seat
 from council.state import AgentPhase, load_state
 from council.workspace import Workspace
+
+T = TypeVar("T")
+ATTEMPTS = 2  # a malformed answer gets one retry; a crashed agent hands over to another
 
 UNFINISHED = ("pending", "running", "cancelled")
 
@@ -67,3 +77,37 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
         for task in tasks:
             group.start_soon(one, task)
     return results
+
+
+Render = Callable[[Seat, str | None], tuple[str, dict[str, Path]]]
+
+
+async def ask_json(ctx: RunContext, phase: str, seats: Sequence[Seat], render: Render,
+                   validate: Callable[[Any], T]) -> tuple[T | None, str | None]:
+    """Ask the first of `seats` for a JSON answer (`render(seat, feedback)` gives the prompt
+    and its input files) and check it with `validate`, which raises ValueError.
+
+    A malformed answer is sent back once with what is wrong with it; an agent that fails
+    outright (crash, timeout) hands the question to the next seat. Returns (the validated
+    answer, None) or (None, why there is none)."""
+    candidates = list(seats)
+    error: str | None = None
+    feedback: str | None = None
+    for _ in range(ATTEMPTS):
+        if not candidates:
+            break
+        seat = candidates[0]
+        prompt, inputs = render(seat, feedback)
+        task = SeatTask(replace(seat, max_iterations=1), phase, prompt, 1, inputs)
+        record = (await run_parallel(ctx, [task]))[seat.name]
+        if not record.usable:
+            error, feedback = f"{seat.name}: {record.error or 'no answer'}", None
+            candidates.pop(0)
+            continue
+        try:
+            text = read_report(ctx.ws.published_output(seat.name, phase)) or ""
+            return validate(json.loads(text)), None
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError too
+            error = feedback = f"invalid {phase} file: {exc}"
+            progress.emit(ctx.ws.root, phase, seat.name, error)
+    return None, error

@@ -5,10 +5,11 @@ from __future__ import annotations
 from council import loop, prompts
 from council.phases import RunContext, run_parallel
 from council.runner import SeatTask
+from council.scope import Scope
 from council.state import AgentPhase
 
 
-def tasks(ctx: RunContext) -> list[SeatTask]:
+def tasks(ctx: RunContext, scope: Scope | None = None) -> list[SeatTask]:
     """The research task of every seat that has not finished it yet."""
     return [
         SeatTask(
@@ -18,6 +19,7 @@ def tasks(ctx: RunContext) -> list[SeatTask]:
                 "research",
                 topic=ctx.topic,
                 mode=ctx.options.mode,
+                scope=scope,
                 report_path=str(ctx.ws.working_output(seat.name, "research")),
                 marker=loop.MARKER,
             ),
@@ -28,5 +30,5 @@ def tasks(ctx: RunContext) -> list[SeatTask]:
     ]
 
 
-async def run(ctx: RunContext) -> dict[str, AgentPhase]:
-    return await run_parallel(ctx, tasks(ctx))
+async def run(ctx: RunContext, scope: Scope | None = None) -> dict[str, AgentPhase]:
+    return await run_parallel(ctx, tasks(ctx, scope))

@@ -46,12 +46,24 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
             lines.append(f"{name} dropped {len(dropped)} source(s) between its research and "
                          f"refined reports: {', '.join(dropped[:5])}"
                          + (" …" if len(dropped) > 5 else ""))
+        gone = rec.phases["refinement"].dropped_claims if "refinement" in rec.phases else None
+        if gone:
+            lines.append(f"{name} dropped {len(gone)} cited claim(s) between its research and "
+                         "refined reports (say whether each was wrong or lost): "
+                         + " / ".join(f'"{c}"' for c in gone[:5])
+                         + (" …" if len(gone) > 5 else ""))
     if state.budget_exhausted:
         lines.append(f"The run's budget cut the research short ({state.budget_exhausted}): "
                      "agents stopped after their current turn.")
     elif source_phase == "research":
         lines.append("Refinement did not run (fewer than two agents finished research); the "
                      "synthesis uses the research reports.")
+    if state.completeness:
+        done = state.completeness
+        lines.append(f"Completeness score computed by council: {done['score']}/100 (confidence "
+                     f"cap {done['cap']:g}: {done['cap_reason']}); "
+                     + "; ".join(f"{k.replace('_', ' ')}: {v['detail']}"
+                                 for k, v in done["signals"].items()) + ".")
     spent = budget.spent(state)
     lines.append(f"Spent so far: {format_usage(spent)}"
                  + (" (partly estimated from list prices)" if spent.estimated else "") + ".")

@@ -1,5 +1,6 @@
 """Phase between refinement and synthesis: one agent lists the reports' load-bearing claims
-(claims-draft.json, validated, one retry), then agents of other vendors check them against
+(claims-draft.json, validated, one retry) and, when the run has a scope, says which of its
+sub-questions and dimensions the reports covered; then agents of other vendors check them against
 their sources. The result, claims.json, tells the synthesis what to keep, soften and drop.
 
 A failure here never stops the run: the phase is marked degraded and the synthesis goes on
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from council import progress, prompts
@@ -25,13 +27,13 @@ from council.claims import (
 )
 from council.config import Seat
 from council.loop import read_report
-from council.phases import RunContext, run_parallel
+from council.phases import RunContext, ask_json, run_parallel
 from council.phases.synthesis import choose_synthesizer
 from council.runner import SeatTask
+from council.scope import SCOPE, Coverage, validate_coverage
+from council.scope import load as load_scope
 from council.state import atomic_write
 from council.workspace import CLAIMS
-
-ATTEMPTS = 2  # a malformed claims list gets one retry
 
 
 async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> dict[str, Any]:
@@ -46,28 +48,26 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
 
-    claims, error = None, None
-    for _ in range(ATTEMPTS):
-        folder = ws.peers_dir(extractor.name, "claims")
-        prompt = prompts.render(
+    found = load_scope(ws.root / SCOPE)
+    candidates = [extractor, *(s for s in contributors if s.name != extractor.name)]
+
+    def render(seat: Seat, error: str | None) -> tuple[str, dict[str, Path]]:
+        folder = ws.peers_dir(seat.name, "claims")
+        return prompts.render(
             "claims", topic=ctx.topic, agents=names, max_claims=MAX_CLAIMS, error=error,
             reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
                      for s in contributors],
-            report_path=str(ws.working_output(extractor.name, "claims")))
-        task = SeatTask(replace(extractor, max_iterations=1), "claims", prompt, 1, inputs)
-        record = (await run_parallel(ctx, [task]))[extractor.name]
-        if not record.usable:
-            error = record.error or "no claims file"
-            continue
-        try:
-            text = read_report(ws.published_output(extractor.name, "claims")) or ""
-            claims = validate_claims(json.loads(text), names)
-            break
-        except ValueError as exc:  # json.JSONDecodeError is a ValueError too
-            error = f"invalid claims file: {exc}"
-            progress.emit(ws.root, "claims", extractor.name, error)
-    if claims is None:
+            scope=found, report_path=str(ws.working_output(seat.name, "claims"))), inputs
+
+    def validate(data: Any) -> tuple[list[Claim], Coverage | None]:
+        claims = validate_claims(data, names)
+        coverage = validate_coverage(data, found, {c.id for c in claims}) if found else None
+        return claims, coverage
+
+    answer, error = await ask_json(ctx, "claims", candidates, render, validate)
+    if answer is None:
         return _write(ctx, {"status": "degraded", "error": error, "claims": []})
+    claims, coverage = answer
 
     plan = assign(claims, {s.name: s.cli for s in contributors})
     progress.emit(ws.root, "verification", f"started: {len(claims)} claims, checked by "
@@ -92,8 +92,17 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
             progress.emit(ws.root, "verification", seat, f"invalid verdicts file: {exc}")
     counts = tally(claims, verdicts)
     status = "ok" if counts["UNVERIFIED"] == 0 else "partial"
-    return _write(ctx, {"status": status, "tally": counts,
-                        "claims": [_entry(c, verdicts.get(c.id)) for c in claims]})
+    data: dict[str, Any] = {"status": status, "tally": counts,
+                            "claims": [_entry(c, verdicts.get(c.id)) for c in claims]}
+    if found and coverage:
+        data["questions"] = [
+            {"id": qid, "question": text, "status": coverage.questions[qid][0],
+             "claims": list(coverage.questions[qid][1])}
+            for qid, text in found.questions.items()]
+        data["dimensions"] = [
+            {"id": did, "dimension": text, "covered": coverage.dimensions[did]}
+            for did, text in found.dimensions.items()]
+    return _write(ctx, data)
 
 
 def _entry(claim: Claim, verdict: Verdict | None) -> dict[str, Any]:

@@ -126,6 +126,8 @@ def phase_of(report: str | None) -> str:
         return "refinement"
     if name.endswith("-report.md"):
         return "research"
+    if name == "scope-draft.json":
+        return "scope"
     if name == "claims-draft.json":
         return "claims"
     if name.endswith("-verdicts.json"):

@@ -137,4 +137,4 @@ def test_verification_and_antagonist_with_the_real_clis(
     assert (run / "counterpoints.md").is_file()  # auto: a claim was contradicted
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert "contradicted" in header
-    assert "antagonist answered" in header
+    assert "→ antagonist →" in header

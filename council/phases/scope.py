@@ -1,0 +1,46 @@
+"""Phase 0: before anyone researches, one agent splits the question into the sub-questions a
+complete answer must close and the dimensions it must cover (scope.json). Every researcher
+gets the same checklist, and the completeness score later measures the reports against it.
+
+A scope that cannot be had (two malformed answers, every agent failing) never stops the run:
+scope.json says `degraded`, the research goes on unscoped, and the score says those signals
+were not measured."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from council import progress, prompts
+from council.config import Seat
+from council.phases import RunContext, ask_json
+from council.phases.synthesis import choose_synthesizer
+from council.scope import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
+from council.scope import load as load_scope
+from council.state import atomic_write
+
+
+async def run(ctx: RunContext) -> Scope | None:
+    """The run's scope (written now, or by an earlier attempt of a resumed run)."""
+    ws = ctx.ws
+    path = ws.root / SCOPE
+    if path.is_file():
+        return load_scope(path)
+    seats = list(ctx.options.seats)
+    first = choose_synthesizer(ctx.options.synthesizer, seats, seats)
+    candidates = [first, *(s for s in seats if s.name != first.name)]
+
+    def render(seat: Seat, error: str | None) -> tuple[str, dict[str, Path]]:
+        return prompts.render(
+            "scope", topic=ctx.topic, mode=ctx.options.mode, error=error,
+            questions=QUESTIONS, dimensions=DIMENSIONS,
+            report_path=str(ws.working_output(seat.name, "scope"))), {}
+
+    progress.emit(ws.root, "scope", f"started: {first.name} splits the question")
+    found, error = await ask_json(ctx, "scope", candidates, render, validate_scope)
+    data = found.to_dict() if found else {"status": "degraded", "error": error}
+    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    progress.emit(ws.root, "scope", f"finished: {len(found.questions)} sub-questions, "
+                  f"{len(found.dimensions)} dimensions" if found
+                  else f"degraded: {error}; the research goes on unscoped")
+    return found

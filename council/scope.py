@@ -1,0 +1,119 @@
+"""The research question's scope: the sub-questions a good answer must close and the
+dimensions it must cover (seed 003's Phase 0), and how well the reports covered them.
+
+One agent writes the scope before the research starts (scope.json), so every researcher works
+from the same checklist; after refinement, the claim extractor says which sub-questions the
+reports answered and with which claims, and which dimensions they left as gaps. These
+functions check both answers without any model; `score.py` turns them into numbers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCOPE = "scope.json"
+QUESTIONS = (3, 8)  # how many sub-questions a scope may have (inclusive)
+DIMENSIONS = (3, 6)
+STATUSES = ("answered", "partial", "open")
+
+
+@dataclass(frozen=True)
+class Scope:
+    questions: dict[str, str]  # id → sub-question, in order
+    dimensions: dict[str, str]  # id → dimension
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": "ok",
+                "questions": [{"id": k, "question": v} for k, v in self.questions.items()],
+                "dimensions": [{"id": k, "dimension": v} for k, v in self.dimensions.items()]}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    questions: dict[str, tuple[str, tuple[str, ...]]]  # id → (status, ids of its claims)
+    dimensions: dict[str, bool]  # id → covered
+
+
+def validate_scope(data: Any) -> Scope:
+    """The scope an agent wrote, or ValueError saying what to fix."""
+    if not isinstance(data, Mapping):
+        raise ValueError('expected an object {"questions": [...], "dimensions": [...]}')
+    return Scope(_items(data, "questions", "question", QUESTIONS),
+                 _items(data, "dimensions", "dimension", DIMENSIONS))
+
+
+def _items(data: Mapping[str, Any], key: str, field: str,
+           bounds: tuple[int, int]) -> dict[str, str]:
+    raw = data.get(key)
+    if not isinstance(raw, list) or not bounds[0] <= len(raw) <= bounds[1]:
+        raise ValueError(f"'{key}' must be a list of {bounds[0]} to {bounds[1]} items")
+    out: dict[str, str] = {}
+    for i, item in enumerate(raw):
+        where = f"{key}[{i}]"
+        if not isinstance(item, Mapping):
+            raise ValueError(f"{where} is not an object")
+        iid, text = item.get("id"), item.get(field)
+        if not isinstance(iid, str) or not iid or iid in out:
+            raise ValueError(f"{where}: 'id' must be a unique non-empty string")
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{where}: '{field}' must be a non-empty string")
+        out[iid] = " ".join(text.split())[:300]
+    return out
+
+
+def validate_coverage(data: Mapping[str, Any], scope: Scope,
+                      claim_ids: Collection[str]) -> Coverage:
+    """The extractor's judgement of the reports against the scope: every sub-question and
+    every dimension exactly once. ValueError otherwise."""
+    questions: dict[str, tuple[str, tuple[str, ...]]] = {}
+    raw = data.get("questions")
+    if not isinstance(raw, list):
+        raise ValueError("'questions' must list every sub-question of the scope")
+    for i, item in enumerate(raw):
+        where = f"questions[{i}]"
+        if not isinstance(item, Mapping) or item.get("id") not in scope.questions:
+            raise ValueError(f"{where}: 'id' must be one of {', '.join(scope.questions)}")
+        qid, status, claims = str(item["id"]), item.get("status"), item.get("claims", [])
+        if qid in questions:
+            raise ValueError(f"{where}: {qid} is listed twice")
+        if status not in STATUSES:
+            raise ValueError(f"{where}: 'status' must be one of {', '.join(STATUSES)}")
+        if not isinstance(claims, list) or any(c not in claim_ids for c in claims):
+            raise ValueError(f"{where}: 'claims' must list ids of the claims above")
+        questions[qid] = (str(status), tuple(map(str, claims)))
+    missing = [q for q in scope.questions if q not in questions]
+    if missing:
+        raise ValueError(f"'questions' lacks {', '.join(missing)}")
+
+    dimensions: dict[str, bool] = {}
+    raw = data.get("dimensions")
+    if not isinstance(raw, list):
+        raise ValueError("'dimensions' must list every dimension of the scope")
+    for i, item in enumerate(raw):
+        where = f"dimensions[{i}]"
+        if not isinstance(item, Mapping) or item.get("id") not in scope.dimensions:
+            raise ValueError(f"{where}: 'id' must be one of {', '.join(scope.dimensions)}")
+        if not isinstance(item.get("covered"), bool):
+            raise ValueError(f"{where}: 'covered' must be true or false")
+        dimensions[str(item["id"])] = item["covered"]
+    missing = [d for d in scope.dimensions if d not in dimensions]
+    if missing:
+        raise ValueError(f"'dimensions' lacks {', '.join(missing)}")
+    return Coverage(questions, dimensions)
+
+
+def load(path: Path) -> Scope | None:
+    """The run's scope, if one was written and is usable (a degraded scope is None)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("status") != "ok":
+        return None
+    try:
+        return validate_scope(data)
+    except ValueError:
+        return None

@@ -1,0 +1,223 @@
+"""The completeness score: seed 003's four signals, weighted by mode, capped when agents
+failed. Pure arithmetic over what the run already wrote (sources.json's URLs, claims.json's
+verdicts and coverage), so the number can be recomputed and checked by hand.
+
+    source diversity    covered source types (official, code, community) / 3
+    cross-verification  claims another vendor's agent found SUPPORTED / claims extracted
+    gap coverage        1 - dimensions no report covered / dimensions in the scope
+    question closure    sum of the sub-questions' closure / sub-questions in the scope
+
+A signal the run could not measure (no verification, no scope) counts as 0 and says so: a run
+that checked less must never score like one that checked everything."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+HEADING = re.compile(r"^##\s+Completeness\s*$", re.M | re.I)
+SIGNALS = ("source_diversity", "cross_verification", "gap_coverage", "question_closure")
+LABELS = {"source_diversity": "Source diversity", "cross_verification": "Cross-verification",
+          "gap_coverage": "Gap coverage", "question_closure": "Question closure"}
+WEIGHTS = {
+    "exploratory": (0.30, 0.30, 0.25, 0.15),
+    "compliance": (0.20, 0.35, 0.25, 0.20),
+    "decision": (0.25, 0.35, 0.20, 0.20),
+}
+SOURCE_TYPES = ("official", "code", "community")
+DIVERSITY_CEILING = 60  # seed 003: fewer than two source types never scores above 60
+STATUS_VALUE = {"answered": 1.0, "partial": 0.5, "open": 0.0}
+REFUTED = ("UNSUPPORTED", "CONTRADICTED")
+
+CODE_HOSTS = ("github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "sourceforge.net",
+              "sr.ht", "gist.github.com", "raw.githubusercontent.com", "pypi.org",
+              "npmjs.com", "crates.io", "pkg.go.dev", "rubygems.org", "packagist.org",
+              "hub.docker.com", "huggingface.co", "nuget.org", "mvnrepository.com",
+              "search.maven.org", "hackage.haskell.org", "cran.r-project.org")
+COMMUNITY_HOSTS = ("stackoverflow.com", "stackexchange.com", "superuser.com",
+                   "serverfault.com", "askubuntu.com", "reddit.com", "news.ycombinator.com",
+                   "lobste.rs", "medium.com", "dev.to", "substack.com", "hashnode.dev",
+                   "hackernoon.com", "quora.com", "twitter.com", "x.com", "youtube.com",
+                   "linkedin.com", "discord.com", "blogspot.com", "wordpress.com",
+                   "tumblr.com", "mastodon.social", "bsky.app", "producthunt.com")
+COMMUNITY_PREFIXES = ("forum.", "forums.", "community.", "discuss.", "discourse.")
+OFFICIAL_HOSTS = ("ietf.org", "rfc-editor.org", "w3.org", "whatwg.org", "iso.org",
+                  "owasp.org", "ecma-international.org", "unicode.org", "arxiv.org",
+                  "doi.org", "acm.org", "ieee.org", "nature.com", "science.org",
+                  "europa.eu", "who.int", "oecd.org", "un.org", "readthedocs.io",
+                  "wikipedia.org")
+OFFICIAL_PREFIXES = ("docs.", "doc.", "developer.", "developers.", "learn.", "api.", "spec.",
+                     "specs.", "standards.", "support.", "help.")
+OFFICIAL_TLDS = (".gov", ".mil", ".edu", ".int")
+OFFICIAL_PATHS = ("/docs", "/doc/", "/documentation", "/reference", "/spec", "/standard",
+                  "/manual", "/guide", "/api/", "/whitepaper", "/legislation", "/regulation")
+
+
+def _on(host: str, domains: Iterable[str]) -> bool:
+    return any(host == d or host.endswith("." + d) for d in domains)
+
+
+def source_type(url: str) -> str | None:
+    """official, code, community, or None for a source none of the rules place (a news site,
+    a vendor's marketing page): such sources count as sources, not as a type covered."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").removeprefix("www.")
+    path = parts.path.lower()
+    if _on(host, CODE_HOSTS):
+        return "code"
+    if _on(host, COMMUNITY_HOSTS) or host.startswith(COMMUNITY_PREFIXES) or \
+            (host.startswith("blog.") and not path.startswith("/docs")):
+        return "community"
+    if _on(host, OFFICIAL_HOSTS) or host.startswith(OFFICIAL_PREFIXES) or \
+            host.endswith(OFFICIAL_TLDS) or ".gov." in host or ".ac." in host or \
+            any(p in path for p in OFFICIAL_PATHS):
+        return "official"
+    return None
+
+
+@dataclass(frozen=True)
+class Signal:
+    name: str
+    value: float | None  # None: not measured (counts as 0)
+    detail: str
+
+
+@dataclass(frozen=True)
+class Completeness:
+    mode: str
+    signals: tuple[Signal, ...]
+    raw: float  # 0..100, before the cap
+    cap: float
+    cap_reason: str
+    score: int  # what the header shows
+    ceiling: str | None  # why the score was held at DIVERSITY_CEILING, if it was
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"score": self.score, "raw": round(self.raw, 1), "cap": self.cap,
+                "cap_reason": self.cap_reason, "ceiling": self.ceiling, "mode": self.mode,
+                "signals": {s.name: {"value": None if s.value is None else round(s.value, 3),
+                                     "detail": s.detail} for s in self.signals}}
+
+
+def source_diversity(urls: Iterable[str]) -> Signal:
+    counts = dict.fromkeys((*SOURCE_TYPES, "other"), 0)
+    for url in urls:
+        counts[source_type(url) or "other"] += 1
+    covered = sum(1 for t in SOURCE_TYPES if counts[t])
+    detail = ", ".join(f"{counts[t]} {t}" for t in (*SOURCE_TYPES, "other"))
+    return Signal("source_diversity", covered / len(SOURCE_TYPES),
+                  f"{covered} of 3 source types ({detail})")
+
+
+def cross_verification(claims: Mapping[str, Any] | None) -> Signal:
+    if not claims:
+        return Signal("cross_verification", None, "not measured: verification did not run")
+    if claims.get("status") == "degraded":
+        return Signal("cross_verification", None,
+                      "not measured: claim extraction failed (verification degraded)")
+    listed = claims.get("claims", [])
+    supported = sum(1 for c in listed if c.get("verdict") == "SUPPORTED")
+    if not listed:
+        return Signal("cross_verification", None, "not measured: no claims extracted")
+    return Signal("cross_verification", supported / len(listed),
+                  f"{supported} of {len(listed)} claims supported by another vendor's check")
+
+
+def gap_coverage(claims: Mapping[str, Any] | None) -> Signal:
+    dims = (claims or {}).get("dimensions")
+    if not dims:
+        return Signal("gap_coverage", None, _unscoped(claims))
+    gaps = [d["dimension"] for d in dims if not d.get("covered")]
+    return Signal("gap_coverage", 1 - len(gaps) / len(dims),
+                  f"{len(dims) - len(gaps)} of {len(dims)} dimensions covered"
+                  + (f"; gaps: {'; '.join(gaps)}" if gaps else ""))
+
+
+def closure(status: str, verdicts: Sequence[str]) -> float:
+    """How far one sub-question is closed: its status, discounted by what verification found
+    of the claims its answer rests on. An answer counts fully only when another vendor's
+    agent supported at least one of them; half when they were overstated, unchecked or
+    absent; not at all when every one was refuted."""
+    value = STATUS_VALUE.get(status, 0.0)
+    if "SUPPORTED" in verdicts:
+        return value
+    if verdicts and all(v in REFUTED for v in verdicts):
+        return 0.0
+    return min(value, 0.5)
+
+
+def question_closure(claims: Mapping[str, Any] | None) -> Signal:
+    questions = (claims or {}).get("questions")
+    if not questions:
+        return Signal("question_closure", None, _unscoped(claims))
+    verdict = {c.get("id"): c.get("verdict", "UNVERIFIED") for c in claims.get("claims", [])} \
+        if claims else {}
+    values = [closure(q.get("status", "open"), [verdict.get(c, "UNVERIFIED")
+                                                for c in q.get("claims", [])])
+              for q in questions]
+    closed = sum(1 for v in values if v == 1.0)
+    open_ = sum(1 for v in values if v == 0.0)
+    return Signal("question_closure", sum(values) / len(values),
+                  f"{closed} of {len(values)} sub-questions closed with supported evidence, "
+                  f"{len(values) - closed - open_} partly, {open_} open")
+
+
+def _unscoped(claims: Mapping[str, Any] | None) -> str:
+    if not claims:
+        return "not measured: verification did not run"
+    return "not measured: no sub-questions to judge against (the scope step degraded)"
+
+
+def confidence_cap(contributors: int, total: int, cited_urls: int) -> tuple[float, str]:
+    """Seed 003's degradation model: 1.0 with every agent and web evidence, 0.9 with one agent
+    lost, 0.75 with two or more lost or with no web source at all."""
+    failed = total - contributors
+    if failed >= 2:
+        return 0.75, f"{failed} of {total} agents failed"
+    if cited_urls == 0:
+        return 0.75, "no web source cited"
+    if failed == 1:
+        return 0.9, f"1 of {total} agents failed"
+    return 1.0, f"all {total} agents contributed"
+
+
+def compute(mode: str, urls: Sequence[str], claims: Mapping[str, Any] | None,
+            contributors: int, total: int) -> Completeness:
+    """The score of a run whose agents cited `urls` (canonical, de-duplicated; the synthesis's
+    own additions excluded) and whose verification wrote `claims` (None if it did not run)."""
+    signals = (source_diversity(urls), cross_verification(claims), gap_coverage(claims),
+               question_closure(claims))
+    raw = 100 * sum((s.value or 0.0) * w for s, w in zip(signals, WEIGHTS[mode], strict=True))
+    cap, reason = confidence_cap(contributors, total, len(urls))
+    score = round(raw * cap)
+    ceiling = None
+    types = round((signals[0].value or 0) * len(SOURCE_TYPES))
+    if types < 2 and score > DIVERSITY_CEILING:
+        score, ceiling = DIVERSITY_CEILING, "fewer than two source types"
+    return Completeness(mode, signals, raw, cap, reason, score, ceiling)
+
+
+def section(result: Completeness) -> str:
+    """The final report's Completeness section: the score and how it was reached."""
+    weights = dict(zip(SIGNALS, WEIGHTS[result.mode], strict=True))
+    lines = ["## Completeness", "",
+             f"**{result.score}/100** — computed by council, not by a model: the four signals "
+             f"below weighted for {result.mode} research ({result.raw:.0f} raw) × confidence "
+             f"cap {result.cap:g} ({result.cap_reason})"
+             + (f", held at {DIVERSITY_CEILING} ({result.ceiling})" if result.ceiling else "")
+             + ".", "",
+             "| Signal | Weight | Value | Detail |", "|---|---|---|---|"]
+    for s in result.signals:
+        value = "not measured" if s.value is None else f"{s.value:.0%}"
+        detail = s.detail.replace("|", "\\|")  # model-written dimension names
+        lines.append(f"| {LABELS[s.name]} | {weights[s.name]:.0%} | {value} | {detail} |")
+    return "\n".join(lines) + "\n"
+
+
+def headline(result: Completeness) -> str:
+    unmeasured = [LABELS[s.name].lower() for s in result.signals if s.value is None]
+    return f"completeness {result.score}/100" + (
+        f" ({', '.join(unmeasured)} not measured)" if unmeasured else "")
