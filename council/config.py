@@ -252,6 +252,10 @@ def load_options(overrides: Overrides) -> RunOptions:
     mode = overrides.mode or data.get("mode", "exploratory")
     if mode not in MODES:
         raise ConfigError(f"{where}: mode must be one of {', '.join(MODES)}")
+    if mode == "compliance" and debate == "off":
+        raise UsageError("compliance research is always challenged by the antagonist: "
+                         "drop --debate off (or debate: off in the config), or use another "
+                         "--mode")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")

@@ -37,20 +37,32 @@ would you your yours may might must shall per via
 STOPWORDS = frozenset(_STOP_TEXT.split())
 
 
+ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
 def _sentences(text: str) -> list[str]:
-    """The report's statements, outside its Sources section and headings."""
-    out: list[str] = []
+    """The report's statements, outside its Sources section and headings. A bullet or a
+    paragraph wrapped over several lines is one block before it is split into sentences."""
+    blocks: list[str] = []
+    joining = False  # does the next plain line continue the current block?
     in_sources = False
     for line in text.splitlines():
         heading = HEADING.match(line)
         if heading:
             in_sources = bool(SOURCES_HEADING.match(heading.group(1).strip()))
+            joining = False
             continue
         if in_sources or not line.strip():
+            joining = False
             continue
-        body = re.sub(r"^\s*(?:[-*+]|\d+[.)])\s+", "", line).strip(" |")
-        out.extend(s.strip() for s in SENTENCE_END.split(body) if s.strip())
-    return out
+        starts_block = ITEM.match(line) or line.lstrip().startswith("|")
+        body = ITEM.sub("", line).strip(" |")
+        if joining and not starts_block:
+            blocks[-1] += " " + body
+        else:
+            blocks.append(body)
+        joining = not line.lstrip().startswith("|")
+    return [s.strip() for block in blocks for s in SENTENCE_END.split(block) if s.strip()]
 
 
 def _words(sentence: str) -> frozenset[str]:

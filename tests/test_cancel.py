@@ -42,6 +42,7 @@ def test_signal_stops_every_agent_tree(council: Council, sig: signal.Signals,
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.communicate()  # reaped and its pipes closed, whatever failed above
     assert proc.returncode == code, err
     survivors = [p for p in pids if psutil.pid_exists(p)
                  and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]

@@ -53,4 +53,5 @@ def test_the_list_is_bounded_and_clipped() -> None:
                        f"{'and more ' * 40}[{i}]." for i in range(MAX_LISTED + 5))
     dropped = dropped_claims(before, "# nothing left\n")
     assert len(dropped) == MAX_LISTED
-    assert all(len(d) <= 200 for d in dropped) and dropped[0].endswith("…")
+    assert all(len(d) <= 200 for d in dropped)
+    assert dropped[0].endswith("…")

@@ -128,6 +128,9 @@ def test_modes_shape_prompts_and_the_debate_trigger(council: Council) -> None:
                                         "CONTRADICTED": 0, "UNVERIFIED": 0}}
     assert not should_run("auto", mostly, "exploratory")[0]  # 60 % holds: enough to explore
     assert should_run("auto", mostly, "decision")[0]  # a decision asks for 70 %
+    assert should_run("auto", None, "compliance") == (
+        True, "compliance research is always challenged")
+    assert not should_run("off", mostly, "decision")[0]
 
     council.script({"*": {"finish_after": 1}})
     assert council.run("run", "--test", "--mode", "compliance", "q").returncode == 0
@@ -136,5 +139,10 @@ def test_modes_shape_prompts_and_the_debate_trigger(council: Council) -> None:
         run / "agents" / "codex" / "research-prompt.md").read_text()
     assert "This is compliance research" in (
         run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+    assert "antagonist started: compliance research is always challenged" in (
+        run / "progress.log").read_text()
+    refused = council.run("run", "--test", "--mode", "compliance", "--debate", "off", "q")
+    assert refused.returncode == 2
+    assert "compliance research is always challenged" in refused.stderr
     bad = council.run("run", "--mode", "vibes", "q")
     assert bad.returncode == 2

@@ -3,8 +3,9 @@ steelmans the opposing case against the council's emerging consensus; the synthe
 answer it in a Counterpoints section.
 
 `--debate force` always runs it, `off` never, `auto` (the default) when the verification found
-a contradicted claim or fewer than half of the checked claims were supported: seed 003's
-triggers (an unresolved conflict, cross-verification below 50%)."""
+a contradicted claim or too few of the checked claims were supported: seed 003's triggers (an
+unresolved conflict, cross-verification below 50%, 70% for a decision). Compliance research is
+always challenged, so `auto` runs it and `off` is refused."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from council.state import AgentPhase
 DEBATE_MODES = ("auto", "force", "off")
 # The share of checked claims that must hold before `auto` lets the consensus stand: seed
 # 003 asks more of a decision (and of compliance work) than of an exploration.
-SUPPORT_THRESHOLD = {"exploratory": 0.5, "compliance": 0.7, "decision": 0.7}
+SUPPORT_THRESHOLD = {"exploratory": 0.5, "decision": 0.7}
 
 
 def should_run(mode: str, verification: dict[str, Any] | None,
@@ -30,6 +31,8 @@ def should_run(mode: str, verification: dict[str, Any] | None,
         return True, "forced (--debate force)"
     if mode == "off":
         return False, "off (--debate off)"
+    if research_mode == "compliance":
+        return True, "compliance research is always challenged"
     if not verification or verification.get("status") == "degraded":
         return False, "no verified claims to weigh"
     tally = verification.get("tally", {})

@@ -282,8 +282,10 @@ def setup_process(b: Behaviour, log: Log, cwd: str, on_term: int | None = None) 
         child = subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(3600)"], stdin=subprocess.DEVNULL
         )
-        with open(os.path.join(cwd, "grandchild.pid"), "w") as fh:
+        path = os.path.join(cwd, "grandchild.pid")
+        with open(path + ".tmp", "w") as fh:  # renamed: a reader never sees it half-written
             fh.write(f"{child.pid}\n")
+        os.replace(path + ".tmp", path)
         log("grandchild", grandchild_pid=child.pid)
     if b.ignore_sigterm:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)

@@ -97,13 +97,29 @@ def content(cli: str, conv: Conversation, n: int, finish_after: int) -> str:
     for those files, read from the prompt; the mock report otherwise."""
     path = conv.report_path or ""
     text = "\n".join(conv.texts)
+    if path.endswith("scope-draft.json"):
+        return json.dumps({
+            "questions": [{"id": f"q{i}", "question": f"Scripted sub-question {i}?"}
+                          for i in range(1, 4)],
+            "dimensions": [{"id": f"d{i}", "dimension": f"Scripted dimension {i}"}
+                           for i in range(1, 4)]}) + "\n"
     if path.endswith("claims-draft.json"):
         found = re.search(r'"agent" is one of: ([^;\n]+);', text)
         agents = [a.strip() for a in found.group(1).split(",")] if found else [cli]
-        return json.dumps({"claims": [
+        answer: dict[str, Any] = {"claims": [
             {"id": f"c{i}", "agent": agent, "claim": f"Scripted claim {i}, made by {agent}.",
              "sources": [f"https://example.org/{agent}/1"]}
-            for i, agent in enumerate(agents, 1)]}) + "\n"
+            for i, agent in enumerate(agents, 1)]}
+        if "judge the reports against that checklist" in text:  # the run has a scope
+            questions = list(dict.fromkeys(re.findall(r"^- (q\d+): ", text, re.M)))
+            dimensions = list(dict.fromkeys(re.findall(r"^- (d\d+): ", text, re.M)))
+            answer["questions"] = [
+                {"id": q, "status": ("answered", "partial", "open")[min(i, 2)],
+                 "claims": [f"c{i + 1}"] if i < len(agents) else []}
+                for i, q in enumerate(questions)]
+            answer["dimensions"] = [{"id": d, "covered": i < 2}
+                                    for i, d in enumerate(dimensions)]
+        return json.dumps(answer) + "\n"
     if path.endswith("-verdicts.json"):
         ids = list(dict.fromkeys(re.findall(r"^- (c\d+): ", text, re.M)))
         return json.dumps({"verdicts": [

@@ -116,6 +116,7 @@ def test_cancel_mid_research_leaves_no_cli_alive(cli_env: dict[str, str],
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait()
     assert proc.returncode == 143
     alive = [p for p in tree if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
     assert alive == [], [(p.pid, p.name()) for p in alive]
@@ -138,3 +139,14 @@ def test_verification_and_antagonist_with_the_real_clis(
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert "contradicted" in header
     assert "→ antagonist →" in header
+    # The scope went through a real CLI too, and every researcher got its sub-questions.
+    assert json.loads((run / "scope.json").read_text())["status"] == "ok"
+    for seat in ("claude", "codex", "gemini"):
+        assert "- q3: Scripted sub-question 3?" in (
+            run / "agents" / seat / "research-prompt.md").read_text()
+    assert [q["status"] for q in data["questions"]] == ["answered", "partial", "open"]
+    assert [d["covered"] for d in data["dimensions"]] == [True, True, False]
+    done = state(run)["completeness"]
+    assert done["signals"]["gap_coverage"]["value"] == pytest.approx(2 / 3)
+    assert f"completeness {done['score']}/100 ·" in header
+    assert "scope → research → refinement → verification → antagonist → synthesis" in header

@@ -1,0 +1,156 @@
+"""Scope → coverage → completeness score → regression, end to end with the fake CLIs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+from conftest import Council
+
+SCOPE = {
+    "questions": [{"id": "q1", "question": "What raises the tides?"},
+                  {"id": "q2", "question": "How high do spring tides get?"},
+                  {"id": "q3", "question": "Does wind matter?"}],
+    "dimensions": [{"id": "d1", "dimension": "Physical mechanism"},
+                   {"id": "d2", "dimension": "Measured data"},
+                   {"id": "d3", "dimension": "Coastal engineering practice"}],
+}
+CLAIMS: dict[str, Any] = {
+    "claims": [
+        {"id": "c1", "agent": "claude", "claim": "Tides follow the moon.",
+         "sources": ["https://example.org/tides"]},
+        {"id": "c2", "agent": "codex", "claim": "Tides are caused by wind.", "sources": []},
+        {"id": "c3", "agent": "gemini", "claim": "Spring tides are twice as high.",
+         "sources": ["https://example.org/spring"]}],
+    "questions": [{"id": "q1", "status": "answered", "claims": ["c1"]},
+                  {"id": "q2", "status": "partial", "claims": ["c3"]},
+                  {"id": "q3", "status": "answered", "claims": ["c2"]}],
+    "dimensions": [{"id": "d1", "covered": True}, {"id": "d2", "covered": True},
+                   {"id": "d3", "covered": False}],
+}
+VERDICTS = {
+    "codex:verification": {"content": json.dumps({"verdicts": [
+        {"id": "c1", "verdict": "SUPPORTED", "evidence": "the moon"}]})},
+    "claude:verification": {"content": json.dumps({"verdicts": [
+        {"id": "c2", "verdict": "CONTRADICTED", "evidence": "gravity, not wind"},
+        {"id": "c3", "verdict": "OVERSTATED", "evidence": "about 20% higher"}]})},
+}
+# gemini's research cites code and community sources, with a claim its refined report drops.
+GEMINI_RESEARCH = """# Tides
+
+- The moon's gravity raises two tidal bulges on opposite sides of the Earth
+  (https://github.com/tides/model).
+- Harbour pilots plan around spring tides every fortnight (https://stackoverflow.com/q/1).
+
+<!-- RESEARCH_COMPLETE -->
+"""
+
+
+def state_of(run: Any) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((run / "state.yaml").read_text())
+    return data
+
+
+def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
+                    "claude:claims": {"content": json.dumps(CLAIMS)},
+                    "gemini:research": {"content": GEMINI_RESEARCH}, **VERDICTS})
+    proc = council.run("run", "--test", "--verify", "--debate", "off", "How do tides work?")
+    assert proc.returncode == 0, proc.stderr
+    assert "scope → research" in proc.stdout  # the plan
+    run = council.only_run()
+    assert json.loads((run / "scope.json").read_text())["status"] == "ok"
+    for seat in ("claude", "codex", "gemini"):  # every researcher got the same checklist
+        prompt = (run / "agents" / seat / "research-prompt.md").read_text()
+        assert "- q2: How high do spring tides get?" in prompt
+        assert "- d3: Coastal engineering practice" in prompt
+    assert "- q1: What raises the tides?" in (
+        run / "agents" / "claude" / "claims-prompt.md").read_text()
+
+    data = json.loads((run / "claims.json").read_text())
+    assert [(q["id"], q["status"], q["question"]) for q in data["questions"]][1] == (
+        "q2", "partial", "How high do spring tides get?")
+    synthesis = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+    assert "- q3 [answered]: Does wind matter?" in synthesis
+    assert "No report covered these dimensions" in synthesis
+    assert "- Coastal engineering practice" in synthesis
+
+    # By hand: diversity 2/3 (github = code, stackoverflow = community); verification 1/3
+    # supported; gaps 2/3 covered; closure (q1 1 + q2 partial·overstated 0.5 + q3 refuted 0)/3.
+    raw = 100 * (0.30 * 2 / 3 + 0.30 / 3 + 0.25 * 2 / 3 + 0.15 * 0.5)
+    done = state_of(run)["completeness"]
+    assert done["score"] == round(raw) == 54
+    assert (done["cap"], done["cap_reason"]) == (1.0, "all 3 agents contributed")
+    # The synthesis is told the provisional score (the same: it adds no agent's source).
+    assert "Completeness score computed by council: 54/100" in synthesis
+
+    report = (run / "final-report.md").read_text()
+    header = report.splitlines()[0]
+    assert "3 of 3 agents contributed" in header
+    assert "completeness 54/100 ·" in header
+    assert "scope → research → refinement → verification → synthesis" in header
+    assert report.index("## Completeness") < report.index("## Sources")
+    assert "| Gap coverage | 25% | 67% | 2 of 3 dimensions covered; gaps: Coastal engineering " \
+        "practice |" in report
+    assert "score  54/100 completeness" in council.run("status").stdout
+
+    # No silent regression: gemini's refined report (the fake's default) lost its claims.
+    refined = state_of(run)["agents"]["gemini"]["phases"]["refinement"]
+    assert "https://github.com/tides/model" in refined["dropped_sources"]
+    assert refined["dropped_claims"] == [
+        # a bullet wrapped over two lines is one claim
+        "The moon's gravity raises two tidal bulges on opposite sides of the Earth "
+        "(https://github.com/tides/model).",
+        "Harbour pilots plan around spring tides every fortnight (https://stackoverflow.com/q/1)."]
+    assert "gemini dropped 2 source(s) and 2 cited claim(s)" in (
+        run / "progress.log").read_text()
+    assert "gemini dropped 2 cited claim(s) between its research and refined reports" in synthesis
+    assert state_of(run)["agents"]["claude"]["phases"]["refinement"]["dropped_claims"] == []
+
+
+def test_a_failed_scope_agent_hands_the_scope_to_another(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"crash": True},
+                    "codex:scope": {"content": json.dumps(SCOPE)}})
+    proc = council.run("run", "--test", "--verify", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    assert json.loads((run / "scope.json").read_text())["status"] == "ok"
+    agents = state_of(run)["agents"]
+    assert agents["claude"]["phases"]["scope"]["status"] == "failed"
+    assert agents["codex"]["phases"]["scope"]["status"] == "capped"  # one turn, no marker
+    assert "- q3: Does wind matter?" in (
+        run / "agents" / "gemini" / "research-prompt.md").read_text()
+    # The research itself is unharmed: claude's scope crash is not a research failure.
+    assert "3 of 3 agents contributed" in (run / "final-report.md").read_text()
+
+
+def test_a_degraded_scope_reads_as_degraded(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"content": '{"questions": []}'},
+                    "claude:claims": {"content": json.dumps({"claims": CLAIMS["claims"]})},
+                    **VERDICTS})
+    proc = council.run("run", "--test", "--verify", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    scope = json.loads((run / "scope.json").read_text())
+    assert scope["status"] == "degraded"
+    assert "'questions' must be a list of 3 to 8 items" in scope["error"]
+    second = (run / "agents" / "claude" / "scope-prompt.md").read_text()
+    assert "Your previous attempt was rejected: invalid scope file" in second
+    assert "split the question" not in (run / "agents" / "codex" / "research-prompt.md").read_text()
+    header = (run / "final-report.md").read_text().splitlines()[0]
+    assert "scope (degraded) → research" in header
+    assert "(gap coverage, question closure not measured)" in header
+
+
+def test_without_verification_the_score_says_what_was_not_measured(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}})
+    assert council.run("run", "--test", "q").returncode == 0
+    run = council.only_run()
+    assert not (run / "scope.json").exists()
+    done = state_of(run)["completeness"]
+    assert done["signals"]["cross_verification"] == {
+        "value": None, "detail": "not measured: verification did not run"}
+    header = (run / "final-report.md").read_text().splitlines()[0]
+    assert ("completeness 0/100 (cross-verification, gap coverage, question closure not "
+            "measured)") in header
