@@ -62,7 +62,9 @@ def main() -> None:
 @click.option("--agents", help="Comma-separated agent names to run (default: all).")
 @click.option("--synthesizer", help="Agent that writes the final report (default claude).")
 @click.option("--timeout", type=click.FloatRange(min=1),
-              help="Seconds each agent may spend on one phase before it is stopped.")
+              help="Seconds each agent may spend on research or refinement before it is "
+                   "stopped; the short phases (scope, claims, verification, antagonist) get "
+                   "a quarter of it.")
 @click.option("--idle-timeout", type=click.FloatRange(min=1),
               help="Stop an agent that shows no output or report change for this many "
                    "seconds (default 900).")
@@ -81,8 +83,9 @@ def main() -> None:
               help="An antagonist agent argues the opposing case before the synthesis: "
                    "always (force), never (off), or when verification finds conflicts (auto).")
 @click.option("--verify/--no-verify", default=None,
-              help="Have agents of other vendors check the reports' claims before the "
-                   "synthesis (default: on, off with --test).")
+              help="Scope the question into sub-questions before the research, then have "
+                   "agents of other vendors check the reports' claims and coverage before "
+                   "the synthesis (default: on, off with --test).")
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
               help="Council config file (default ./council.yaml, then "
                    "~/.config/council/config.yaml).")

@@ -29,10 +29,11 @@ COMMAND_TAG = f"<command-name>/{COMMAND}</command-name>".encode()
 ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 SESSIONS_DIR = ".sessions"
 REMINDERS = 1  # ask once more for a missing final report, then give up
-# Per agent per phase: research and refinement take at most 4800 s of the hook's 7200 s, which
-# leaves 2400 s for the short phases (claims, verification, antagonist: one or two turns each,
-# and an agent silent for 900 s is stopped as idle anyway).
-PHASE_TIMEOUT = 2400.0
+# Per agent per phase, so that every phase before the synthesis fits in the Stop hook's 7200 s:
+# research and refinement 2 × 2000 s, the short phases a quarter of it (phases.SHORT_PHASES):
+# scope and claims twice at worst (one retry each), verification and antagonist once, so
+# 4000 + 6 × 500 s plus the grace periods in the worst case.
+PHASE_TIMEOUT = 2000.0
 
 
 @dataclass

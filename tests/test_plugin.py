@@ -209,3 +209,23 @@ def test_an_interrupted_run_is_not_restarted_by_a_later_stop(
     status = subprocess.run([sys.executable, "-m", "council", "status", ws.id], cwd=base.parent,
                             env=council.env, capture_output=True, text=True, timeout=60)
     assert "interrupted in research" in status.stdout
+
+
+def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) -> None:
+    from council.config import PROFILES, RunOptions
+    from council.phases import ATTEMPTS, SHORT_PHASES, RunContext
+    from council.plugin import PHASE_TIMEOUT
+    from council.workspace import Workspace
+
+    hooks = json.loads((Path(__file__).parents[1] / "hooks" / "hooks.json").read_text())
+    hook_timeout = hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"]
+    options = RunOptions(seats=PROFILES["production"], timeout=PHASE_TIMEOUT)
+    ctx = RunContext(Workspace(tmp_path), options, "q")
+    # scope and claims are asked again after a bad answer (phases.ask_json)
+    runs = {"research": 1, "refinement": 1, "scope": ATTEMPTS, "claims": ATTEMPTS,
+            "verification": 1, "antagonist": 1}
+    assert set(runs) - {"research", "refinement"} == set(SHORT_PHASES)
+    limits = {p: ctx.limits(p) for p in runs}
+    worst = sum(n * (limits[p].timeout or 0) + n * limits[p].grace for p, n in runs.items())
+    assert limits["claims"].timeout == pytest.approx(PHASE_TIMEOUT / 4)
+    assert worst < hook_timeout

@@ -26,6 +26,7 @@ T = TypeVar("T")
 ATTEMPTS = 2  # a malformed answer gets one retry; a crashed agent hands over to another
 
 UNFINISHED = ("pending", "running", "cancelled")
+SHORT_PHASES = ("scope", "claims", "verification", "antagonist")
 
 
 @dataclass(frozen=True)
@@ -34,9 +35,13 @@ class RunContext:
     options: RunOptions
     topic: str
 
-    @property
-    def limits(self) -> Limits:
-        return Limits(timeout=self.options.timeout, grace=self.options.grace_period,
+    def limits(self, phase: str) -> Limits:
+        """The short phases (a one- or two-turn answer) get a quarter of the per-phase timeout:
+        that is what lets the plugin fit every phase before the synthesis in its hook's time."""
+        timeout = self.options.timeout
+        if timeout is not None and phase in SHORT_PHASES:
+            timeout /= 4
+        return Limits(timeout=timeout, grace=self.options.grace_period,
                       idle=self.options.idle_timeout,
                       budgeted=self.options.max_cost is not None
                       or self.options.max_tokens is not None)
@@ -68,7 +73,7 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
 
     async def one(task: SeatTask) -> None:
         try:
-            results[task.seat.name] = await run_seat(ctx.ws, task, ctx.limits)
+            results[task.seat.name] = await run_seat(ctx.ws, task, ctx.limits(task.phase))
         except Exception as exc:  # one seat's trouble (a full disk, a mangled file) is its own
             results[task.seat.name] = fail_seat(ctx.ws, task.seat.name, task.phase,
                                                 f"council error: {exc}")
