@@ -67,6 +67,11 @@ def table(state: RunState, ws: Workspace) -> Group:
                      "-" if r.output_bytes is None else status._size(r.output_bytes),
                      status._tokens(r.tokens), status._cost(r.cost_usd, r.cost_estimated),
                      (r.last_event or "")[:80])
+    if state.completeness:
+        done = state.completeness
+        grid.caption = (f"completeness {done['score']}/100 (cap {done['cap']:g}: "
+                        f"{done['cap_reason']})"
+                        + ("" if state.phase == "done" else ", provisional"))
     bars = Table.grid(padding=(0, 1))
     for phase in PHASES:
         records = [rec.phases[phase] for rec in state.agents.values() if phase in rec.phases]

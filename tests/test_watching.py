@@ -116,5 +116,8 @@ def test_the_live_table_shows_every_agent(council: Council) -> None:
     console = Console(record=True, width=160)
     console.print(table(load_state(ws.root), ws))
     text = console.export_text()
-    for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1"):
+    score = load_state(ws.root).completeness
+    assert score is not None
+    for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1",
+                   f"completeness {score['score']}/100 (cap 1: all 3 agents contributed)"):
         assert needle in text
