@@ -5,6 +5,7 @@ escaped, so that `yaml.safe_load` reads back exactly what was written (tested ro
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +20,26 @@ def dump(data: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+_SCALAR, _MAP, _SEQ = 0, 1, 2
+
+
+def _kind(value: Any) -> int:
+    """What a value is written as. Plain types are checked by identity first: the ABC checks
+    (isinstance against Mapping, Sequence) were most of a large state's writing time."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return _SCALAR
+    if kind is dict:
+        return _MAP
+    if kind is list or kind is tuple:
+        return _SEQ
+    if isinstance(value, Mapping):
+        return _MAP
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return _SEQ
+    return _SCALAR
+
+
 def _mapping(data: Mapping[str, Any], indent: int, lines: list[str]) -> None:
     pad = " " * indent
     if not data:
@@ -26,10 +47,11 @@ def _mapping(data: Mapping[str, Any], indent: int, lines: list[str]) -> None:
         return
     for key, value in data.items():
         head = f"{pad}{_key(str(key))}:"
-        if isinstance(value, Mapping) and value:
+        kind = _kind(value)
+        if kind == _MAP and value:
             lines.append(head)
             _mapping(value, indent + 2, lines)
-        elif isinstance(value, Sequence) and not isinstance(value, str) and value:
+        elif kind == _SEQ and value:
             lines.append(head)
             _sequence(value, indent + 2, lines)
         else:
@@ -39,15 +61,17 @@ def _mapping(data: Mapping[str, Any], indent: int, lines: list[str]) -> None:
 def _sequence(data: Sequence[Any], indent: int, lines: list[str]) -> None:
     pad = " " * indent
     for value in data:
-        if isinstance(value, Mapping) and value:
+        kind = _kind(value)
+        if kind == _MAP and value:
             inner: list[str] = []
             _mapping(value, indent + 2, inner)
             lines.append(f"{pad}- {inner[0].lstrip()}")
             lines.extend(inner[1:])
-        elif isinstance(value, Sequence) and not isinstance(value, str) and value:
-            lines.append(f"{pad}- [{', '.join(_scalar(v) for v in value)}]"
-                         if all(_is_scalar(v) for v in value) else f"{pad}-")
-            if not all(_is_scalar(v) for v in value):
+        elif kind == _SEQ and value:
+            if all(_kind(v) == _SCALAR for v in value):
+                lines.append(f"{pad}- [{', '.join(_scalar(v) for v in value)}]")
+            else:
+                lines.append(f"{pad}-")
                 _sequence(value, indent + 2, lines)
         else:
             lines.append(f"{pad}- {_scalar(value)}")
@@ -57,15 +81,12 @@ _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _RESERVED = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
 
+@functools.lru_cache(maxsize=4096)
 def _key(key: str) -> str:
     """Identifiers (field, phase and seat names) plain, anything else quoted."""
     if _PLAIN_KEY.match(key) and key.lower() not in _RESERVED:
         return key
     return _string(key)
-
-
-def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | bool | int | float)
 
 
 def _scalar(value: Any) -> str:
@@ -83,14 +104,20 @@ def _scalar(value: Any) -> str:
         return text
     if isinstance(value, str):
         return _string(value)
-    if isinstance(value, Mapping):
+    kind = _kind(value)
+    if kind == _MAP:
         return "{}"
-    if isinstance(value, Sequence):
+    if kind == _SEQ:
         return "[]"
     raise TypeError(f"cannot write {type(value).__name__} to state.yaml")
 
 
+_NEEDS_ESCAPE = re.compile(r'[^\x20-\x7e]|["\\]')
+
+
 def _string(text: str) -> str:
+    if _NEEDS_ESCAPE.search(text) is None:  # printable ASCII without quotes: as it is
+        return f'"{text}"'
     out = ['"']
     for ch in text:
         if ch == '"':
