@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from council.scope import ID
+
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
 MAX_CLAIMS = 40
 
@@ -51,8 +53,9 @@ def validate_claims(data: Any, agents: Sequence[str]) -> list[Claim]:
             raise ValueError(f"{where} is not an object")
         cid, agent, text = item.get("id"), item.get("agent"), item.get("claim")
         sources = item.get("sources", [])
-        if not isinstance(cid, str) or not cid or cid in seen:
-            raise ValueError(f"{where}: 'id' must be a unique non-empty string")
+        if not isinstance(cid, str) or not ID.fullmatch(cid) or cid in seen:
+            raise ValueError(f"{where}: 'id' must be unique, 1 to 16 letters, digits, '_', "
+                             "'.' or '-'")
         if agent not in agents:
             raise ValueError(f"{where}: 'agent' must be one of {', '.join(agents)}")
         if not isinstance(text, str) or not text.strip():

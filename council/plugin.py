@@ -22,7 +22,10 @@ import re
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for no more
+    from council.config import RunOptions
 
 COMMAND = "council:deep-research"
 COMMAND_TAG = f"<command-name>/{COMMAND}</command-name>".encode()
@@ -34,6 +37,14 @@ REMINDERS = 1  # ask once more for a missing final report, then give up
 # scope and claims twice at worst (one retry each), verification and antagonist once, so
 # 4000 + 6 × 500 s plus the grace periods in the worst case.
 PHASE_TIMEOUT = 2000.0
+MAX_GRACE = 15.0  # SIGTERM → SIGKILL, per stopped agent: part of the same budget
+
+
+def plugin_limits(options: RunOptions) -> RunOptions:
+    """The run's limits under the Stop hook: a config may ask for less time, never more."""
+    timeout = PHASE_TIMEOUT if options.timeout is None else min(options.timeout, PHASE_TIMEOUT)
+    return replace(options, timeout=timeout,
+                   grace_period=min(options.grace_period, MAX_GRACE))
 
 
 @dataclass
@@ -203,9 +214,7 @@ def _start(base: Path, args: str) -> str:
     request = parse_request(args)
     topic = check_topic(request.topic, "the /council:deep-research command")
     options = load_options(Overrides(test=request.test, agents=request.agents))
-    if options.timeout is None:
-        # Every phase before the synthesis must fit in the Stop hook's 7200 s.
-        options = replace(options, timeout=PHASE_TIMEOUT)
+    options = plugin_limits(options)
     return start_run(topic, options, base).id
 
 

@@ -16,12 +16,13 @@ from council.sources import LINK
 
 KEPT = 0.6
 MIN_WORDS = 4  # shorter statements carry too little to compare
-MAX_LISTED = 20
+MAX_LISTED = 20  # listed in state.yaml; `listed` says how many more there were
 CLIP = 200
 
 HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
-SOURCES_HEADING = re.compile(r"^(?:\d+\.\s*)?(?:comprehensive\s+)?(?:sources?|references?)\b",
-                             re.I)
+SOURCES_HEADING = re.compile(r"(?:\d+\.\s*)?(?:comprehensive\s+)?(?:sources?|references?|"
+                             r"bibliography|works cited)(?:\s*\(.*\))?\s*:?", re.I)
+FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 REFERENCE = re.compile(r"\[\^?\d+(?:[,\s]+\^?\d+)*\]")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[*_])")
 WORD = re.compile(r"[a-z0-9]+(?:[.,%][a-z0-9]+)*%?")
@@ -41,27 +42,31 @@ ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 def _sentences(text: str) -> list[str]:
-    """The report's statements, outside its Sources section and headings. A bullet or a
-    paragraph wrapped over several lines is one block before it is split into sentences."""
+    """The report's statements, outside its Sources section, headings and code blocks. A
+    bullet or a paragraph wrapped over several lines is one block before it is split into
+    sentences; a table row is a block of its own."""
     blocks: list[str] = []
     joining = False  # does the next plain line continue the current block?
-    in_sources = False
+    in_sources = in_code = False
     for line in text.splitlines():
-        heading = HEADING.match(line)
+        if FENCE.match(line):
+            in_code, joining = not in_code, False
+            continue
+        heading = None if in_code else HEADING.match(line)
         if heading:
-            in_sources = bool(SOURCES_HEADING.match(heading.group(1).strip()))
+            in_sources = bool(SOURCES_HEADING.fullmatch(heading.group(1).strip()))
             joining = False
             continue
-        if in_sources or not line.strip():
+        if in_code or in_sources or not line.strip():
             joining = False
             continue
-        starts_block = ITEM.match(line) or line.lstrip().startswith("|")
+        row = line.count("|") >= 2
         body = ITEM.sub("", line).strip(" |")
-        if joining and not starts_block:
+        if joining and not row and not ITEM.match(line):
             blocks[-1] += " " + body
         else:
             blocks.append(body)
-        joining = not line.lstrip().startswith("|")
+        joining = not row
     return [s.strip() for block in blocks for s in SENTENCE_END.split(block) if s.strip()]
 
 
@@ -74,8 +79,13 @@ def _cited(sentence: str) -> bool:
     return LINK.search(sentence) is not None or REFERENCE.search(sentence) is not None
 
 
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for w in words if any(ch.isdigit() for ch in w))
+
+
 def dropped_claims(before: str, after: str) -> list[str]:
-    """The research report's cited claims that no sentence of the refined report keeps."""
+    """The research report's cited claims that no sentence of the refined report keeps: one
+    sharing KEPT of its words *and* every figure it states."""
     refined = [_words(s) for s in _sentences(after)]
     dropped: list[str] = []
     for sentence in _sentences(before):
@@ -84,9 +94,24 @@ def dropped_claims(before: str, after: str) -> list[str]:
         words = _words(sentence)
         if len(words) < MIN_WORDS:
             continue
-        best = max((len(words & other) / len(words) for other in refined), default=0.0)
-        if best < KEPT:
+        figures = _numbers(words)
+        kept = any(len(words & other) / len(words) >= KEPT and figures <= other
+                   for other in refined)
+        if not kept:
             clipped = sentence if len(sentence) <= CLIP else sentence[:CLIP - 1] + "…"
             if clipped not in dropped:
                 dropped.append(clipped)
-    return dropped[:MAX_LISTED]
+    return dropped
+
+
+def listed(dropped: list[str]) -> list[str]:
+    """What state.yaml keeps: the first MAX_LISTED, then how many more."""
+    if len(dropped) <= MAX_LISTED:
+        return dropped
+    return [*dropped[:MAX_LISTED], f"… and {len(dropped) - MAX_LISTED} more"]
+
+
+def total(kept: list[str]) -> int:
+    """How many claims a `listed` list stands for."""
+    more = re.fullmatch(r"… and (\d+) more", kept[-1]) if len(kept) > MAX_LISTED else None
+    return MAX_LISTED + int(more.group(1)) if more else len(kept)

@@ -9,6 +9,7 @@ functions check both answers without any model; `score.py` turns them into numbe
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ SCOPE = "scope.json"
 QUESTIONS = (3, 8)  # how many sub-questions a scope may have (inclusive)
 DIMENSIONS = (3, 6)
 STATUSES = ("answered", "partial", "open")
+ID = re.compile(r"[A-Za-z0-9_.-]{1,16}")  # ids go into every later prompt: short, one line
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,9 @@ def _items(data: Mapping[str, Any], key: str, field: str,
         if not isinstance(item, Mapping):
             raise ValueError(f"{where} is not an object")
         iid, text = item.get("id"), item.get(field)
-        if not isinstance(iid, str) or not iid or iid in out:
-            raise ValueError(f"{where}: 'id' must be a unique non-empty string")
+        if not isinstance(iid, str) or not ID.fullmatch(iid) or iid in out:
+            raise ValueError(f"{where}: 'id' must be unique, 1 to 16 letters, digits, '_', "
+                             "'.' or '-'")
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{where}: '{field}' must be a non-empty string")
         out[iid] = " ".join(text.split())[:300]
@@ -69,40 +72,48 @@ def validate_coverage(data: Mapping[str, Any], scope: Scope,
     """The extractor's judgement of the reports against the scope: every sub-question and
     every dimension exactly once. ValueError otherwise."""
     questions: dict[str, tuple[str, tuple[str, ...]]] = {}
-    raw = data.get("questions")
-    if not isinstance(raw, list):
-        raise ValueError("'questions' must list every sub-question of the scope")
-    for i, item in enumerate(raw):
+    for i, item in enumerate(_entries(data, "questions", scope.questions)):
         where = f"questions[{i}]"
-        if not isinstance(item, Mapping) or item.get("id") not in scope.questions:
-            raise ValueError(f"{where}: 'id' must be one of {', '.join(scope.questions)}")
         qid, status, claims = str(item["id"]), item.get("status"), item.get("claims", [])
         if qid in questions:
             raise ValueError(f"{where}: {qid} is listed twice")
         if status not in STATUSES:
             raise ValueError(f"{where}: 'status' must be one of {', '.join(STATUSES)}")
-        if not isinstance(claims, list) or any(c not in claim_ids for c in claims):
+        if not isinstance(claims, list) or not all(
+                isinstance(c, str) and c in claim_ids for c in claims):
             raise ValueError(f"{where}: 'claims' must list ids of the claims above")
-        questions[qid] = (str(status), tuple(map(str, claims)))
+        questions[qid] = (str(status), tuple(claims))
     missing = [q for q in scope.questions if q not in questions]
     if missing:
         raise ValueError(f"'questions' lacks {', '.join(missing)}")
 
     dimensions: dict[str, bool] = {}
-    raw = data.get("dimensions")
-    if not isinstance(raw, list):
-        raise ValueError("'dimensions' must list every dimension of the scope")
-    for i, item in enumerate(raw):
+    for i, item in enumerate(_entries(data, "dimensions", scope.dimensions)):
         where = f"dimensions[{i}]"
-        if not isinstance(item, Mapping) or item.get("id") not in scope.dimensions:
-            raise ValueError(f"{where}: 'id' must be one of {', '.join(scope.dimensions)}")
+        did = str(item["id"])
+        if did in dimensions:
+            raise ValueError(f"{where}: {did} is listed twice")
         if not isinstance(item.get("covered"), bool):
             raise ValueError(f"{where}: 'covered' must be true or false")
-        dimensions[str(item["id"])] = item["covered"]
+        dimensions[did] = item["covered"]
     missing = [d for d in scope.dimensions if d not in dimensions]
     if missing:
         raise ValueError(f"'dimensions' lacks {', '.join(missing)}")
     return Coverage(questions, dimensions)
+
+
+def _entries(data: Mapping[str, Any], key: str,
+             ids: Mapping[str, str]) -> list[Mapping[str, Any]]:
+    """The objects listed under `key`, each with an `id` among `ids` (a model may write any
+    JSON: a list or a number where a string belongs must be an error, not a crash)."""
+    raw = data.get(key)
+    if not isinstance(raw, list):
+        raise ValueError(f"'{key}' must list every one of {', '.join(ids)}")
+    for i, item in enumerate(raw):
+        if not isinstance(item, Mapping) or not isinstance(item.get("id"), str) \
+                or item["id"] not in ids:
+            raise ValueError(f"{key}[{i}]: 'id' must be one of {', '.join(ids)}")
+    return raw
 
 
 def load(path: Path) -> Scope | None:

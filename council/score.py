@@ -52,8 +52,15 @@ OFFICIAL_HOSTS = ("ietf.org", "rfc-editor.org", "w3.org", "whatwg.org", "iso.org
 OFFICIAL_PREFIXES = ("docs.", "doc.", "developer.", "developers.", "learn.", "api.", "spec.",
                      "specs.", "standards.", "support.", "help.")
 OFFICIAL_TLDS = (".gov", ".mil", ".edu", ".int")
-OFFICIAL_PATHS = ("/docs", "/doc/", "/documentation", "/reference", "/spec", "/standard",
-                  "/manual", "/guide", "/api/", "/whitepaper", "/legislation", "/regulation")
+# Host labels of government sites under country domains: www.gov.uk, service-public.gouv.fr,
+# www.gob.mx, www.govt.nz, canada.gc.ca, www.ac.jp (academic).
+OFFICIAL_LABELS = frozenset({"gov", "gouv", "gob", "govt", "gc", "ac", "edu"})
+# Whole path segments, so /special-report or /manually-edited are not documentation.
+OFFICIAL_SEGMENTS = frozenset({"docs", "doc", "documentation", "reference", "references",
+                               "spec", "specs", "specification", "standard", "standards",
+                               "manual", "handbook", "guide", "guides", "api", "whitepaper",
+                               "whitepapers", "legislation", "regulation", "regulations",
+                               "rfc", "eli", "legal-content"})
 
 
 def _on(host: str, domains: Iterable[str]) -> bool:
@@ -71,9 +78,10 @@ def source_type(url: str) -> str | None:
     if _on(host, COMMUNITY_HOSTS) or host.startswith(COMMUNITY_PREFIXES) or \
             (host.startswith("blog.") and not path.startswith("/docs")):
         return "community"
+    labels = host.split(".")
     if _on(host, OFFICIAL_HOSTS) or host.startswith(OFFICIAL_PREFIXES) or \
-            host.endswith(OFFICIAL_TLDS) or ".gov." in host or ".ac." in host or \
-            any(p in path for p in OFFICIAL_PATHS):
+            host.endswith(OFFICIAL_TLDS) or OFFICIAL_LABELS.intersection(labels[:-1]) or \
+            OFFICIAL_SEGMENTS.intersection(path.split("/")):
         return "official"
     return None
 
@@ -123,7 +131,8 @@ def cross_verification(claims: Mapping[str, Any] | None) -> Signal:
     if not listed:
         return Signal("cross_verification", None, "not measured: no claims extracted")
     return Signal("cross_verification", supported / len(listed),
-                  f"{supported} of {len(listed)} claims supported by another vendor's check")
+                  f"{supported} of {len(listed)} claims supported when checked by another "
+                  "agent (of another vendor where the council has one)")
 
 
 def gap_coverage(claims: Mapping[str, Any] | None) -> Signal:
@@ -168,6 +177,10 @@ def question_closure(claims: Mapping[str, Any] | None) -> Signal:
 def _unscoped(claims: Mapping[str, Any] | None) -> str:
     if not claims:
         return "not measured: verification did not run"
+    if claims.get("status") == "degraded":
+        return "not measured: claim extraction failed (verification degraded)"
+    if claims.get("coverage_error"):
+        return "not measured: the coverage judgement was malformed"
     return "not measured: no sub-questions to judge against (the scope step degraded)"
 
 

@@ -362,7 +362,8 @@ def handover(ws: Workspace) -> str:
         "synthesis", topic=state.topic, contributors=contributors,
         mode=RunOptions.from_dict(state.options).mode,
         total_agents=len(state.agents), report_path=str(ws.final_report),
-        methodology=synthesis.methodology(state, seats, source), marker=loop.MARKER,
+        methodology=synthesis.methodology(state, seats, source),
+        dropped=synthesis.dropped_claims(state), marker=loop.MARKER,
         verification=verification_facts(ws), counterpoints=synthesis.counterpoints(ws),
     )
 
@@ -409,7 +410,7 @@ def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
 def _record_regressions(ws: Workspace) -> None:
     """No silent regression: sources and cited claims an agent dropped between its research
     and refined reports go into state.yaml, progress.log and the synthesis's methodology."""
-    def change(state: RunState) -> list[tuple[str, list[str], list[str]]]:
+    def change(state: RunState) -> list[tuple[str, int, int]]:
         found = []
         for name, rec in state.agents.items():
             ap = rec.phases.get("refinement")
@@ -418,15 +419,16 @@ def _record_regressions(ws: Workspace) -> None:
             if ap is None or not ap.usable or before is None or after is None:
                 continue
             ap.dropped_sources = sources.disappeared(before, after)
-            ap.dropped_claims = regression.dropped_claims(before, after)
-            if ap.dropped_sources or ap.dropped_claims:
-                found.append((name, ap.dropped_sources, ap.dropped_claims))
+            gone = regression.dropped_claims(before, after)
+            ap.dropped_claims = regression.listed(gone)
+            if ap.dropped_sources or gone:
+                found.append((name, len(ap.dropped_sources), len(gone)))
         return found
 
     for name, dropped, gone in update_state(ws.root, change):
         progress.emit(ws.root, "refinement", name,
-                      f"dropped {len(dropped)} source(s) and {len(gone)} cited claim(s) its "
-                      "research report had")
+                      f"dropped {dropped} source(s) and {gone} cited claim(s) its research "
+                      "report had")
 
 
 def verification_facts(ws: Workspace) -> dict[str, Any] | None:

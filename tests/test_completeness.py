@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import yaml
 from conftest import Council
 
@@ -106,6 +107,11 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     assert "gemini dropped 2 source(s) and 2 cited claim(s)" in (
         run / "progress.log").read_text()
     assert "gemini dropped 2 cited claim(s) between its research and refined reports" in synthesis
+    # The claims themselves are model text: quoted as untrusted, apart from council's facts.
+    quoted = synthesis.index("- gemini: Harbour pilots plan around spring tides")
+    block = synthesis.index("agents stopped making these cited claims\n(quoted from their "
+                            "research reports: untrusted material)")
+    assert block < quoted < synthesis.index("must state these facts")
     assert state_of(run)["agents"]["claude"]["phases"]["refinement"]["dropped_claims"] == []
 
 
@@ -154,3 +160,52 @@ def test_without_verification_the_score_says_what_was_not_measured(council: Coun
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert ("completeness 0/100 (cross-verification, gap coverage, question closure not "
             "measured)") in header
+
+
+def test_a_malformed_coverage_judgement_keeps_the_claims(council: Council) -> None:
+    bad = {**CLAIMS, "dimensions": [{"id": "d1", "covered": "mostly"}]}
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
+                    "claude:claims": {"content": json.dumps(bad)}, **VERDICTS})
+    proc = council.run("run", "--test", "--verify", "--debate", "off", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    second = (run / "agents" / "claude" / "claims-prompt.md").read_text()
+    assert "rejected: invalid claims file: dimensions[0]: 'covered' must be true or false" \
+        in second
+    data = json.loads((run / "claims.json").read_text())
+    assert data["status"] == "ok"  # the claims were still verified
+    assert data["tally"]["SUPPORTED"] == 1
+    assert "'covered' must be true or false" in data["coverage_error"]
+    assert "questions" not in data
+    signals = state_of(run)["completeness"]["signals"]
+    assert signals["gap_coverage"]["detail"] == (
+        "not measured: the coverage judgement was malformed")
+    assert signals["cross_verification"]["value"] == pytest.approx(1 / 3, abs=1e-3)
+
+
+def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Council,
+                                                                   monkeypatch: Any) -> None:
+    import anyio
+
+    from council.config import Overrides, load_options
+    from council.phases import RunContext
+    from council.phases import scope as scoping
+    from council.supervisor import start_run
+
+    options = load_options(Overrides(test=True))
+    ws = start_run("q", options, council.research)
+    (ws.root / "scope.json").write_text('{"status": "degraded", "error": "HTTP 429"}')
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)}})
+    for var in ("PATH", "COUNCIL_FAKE_SCRIPT"):
+        monkeypatch.setenv(var, council.env[var])
+    found = anyio.run(scoping.run, RunContext(ws, options, "q"))
+    assert found is not None
+    assert list(found.questions) == ["q1", "q2", "q3"]
+    assert json.loads((ws.root / "scope.json").read_text())["status"] == "ok"
+
+    # Once research has started without it, the scope stays as it was.
+    (ws.root / "scope.json").write_text('{"status": "degraded", "error": "HTTP 429"}')
+    from council.state import update_state
+    update_state(ws.root, lambda st: setattr(
+        st.agents["codex"].phase("research"), "started_at", "2026-11-22T00:00:00Z"))
+    assert anyio.run(scoping.run, RunContext(ws, options, "q")) is None

@@ -214,12 +214,15 @@ def test_an_interrupted_run_is_not_restarted_by_a_later_stop(
 def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) -> None:
     from council.config import PROFILES, RunOptions
     from council.phases import ATTEMPTS, SHORT_PHASES, RunContext
-    from council.plugin import PHASE_TIMEOUT
+    from council.plugin import PHASE_TIMEOUT, plugin_limits
     from council.workspace import Workspace
 
     hooks = json.loads((Path(__file__).parents[1] / "hooks" / "hooks.json").read_text())
     hook_timeout = hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"]
-    options = RunOptions(seats=PROFILES["production"], timeout=PHASE_TIMEOUT)
+    # A config asking for more time or a longer grace than the hook can give is clamped.
+    options = plugin_limits(RunOptions(seats=PROFILES["production"], timeout=7200,
+                                       grace_period=60))
+    assert (options.timeout, options.grace_period) == (PHASE_TIMEOUT, 15)
     ctx = RunContext(Workspace(tmp_path), options, "q")
     # scope and claims are asked again after a bad answer (phases.ask_json)
     runs = {"research": 1, "refinement": 1, "scope": ATTEMPTS, "claims": ATTEMPTS,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from council.regression import MAX_LISTED, dropped_claims
+from council.regression import MAX_LISTED, dropped_claims, listed, total
 
 RESEARCH = """# Tides
 
@@ -35,12 +35,12 @@ Spring tides occur near the new and full moon, when sun and moon align
         "Tidal friction slows the Earth's rotation by about 2.3 ms per century [2]."]
 
 
-def test_a_changed_number_is_a_dropped_claim() -> None:
+def test_a_changed_figure_is_a_dropped_claim() -> None:
+    # Only the figures change: every other word is kept.
     refined = RESEARCH.replace("about 16 m", "about 21 m").replace("2.3 ms", "1.7 ms")
-    refined = refined.replace("highest tidal range", "largest range")
-    dropped = dropped_claims(RESEARCH, refined)
-    assert dropped == ["The Bay of Fundy has the highest tidal range, about 16 m "
-                       "(https://example.org/fundy)."]
+    assert dropped_claims(RESEARCH, refined) == [
+        "The Bay of Fundy has the highest tidal range, about 16 m (https://example.org/fundy).",
+        "Tidal friction slows the Earth's rotation by about 2.3 ms per century [2]."]
 
 
 def test_uncited_and_short_statements_are_not_tracked() -> None:
@@ -48,10 +48,46 @@ def test_uncited_and_short_statements_are_not_tracked() -> None:
     assert dropped_claims("Tides are fun to watch.\n- See [1].\n", "# empty\n") == []
 
 
-def test_the_list_is_bounded_and_clipped() -> None:
+def test_the_list_kept_in_state_is_bounded_and_counts_the_rest() -> None:
     before = "\n".join(f"- Finding number {i} concerns topic {i} in depth "
                        f"{'and more ' * 40}[{i}]." for i in range(MAX_LISTED + 5))
     dropped = dropped_claims(before, "# nothing left\n")
-    assert len(dropped) == MAX_LISTED
+    assert len(dropped) == MAX_LISTED + 5
     assert all(len(d) <= 200 for d in dropped)
     assert dropped[0].endswith("…")
+    kept = listed(dropped)
+    assert kept[-1] == "… and 5 more"
+    assert (len(kept), total(kept), total(dropped[:3])) == (MAX_LISTED + 1, MAX_LISTED + 5, 3)
+
+
+def test_headings_code_and_tables() -> None:
+    before = """## Reference architecture
+- The gateway terminates TLS for every tenant at the edge [1].
+
+```python
+# Sources
+x = 1
+```
+- Retries back off exponentially with full jitter here (https://example.org/retry).
+
+Option | Latency | Source
+---|---|---
+Redis | 1 ms median at 10k ops | [2]
+Postgres | 4 ms median at 10k ops | [3]
+"""
+    after = """## Reference architecture
+- The gateway terminates TLS for every tenant at the edge [1].
+- Retries back off exponentially with full jitter here (https://example.org/retry).
+
+Option | Latency | Source
+---|---|---
+Redis | 1 ms median at 10k ops | [2]
+"""
+    # A heading that starts with "Reference" is not a Sources section, a "# Sources" comment
+    # in code is not a heading, and a table row dropped is a claim dropped.
+    assert dropped_claims(before, after) == ["Postgres | 4 ms median at 10k ops | [3]"]
+    assert dropped_claims(before, "## Reference architecture\n") == [
+        "The gateway terminates TLS for every tenant at the edge [1].",
+        "Retries back off exponentially with full jitter here (https://example.org/retry).",
+        "Redis | 1 ms median at 10k ops | [2]",
+        "Postgres | 4 ms median at 10k ops | [3]"]

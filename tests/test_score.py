@@ -30,6 +30,14 @@ COMMUNITY = "https://stackoverflow.com/questions/1"
     ("https://forum.example.org/t/42", "community"),
     ("https://www.nytimes.com/2026/01/01/tech.html", None),
     ("https://notgithub.com/x", None),  # a suffix match must be a whole domain label
+    ("https://www.gov.uk/guidance/vat-rates", "official"),
+    ("https://www.service-public.gouv.fr/particuliers", "official"),
+    ("https://eur-lex.europa.eu/legal-content/EN/TXT/", "official"),
+    # path *segments*, not substrings: a report or a guide-to piece is not documentation
+    ("https://www.nytimes.com/2026/01/special-report", None),
+    ("https://example.com/2026/guide-to-tides", None),
+    ("https://example.com/manually-edited", None),
+    ("https://example.com/guide/tides", "official"),
 ])
 def test_source_types(url: str, kind: str | None) -> None:
     assert source_type(url) == kind
@@ -135,3 +143,14 @@ def test_the_section_shows_every_signal_and_escapes_model_text() -> None:
     assert "| Cross-verification | 35% | 100% |" in text
     assert "costs \\| risks" in text
     assert score.HEADING.search(text)
+
+
+def test_why_a_coverage_signal_was_not_measured() -> None:
+    def detail(claims: dict[str, Any] | None) -> str:
+        return compute("exploratory", [OFFICIAL], claims, 3, 3).signals[2].detail
+
+    assert detail(None) == "not measured: verification did not run"
+    assert "claim extraction failed" in detail({"status": "degraded", "claims": []})
+    assert detail({"status": "ok", "claims": [], "coverage_error": "x"}) == (
+        "not measured: the coverage judgement was malformed")
+    assert "the scope step degraded" in detail({"status": "ok", "claims": []})

@@ -88,9 +88,10 @@ Render = Callable[[Seat, str | None], tuple[str, dict[str, Path]]]
 
 
 async def ask_json(ctx: RunContext, phase: str, seats: Sequence[Seat], render: Render,
-                   validate: Callable[[Any], T]) -> tuple[T | None, str | None]:
+                   validate: Callable[[Any, bool], T]) -> tuple[T | None, str | None]:
     """Ask the first of `seats` for a JSON answer (`render(seat, feedback)` gives the prompt
-    and its input files) and check it with `validate`, which raises ValueError.
+    and its input files) and check it with `validate(answer, last_chance)`, which raises
+    ValueError (and may accept a partly good answer when it is the last chance).
 
     A malformed answer is sent back once with what is wrong with it; an agent that fails
     outright (crash, timeout) hands the question to the next seat. Returns (the validated
@@ -98,7 +99,7 @@ async def ask_json(ctx: RunContext, phase: str, seats: Sequence[Seat], render: R
     candidates = list(seats)
     error: str | None = None
     feedback: str | None = None
-    for _ in range(ATTEMPTS):
+    for attempt in range(1, ATTEMPTS + 1):
         if not candidates:
             break
         seat = candidates[0]
@@ -111,8 +112,8 @@ async def ask_json(ctx: RunContext, phase: str, seats: Sequence[Seat], render: R
             continue
         try:
             text = read_report(ctx.ws.published_output(seat.name, phase)) or ""
-            return validate(json.loads(text)), None
-        except ValueError as exc:  # json.JSONDecodeError is a ValueError too
+            return validate(json.loads(text), attempt == ATTEMPTS), None
+        except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError too
             error = feedback = f"invalid {phase} file: {exc}"
             progress.emit(ctx.ws.root, phase, seat.name, error)
     return None, error

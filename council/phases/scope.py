@@ -17,7 +17,7 @@ from council.phases import RunContext, ask_json
 from council.phases.synthesis import choose_synthesizer
 from council.scope import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
 from council.scope import load as load_scope
-from council.state import atomic_write
+from council.state import atomic_write, load_state
 
 
 async def run(ctx: RunContext) -> Scope | None:
@@ -25,7 +25,11 @@ async def run(ctx: RunContext) -> Scope | None:
     ws = ctx.ws
     path = ws.root / SCOPE
     if path.is_file():
-        return load_scope(path)
+        found = load_scope(path)
+        # A degraded scope (say, a rate limit) is tried again on resume, unless the research
+        # already started without it: the agents must share one checklist or none.
+        if found is not None or _research_started(ctx):
+            return found
     seats = list(ctx.options.seats)
     first = choose_synthesizer(ctx.options.synthesizer, seats, seats)
     candidates = [first, *(s for s in seats if s.name != first.name)]
@@ -37,10 +41,17 @@ async def run(ctx: RunContext) -> Scope | None:
             report_path=str(ws.working_output(seat.name, "scope"))), {}
 
     progress.emit(ws.root, "scope", f"started: {first.name} splits the question")
-    found, error = await ask_json(ctx, "scope", candidates, render, validate_scope)
+    found, error = await ask_json(ctx, "scope", candidates, render,
+                                  lambda data, _last: validate_scope(data))
     data = found.to_dict() if found else {"status": "degraded", "error": error}
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     progress.emit(ws.root, "scope", f"finished: {len(found.questions)} sub-questions, "
                   f"{len(found.dimensions)} dimensions" if found
                   else f"degraded: {error}; the research goes on unscoped")
     return found
+
+
+def _research_started(ctx: RunContext) -> bool:
+    state = load_state(ctx.ws.root)
+    return any((ap := rec.phases.get("research")) is not None and ap.started_at
+               for rec in state.agents.values())

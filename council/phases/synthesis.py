@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
-from council import budget, claims, loop, prompts
+from council import budget, claims, loop, prompts, regression
 from council.config import Seat
 from council.ledger import Usage, format_usage
 from council.phases import RunContext, run_parallel
@@ -48,10 +49,8 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
                          + (" …" if len(dropped) > 5 else ""))
         gone = rec.phases["refinement"].dropped_claims if "refinement" in rec.phases else None
         if gone:
-            lines.append(f"{name} dropped {len(gone)} cited claim(s) between its research and "
-                         "refined reports (say whether each was wrong or lost): "
-                         + " / ".join(f'"{c}"' for c in gone[:5])
-                         + (" …" if len(gone) > 5 else ""))
+            lines.append(f"{name} dropped {regression.total(gone)} cited claim(s) between its "
+                         "research and refined reports (quoted above).")
     if state.budget_exhausted:
         lines.append(f"The run's budget cut the research short ({state.budget_exhausted}): "
                      "agents stopped after their current turn.")
@@ -68,6 +67,13 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
     lines.append(f"Spent so far: {format_usage(spent)}"
                  + (" (partly estimated from list prices)" if spent.estimated else "") + ".")
     return lines
+
+
+def dropped_claims(state: RunState) -> list[dict[str, Any]]:
+    """Each agent's cited claims that refinement lost: model-written text, so the prompt
+    quotes them as untrusted material, apart from the facts council states."""
+    return [{"name": name, "claims": ap.dropped_claims} for name, rec in state.agents.items()
+            if (ap := rec.phases.get("refinement")) is not None and ap.dropped_claims]
 
 
 def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
@@ -91,6 +97,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         total_agents=len(state.agents),
         report_path=str(ws.working_output(synthesizer.name, "synthesis")),
         methodology=methodology(state, contributors, source_phase),
+        dropped=dropped_claims(state),
         marker=loop.MARKER,
         verification=claims.load(ws.root / CLAIMS),
         counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,

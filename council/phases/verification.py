@@ -59,15 +59,24 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
                      for s in contributors],
             scope=found, report_path=str(ws.working_output(seat.name, "claims"))), inputs
 
-    def validate(data: Any) -> tuple[list[Claim], Coverage | None]:
+    def validate(data: Any, last: bool) -> tuple[list[Claim], Coverage | None, str | None]:
         claims = validate_claims(data, names)
-        coverage = validate_coverage(data, found, {c.id for c in claims}) if found else None
-        return claims, coverage
+        if not found:
+            return claims, None, None
+        try:
+            return claims, validate_coverage(data, found, {c.id for c in claims}), None
+        except (ValueError, TypeError) as exc:
+            if not last:
+                raise
+            # Good claims are worth verifying even when the coverage judgement is not.
+            return claims, None, f"invalid coverage judgement: {exc}"
 
     answer, error = await ask_json(ctx, "claims", candidates, render, validate)
     if answer is None:
         return _write(ctx, {"status": "degraded", "error": error, "claims": []})
-    claims, coverage = answer
+    claims, coverage, coverage_error = answer
+    if coverage_error:
+        progress.emit(ws.root, "claims", f"coverage not judged: {coverage_error}")
 
     plan = assign(claims, {s.name: s.cli for s in contributors})
     progress.emit(ws.root, "verification", f"started: {len(claims)} claims, checked by "
@@ -94,6 +103,8 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
     status = "ok" if counts["UNVERIFIED"] == 0 else "partial"
     data: dict[str, Any] = {"status": status, "tally": counts,
                             "claims": [_entry(c, verdicts.get(c.id)) for c in claims]}
+    if coverage_error:
+        data["coverage_error"] = coverage_error
     if found and coverage:
         data["questions"] = [
             {"id": qid, "question": text, "status": coverage.questions[qid][0],
