@@ -219,7 +219,7 @@ def section(result: Completeness) -> str:
     lines = ["## Completeness", "",
              f"**{result.score}/100** — computed by council, not by a model: the four signals "
              f"below weighted for {result.mode} research ({result.raw:.0f} raw) × confidence "
-             f"cap {result.cap:g} ({result.cap_reason})"
+             f"cap {result.cap} ({result.cap_reason})"
              + (f", held at {DIVERSITY_CEILING} ({result.ceiling})" if result.ceiling else "")
              + ".", "",
              "| Signal | Weight | Value | Detail |", "|---|---|---|---|"]

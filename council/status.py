@@ -123,7 +123,7 @@ def as_text(state: RunState, ws: Workspace) -> str:
                     else ""))
     if state.completeness:
         done = state.completeness
-        lines.append(f"score  {done['score']}/100 completeness (cap {done['cap']:g}: "
+        lines.append(f"score  {done['score']}/100 completeness (cap {done['cap']}: "
                      f"{done['cap_reason']}" + (", provisional" if state.phase != "done" else "")
                      + ")")
     lines.append("")

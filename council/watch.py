@@ -69,7 +69,7 @@ def table(state: RunState, ws: Workspace) -> Group:
                      (r.last_event or "")[:80])
     if state.completeness:
         done = state.completeness
-        grid.caption = (f"completeness {done['score']}/100 (cap {done['cap']:g}: "
+        grid.caption = (f"completeness {done['score']}/100 (cap {done['cap']}: "
                         f"{done['cap_reason']})"
                         + ("" if state.phase == "done" else ", provisional"))
     bars = Table.grid(padding=(0, 1))

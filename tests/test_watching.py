@@ -119,5 +119,5 @@ def test_the_live_table_shows_every_agent(council: Council) -> None:
     score = load_state(ws.root).completeness
     assert score is not None
     for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1",
-                   f"completeness {score['score']}/100 (cap 1: all 3 agents contributed)"):
+                   f"completeness {score['score']}/100 (cap 1.0: all 3 agents contributed)"):
         assert needle in text

@@ -60,7 +60,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
     if state.completeness:
         done = state.completeness
         lines.append(f"Completeness score computed by council: {done['score']}/100 (confidence "
-                     f"cap {done['cap']:g}: {done['cap_reason']}); "
+                     f"cap {done['cap']}: {done['cap_reason']}); "
                      + "; ".join(f"{k.replace('_', ' ')}: {v['detail']}"
                                  for k, v in done["signals"].items()) + ".")
     spent = budget.spent(state)
