@@ -12,8 +12,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from council import paths
 from council.errors import ConfigError, UsageError
 
@@ -298,6 +296,8 @@ def _read_config(explicit: Path | None) -> tuple[Path | None, Mapping[str, Any]]
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    import yaml  # only with a config file: a run without one starts ~30 ms sooner
+
     try:
         data = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
