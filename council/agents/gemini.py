@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from council.agents.base import (
     AgentJob,
@@ -22,6 +23,29 @@ HTTP_EXIT_CODES = {244: "server error (HTTP 500)", 173: "rate limited (HTTP 429)
                    147: "forbidden (HTTP 403)", 41: "no valid authentication configured",
                    55: "workspace not trusted", 42: "invalid session to resume",
                    53: "turn limit exceeded"}
+
+
+# A seat's effort as gemini's thinking settings. Gemini 3 models take a level, 2.5 models a
+# token budget (kept within every 2.5 model's maximum); gemini has no flag for either.
+THINKING_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH",
+                  "xhigh": "HIGH", "max": "HIGH"}
+THINKING_BUDGET = {"minimal": 512, "low": 1024, "medium": 8192, "high": 16384, "xhigh": 24576,
+                   "max": 24576}
+
+
+def thinking(effort: str) -> dict[str, Any]:
+    """`modelConfigs` for the seat's workspace settings: it redefines the built-in aliases
+    every chat model extends (chat-base-3, chat-base-2.5), whatever `-m` resolves to, and
+    leaves the side calls (router, web search) alone. Verified against gemini 0.61.0: the
+    main requests' `generationConfig.thinkingConfig` follows it."""
+    def alias(config: dict[str, Any]) -> dict[str, Any]:
+        return {"extends": "chat-base",
+                "modelConfig": {"generateContentConfig": {"thinkingConfig": config}}}
+
+    return {"customAliases": {
+        "chat-base-3": alias({"thinkingLevel": THINKING_LEVEL[effort]}),
+        "chat-base-2.5": alias({"thinkingBudget": THINKING_BUDGET[effort]}),
+    }}
 
 
 class GeminiAdapter:
@@ -46,6 +70,8 @@ class GeminiAdapter:
                 ]
             }
         }
+        if job.seat.effort:
+            settings["modelConfigs"] = thinking(job.seat.effort)
         (settings_dir / "settings.json").write_text(json.dumps(settings, indent=2),
                                                     encoding="utf-8")
         argv = [

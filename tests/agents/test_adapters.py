@@ -119,6 +119,19 @@ def test_gemini_invocation(tmp_path: Path) -> None:
     hook = settings["hooks"]["AfterAgent"][0]["hooks"][0]
     assert shlex.split(hook["command"])[3:5] == ["hook", "gemini"]
     assert settings["general"]["maxAttempts"] <= 3  # fail in seconds, not minutes
+    assert "modelConfigs" not in settings  # no effort: gemini's own thinking defaults
+
+
+def test_gemini_effort_becomes_thinking_settings(tmp_path: Path) -> None:
+    j = job(tmp_path, Seat("gemini", "gemini", model="pro", effort="low"))
+    adapter_for("gemini").prepare(j)
+    aliases = json.loads((j.cwd / ".gemini" / "settings.json").read_text())[
+        "modelConfigs"]["customAliases"]
+    assert aliases["chat-base-3"]["extends"] == "chat-base"
+    thinking = {name: a["modelConfig"]["generateContentConfig"]["thinkingConfig"]
+                for name, a in aliases.items()}
+    assert thinking == {"chat-base-3": {"thinkingLevel": "LOW"},
+                        "chat-base-2.5": {"thinkingBudget": 1024}}
 
 
 @pytest.mark.parametrize(

@@ -150,3 +150,24 @@ def test_verification_and_antagonist_with_the_real_clis(
     assert done["signals"]["gap_coverage"]["value"] == pytest.approx(2 / 3, abs=1e-3)
     assert f"completeness {done['score']}/100 ·" in header
     assert "scope → research → refinement → verification → antagonist → synthesis" in header
+
+
+def test_a_gemini_seat_effort_reaches_the_model(cli_env: dict[str, str],
+                                                tmp_path: Path) -> None:
+    """gemini has no effort flag: council redefines its chat aliases in the seat's workspace
+    settings, and the real CLI's requests carry the thinking level."""
+    log = tmp_path / "bodies.jsonl"
+    (tmp_path / "council.yaml").write_text(
+        "synthesizer: g\nagents:\n  g: {cli: gemini, model: flash-lite, effort: low, "
+        "max_iterations: 1}\n")
+    with ScriptedServer({"gemini": {"finish_after": 1}}, log, log_bodies=True) as srv:
+        env = {**cli_env, "GOOGLE_GEMINI_BASE_URL": srv.url}
+        proc = subprocess.run(
+            [sys.executable, "-m", "council", "run", "--config", "council.yaml", "q"],
+            env={**env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "research")}, cwd=tmp_path,
+            capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    levels = {json.dumps(rec["body"]["generationConfig"].get("thinkingConfig"))
+              for line in log.read_text().splitlines()
+              if ":streamGenerateContent" in (rec := json.loads(line))["path"]}
+    assert levels == {json.dumps({"includeThoughts": True, "thinkingLevel": "LOW"})}
