@@ -8,6 +8,8 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
    that each take a fixed time per turn. Target <= 1.05 with 3 agents and with 12 seats.
 2. Hook cost: median time of one `council hook` call over `python -c pass`. Target <= 2x.
 3. Supervisor peak RSS with 12 seats. Target <= 80 MB.
+4. Usage accounting: reading what a 19 MB agent log gained over re-reading all of it.
+   Target <= 0.01.
 """
 
 from __future__ import annotations
@@ -104,6 +106,40 @@ def hook_ratio(samples: int) -> tuple[float, float]:
         return statistics.median(times["hook"]) * 1000, statistics.median(times["pass"]) * 1000
 
 
+def usage_read_ratio() -> tuple[float, float]:
+    """Milliseconds to count a claude log's usage after one new line: incrementally (what the
+    supervisor does every second while an agent runs) and by re-reading the whole log. The
+    log is ~19 MB: stream-json carries every tool result, fetched pages included."""
+    from council.agents import adapter_for
+    from council.agents.base import LogTail, read_usage
+
+    adapter = adapter_for("claude")
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "claude.jsonl"
+        page = "x" * 200_000
+        with log.open("w") as out:
+            for i in range(100):
+                out.write(json.dumps({"type": "user", "message": {"content": [
+                    {"type": "tool_result", "content": page}]}}) + "\n")
+                out.write(json.dumps({"type": "assistant", "message": {
+                    "id": f"m{i}", "usage": {"input_tokens": 10, "output_tokens": 1}}}) + "\n")
+        tail, counter = LogTail(log), adapter.usage_counter("opus")
+        for event in tail.new_events():
+            counter.add(event)
+        with log.open("a") as out:
+            out.write(json.dumps({"type": "assistant", "message": {
+                "id": "last", "usage": {"input_tokens": 10, "output_tokens": 1}}}) + "\n")
+        began = time.perf_counter()
+        for event in tail.new_events():
+            counter.add(event)
+        incremental = time.perf_counter() - began
+        began = time.perf_counter()
+        whole = read_usage(adapter, log, "opus")
+        full = time.perf_counter() - began
+        assert whole == counter.total()
+        return incremental * 1000, full * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
@@ -122,6 +158,9 @@ def main() -> None:
     hook_ms, pass_ms = hook_ratio(args.hook_samples)
     rows.append(("hook call / python -c pass (median)", f"{hook_ms:.1f} ms / {pass_ms:.1f} ms",
                  hook_ms / pass_ms, "<= 2.00"))
+    inc_ms, full_ms = usage_read_ratio()
+    rows.append(("usage of a 19 MB log after one line: read new / re-read all",
+                 f"{inc_ms:.2f} ms / {full_ms:.0f} ms", inc_ms / full_ms, "<= 0.01"))
     width = max(len(r[0]) for r in rows)
     print(f"{'measure':<{width}}  {'figures':>22}  {'ratio':>6}  target")
     for name, figures, ratio, target in rows:

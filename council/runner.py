@@ -18,7 +18,7 @@ import watchfiles
 
 from council import budget, failures, loop, progress, prompts, spawn
 from council.agents import adapter_for
-from council.agents.base import Adapter, AgentJob, Outcome
+from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.config import Seat
 from council.errors import CouncilError
 from council.ledger import Usage, format_usage
@@ -279,18 +279,22 @@ class Meter:
 
     def __init__(self, adapter: Adapter, seat: Seat, log: Path) -> None:
         self.adapter, self.seat, self.log = adapter, seat, log
+        self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
         self.total = Usage()
         self.per_iteration: dict[int, Usage] = {}
         self.counted = Usage()  # the part of `total` already given to earlier iterations
         self.read_at = 0.0
 
     def read(self, iteration: int, force: bool = False) -> bool:
-        """Re-read the log (at most once a second unless forced); True if usage changed."""
+        """Read what the log gained (at most once a second unless forced); True if usage
+        changed."""
         now = time.monotonic()
         if not force and now - self.read_at < 1.0:
             return False
         self.read_at = now
-        total = self.adapter.usage(self.log, self.seat.model)
+        for event in self.tail.new_events():
+            self.counter.add(event)
+        total = self.counter.total()
         if total == self.total:
             return False
         self.total = total

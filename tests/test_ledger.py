@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from council.agents import adapter_for
+from council.agents.base import LogTail, read_usage
 from council.ledger import Usage, format_usage, over_budget, price
 
 
@@ -25,14 +26,14 @@ def test_claude_exact_cost_from_result(tmp_path: Path) -> None:
         {"type": "result", "subtype": "success", "is_error": False, "total_cost_usd": 0.0123,
          "usage": {"input_tokens": 100, "cache_read_input_tokens": 20, "output_tokens": 30}},
     ]
-    usage = adapter_for("claude").usage(log(tmp_path, events), "haiku")
+    usage = read_usage(adapter_for("claude"), log(tmp_path, events), "haiku")
     assert usage == Usage(120, 30, 0.0123, estimated=False)
 
 
 def test_claude_running_session_is_estimated_once_per_message(tmp_path: Path) -> None:
     block: dict[str, object] = {"type": "assistant", "message": {"id": "m1", "usage": {
         "input_tokens": 1_000_000, "output_tokens": 0}}}
-    usage = adapter_for("claude").usage(log(tmp_path, [block, block]), "haiku")
+    usage = read_usage(adapter_for("claude"), log(tmp_path, [block, block]), "haiku")
     assert usage.tokens_in == 1_000_000  # two content blocks of one message count once
     assert usage.estimated
     assert usage.cost_usd == pytest.approx(1.0)  # haiku: $1 per million input tokens
@@ -47,7 +48,7 @@ def test_codex_usage_is_cumulative_per_thread(tmp_path: Path) -> None:
         {"type": "turn.completed", "usage": {"input_tokens": 500, "cached_input_tokens": 0,
                                              "output_tokens": 90}},
     ]
-    usage = adapter_for("codex").usage(log(tmp_path, events), "gpt-5.5")
+    usage = read_usage(adapter_for("codex"), log(tmp_path, events), "gpt-5.5")
     assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (500, 90, True)
     assert usage.cost_usd == pytest.approx((500 * 1.25 + 90 * 10) / 1e6)
 
@@ -59,7 +60,7 @@ def test_gemini_usage_from_result_stats(tmp_path: Path) -> None:
             "total_tokens": 71822, "input_tokens": 71688, "output_tokens": 134,
             "duration_ms": 230, "tool_calls": 3}},
     ]
-    usage = adapter_for("gemini").usage(log(tmp_path, events), "flash-lite")
+    usage = read_usage(adapter_for("gemini"), log(tmp_path, events), "flash-lite")
     assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (71688, 134, True)
 
 
@@ -75,3 +76,37 @@ def test_over_budget() -> None:
     assert over_budget(Usage(10, 10, 1.0), 1.0, None) == "cost $1.00 reached the budget of $1.00"
     assert over_budget(Usage(10, 10, 0.5), 1.0, 25) is None
     assert over_budget(Usage(10, 20, None), 1.0, 25) == "30 tokens reached the budget of 25"
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_growing_log_is_counted_once_and_the_same(tmp_path: Path, cli: str) -> None:
+    """The supervisor reads only what a log gained; a line still being written waits."""
+    events: list[dict[str, object]] = [
+        {"type": "system", "subtype": "init", "model": "claude-haiku-4-5-20251001"},
+        {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 50,
+                                                                  "output_tokens": 5}}},
+        {"type": "result", "total_cost_usd": 0.01,
+         "usage": {"input_tokens": 100, "output_tokens": 30}},
+        {"type": "turn.completed", "usage": {"input_tokens": 700, "output_tokens": 70}},
+        {"type": "result", "status": "success", "stats": {"input_tokens": 900,
+                                                          "output_tokens": 90}},
+        {"type": "assistant", "message": {"id": "m2", "usage": {"input_tokens": 10,
+                                                                  "output_tokens": 1}}},
+    ]
+    path = tmp_path / "growing.jsonl"
+    tail, counter = LogTail(path), adapter_for(cli).usage_counter("haiku")
+    assert list(tail.new_events()) == []  # no log yet
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    cut = text.index("turn.completed") + 5  # in the middle of a line
+    path.write_text(text[:cut])
+    seen = [e["type"] for e in tail.new_events()]
+    assert seen == ["system", "assistant", "result"]  # not the half-written line
+    path.write_text(text)
+    seen = [e["type"] for e in tail.new_events()]
+    assert seen == ["turn.completed", "result", "assistant"]
+    assert list(tail.new_events()) == []  # nothing new: nothing read twice
+    tail = LogTail(path)
+    for event in tail.new_events():
+        counter.add(event)
+    assert counter.total() == read_usage(adapter_for(cli), path, "haiku")
+    assert counter.total().tokens_in > 0

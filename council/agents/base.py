@@ -77,9 +77,47 @@ class Adapter(Protocol):
         """Read the session id and any failure from the CLI's output log, from byte `start`."""
         ...
 
-    def usage(self, log: Path, model: str | None) -> Usage:
-        """Tokens and cost the CLI's output log reports so far (the whole log)."""
+    def usage_counter(self, model: str | None) -> UsageCounter:
+        """A fresh count of the tokens and cost in the CLI's output events, fed one event at
+        a time (see LogTail), so a growing log is read once, not again every second."""
         ...
+
+
+class UsageCounter(Protocol):
+    def add(self, event: dict[str, Any]) -> None: ...
+
+    def total(self) -> Usage: ...
+
+
+class LogTail:
+    """The JSON events a growing log gained since the last call: only complete lines are
+    consumed, so a line the CLI is still writing is read whole next time."""
+
+    def __init__(self, log: Path) -> None:
+        self.log, self.offset = log, 0
+
+    def new_events(self) -> Iterator[dict[str, Any]]:
+        try:
+            handle = self.log.open("rb")
+        except FileNotFoundError:
+            return
+        with handle:
+            handle.seek(self.offset)
+            for raw in handle:
+                if not raw.endswith(b"\n"):
+                    break  # still being written
+                self.offset += len(raw)
+                event = _event(raw)
+                if event is not None:
+                    yield event
+
+
+def read_usage(adapter: Adapter, log: Path, model: str | None) -> Usage:
+    """Tokens and cost of a whole log."""
+    counter = adapter.usage_counter(model)
+    for event in json_events(log):
+        counter.add(event)
+    return counter.total()
 
 
 def json_events(log: Path, start: int = 0) -> Iterator[dict[str, Any]]:
@@ -93,15 +131,20 @@ def json_events(log: Path, start: int = 0) -> Iterator[dict[str, Any]]:
     with handle:
         handle.seek(start)
         for raw in handle:
-            line = raw.strip()
-            if not line.startswith(b"{"):
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
+            event = _event(raw)
+            if event is not None:
                 yield event
+
+
+def _event(raw: bytes) -> dict[str, Any] | None:
+    line = raw.strip()
+    if not line.startswith(b"{"):
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
 
 
 def model_args(flag: str, seat: Seat) -> list[str]:

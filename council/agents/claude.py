@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from council.agents.base import (
     AgentJob,
@@ -80,31 +81,46 @@ class ClaudeAdapter:
         error = failure(self.cli, returncode, error)
         return Outcome(session_id, error)
 
-    def usage(self, log: Path, model: str | None) -> Usage:
-        """Each process's `result` carries its exact cost; while one runs, its assistant
-        messages' usage (one per message id) gives an estimate."""
-        total, live, seen = Usage(), {}, None
-        for event in json_events(log):
-            kind = event.get("type")
-            if kind == "system" and event.get("subtype") == "init":
-                seen = event.get("model") or seen
-            elif kind == "assistant":
-                message = event.get("message") or {}
-                if isinstance(message.get("usage"), dict):
-                    live[str(message.get("id"))] = message["usage"]
-            elif kind == "result":
-                u = event.get("usage") or {}
-                cost = event.get("total_cost_usd")
-                total = total + Usage(_tokens_in(u), int(u.get("output_tokens") or 0),
-                                      None if cost is None else float(cost))
-                live = {}
-        if live:
-            tokens_in = sum(_tokens_in(u) for u in live.values())
-            tokens_out = sum(int(u.get("output_tokens") or 0) for u in live.values())
-            total = total + estimate(self.cli, model or seen, tokens_in, tokens_out)
-        return total
+    def usage_counter(self, model: str | None) -> ClaudeUsage:
+        return ClaudeUsage(model)
+
+
+class ClaudeUsage:
+    """Each process's `result` carries its exact cost; while one runs, its assistant
+    messages' usage (one per message id) gives an estimate."""
+
+    def __init__(self, model: str | None) -> None:
+        self.model, self.seen = model, None
+        self.done = Usage()
+        self.live: dict[str, dict[str, object]] = {}
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "system" and event.get("subtype") == "init":
+            self.seen = event.get("model") or self.seen
+        elif kind == "assistant":
+            message = event.get("message") or {}
+            if isinstance(message.get("usage"), dict):
+                self.live[str(message.get("id"))] = message["usage"]
+        elif kind == "result":
+            u = event.get("usage") or {}
+            cost = event.get("total_cost_usd")
+            self.done = self.done + Usage(_tokens_in(u), int(u.get("output_tokens") or 0),
+                                          None if cost is None else float(cost))
+            self.live = {}
+
+    def total(self) -> Usage:
+        if not self.live:
+            return self.done
+        tokens_in = sum(_tokens_in(u) for u in self.live.values())
+        tokens_out = sum(_int(u.get("output_tokens")) for u in self.live.values())
+        return self.done + estimate("claude", self.model or self.seen, tokens_in, tokens_out)
 
 
 def _tokens_in(usage: dict[str, object]) -> int:
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     return sum(int(v) for k in keys if isinstance(v := usage.get(k), int))
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0

@@ -6,6 +6,7 @@ folder has none. The thread id comes from the `thread.started` event."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from council.agents.base import (
     AgentJob,
@@ -66,13 +67,22 @@ class CodexAdapter:
         error = failure(self.cli, returncode, error)
         return Outcome(thread_id, error)
 
-    def usage(self, log: Path, model: str | None) -> Usage:
-        """`turn.completed.usage` is the thread's running total: the last one is the total."""
-        last: dict[str, object] = {}
-        for event in json_events(log):
-            if event.get("type") == "turn.completed" and isinstance(event.get("usage"), dict):
-                last = event["usage"]
-        tokens_in = last.get("input_tokens")
-        tokens_out = last.get("output_tokens")
-        return estimate(self.cli, model, tokens_in if isinstance(tokens_in, int) else 0,
+    def usage_counter(self, model: str | None) -> CodexUsage:
+        return CodexUsage(model)
+
+
+class CodexUsage:
+    """`turn.completed.usage` is the thread's running total: the last one is the total."""
+
+    def __init__(self, model: str | None) -> None:
+        self.model = model
+        self.last: dict[str, object] = {}
+
+    def add(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "turn.completed" and isinstance(event.get("usage"), dict):
+            self.last = event["usage"]
+
+    def total(self) -> Usage:
+        tokens_in, tokens_out = self.last.get("input_tokens"), self.last.get("output_tokens")
+        return estimate("codex", self.model, tokens_in if isinstance(tokens_in, int) else 0,
                         tokens_out if isinstance(tokens_out, int) else 0)

@@ -106,13 +106,22 @@ class GeminiAdapter:
         error = failure(self.cli, returncode, error, HTTP_EXIT_CODES)
         return Outcome(session_id, error)
 
-    def usage(self, log: Path, model: str | None) -> Usage:
-        """The `result` event's stats, once per process (gemini reports nothing before)."""
-        total = Usage()
-        for event in json_events(log):
-            if event.get("type") == "result" and isinstance(event.get("stats"), dict):
-                stats = event["stats"]
-                tokens_in = stats.get("input_tokens") or stats.get("input") or 0
-                tokens_out = stats.get("output_tokens") or 0
-                total = total + estimate(self.cli, model, int(tokens_in), int(tokens_out))
-        return total
+    def usage_counter(self, model: str | None) -> GeminiUsage:
+        return GeminiUsage(model)
+
+
+class GeminiUsage:
+    """The `result` event's stats, once per process (gemini reports nothing before)."""
+
+    def __init__(self, model: str | None) -> None:
+        self.model, self.sum = model, Usage()
+
+    def add(self, event: dict[str, Any]) -> None:
+        if event.get("type") == "result" and isinstance(event.get("stats"), dict):
+            stats = event["stats"]
+            tokens_in = stats.get("input_tokens") or stats.get("input") or 0
+            tokens_out = stats.get("output_tokens") or 0
+            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out))
+
+    def total(self) -> Usage:
+        return self.sum
