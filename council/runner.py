@@ -147,13 +147,13 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     except anyio.get_cancelled_exc_class():
         # Synchronous on purpose: nothing here can be interrupted by the cancellation.
         iteration = loop.deactivate(loop_file)
-        meter.read(iteration, force=True)
+        meter.read(iteration, force=True, final=True)
         _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
                 "stopped: the run was cancelled", iteration, meter.record())
         progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
         raise
     iteration = loop.deactivate(loop_file)
-    meter.read(iteration, force=True)
+    meter.read(iteration, force=True, final=True)
 
     text = loop.read_report(report)
     if outcome.error is not None:
@@ -285,14 +285,14 @@ class Meter:
         self.counted = Usage()  # the part of `total` already given to earlier iterations
         self.read_at = 0.0
 
-    def read(self, iteration: int, force: bool = False) -> bool:
-        """Read what the log gained (at most once a second unless forced); True if usage
-        changed."""
+    def read(self, iteration: int, force: bool = False, final: bool = False) -> bool:
+        """Read what the log gained (at most once a second unless forced; `final` once the
+        CLI has exited); True if usage changed."""
         now = time.monotonic()
         if not force and now - self.read_at < 1.0:
             return False
         self.read_at = now
-        for event in self.tail.new_events():
+        for event in self.tail.new_events(final):
             self.counter.add(event)
         total = self.counter.total()
         if total == self.total:

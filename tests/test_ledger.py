@@ -105,6 +105,10 @@ def test_a_growing_log_is_counted_once_and_the_same(tmp_path: Path, cli: str) ->
     seen = [e["type"] for e in tail.new_events()]
     assert seen == ["turn.completed", "result", "assistant"]
     assert list(tail.new_events()) == []  # nothing new: nothing read twice
+    with path.open("a") as out:  # a CLI killed mid-line, or ending without a newline
+        out.write(json.dumps({"type": "noted"}))
+    assert list(tail.new_events()) == []
+    assert [e["type"] for e in tail.new_events(final=True)] == ["noted"]
     tail = LogTail(path)
     for event in tail.new_events():
         counter.add(event)

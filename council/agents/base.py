@@ -96,7 +96,8 @@ class LogTail:
     def __init__(self, log: Path) -> None:
         self.log, self.offset = log, 0
 
-    def new_events(self) -> Iterator[dict[str, Any]]:
+    def new_events(self, final: bool = False) -> Iterator[dict[str, Any]]:
+        """`final`: the CLI has exited, so a last line without a newline is complete too."""
         try:
             handle = self.log.open("rb")
         except FileNotFoundError:
@@ -104,7 +105,7 @@ class LogTail:
         with handle:
             handle.seek(self.offset)
             for raw in handle:
-                if not raw.endswith(b"\n"):
+                if not raw.endswith(b"\n") and not final:
                     break  # still being written
                 self.offset += len(raw)
                 event = _event(raw)
