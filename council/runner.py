@@ -292,7 +292,11 @@ class Meter:
         if not force and now - self.read_at < 1.0:
             return False
         self.read_at = now
-        for event in self.tail.new_events(final):
+        restarts = self.tail.restarts
+        events = list(self.tail.new_events(final))
+        if self.tail.restarts != restarts:  # the log was replaced: count it afresh
+            self.counter = self.adapter.usage_counter(self.seat.model)
+        for event in events:
             self.counter.add(event)
         total = self.counter.total()
         if total == self.total:

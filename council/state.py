@@ -203,26 +203,21 @@ def state_path(run_dir: Path) -> Path:
 
 
 def load_state(run_dir: Path) -> RunState:
-    """The run's state. A supervisor reads it dozens of times per phase: while the file is
-    the one this process last wrote or read (same inode, mtime and size), the parsed copy is
-    reused (a twelve-agent state takes ~15 ms to parse, ~1.5 ms to copy)."""
+    """The run's state. A supervisor reads it dozens of times per phase: while the file
+    holds exactly the text this process last wrote or read, the parsed copy is reused (a
+    twelve-agent state takes ~15 ms to parse, ~1.5 ms to copy, microseconds to compare)."""
     path = state_path(run_dir)
-    cached = _last_written.get(run_dir)
-    if cached is not None:
-        try:
-            if cached[0] == _identity(path):
-                return copy.deepcopy(cached[1])
-        except OSError:
-            pass
     try:
-        identity = _identity(path)
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise StateError(f"{path} does not exist: is {run_dir.name} a council run?") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise StateError(f"cannot read {path}: {exc}") from exc
+    cached = _known.get(run_dir)
+    if cached is not None and cached[0] == text:
+        return copy.deepcopy(cached[1])
     state = _parse(text, path)
-    _last_written[run_dir] = (identity, copy.deepcopy(state))
+    _known[run_dir] = (text, copy.deepcopy(state))
     return state
 
 
@@ -244,6 +239,7 @@ def save_state(run_dir: Path, state: RunState) -> None:
     state.updated_at = utc_now()
     text = yamlout.dump(state.to_dict())
     atomic_write(state_path(run_dir), text)
+    _known[run_dir] = (text, copy.deepcopy(state))
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -272,16 +268,11 @@ def locked(run_dir: Path) -> Iterator[None]:
         os.close(fd)
 
 
-# The last state this process wrote or read, per run, keyed by the file's identity: a
+# The text of state.yaml this process last wrote or read, per run, with its state: a
 # supervisor with twelve agents reads and updates the state hundreds of times, and parsing
-# YAML each time would put its CPU on the critical path. Another writer changes the key,
-# forcing a fresh load. Callers only ever get copies, so the cached one stays as written.
-_last_written: dict[Path, tuple[tuple[int, int, int], RunState]] = {}
-
-
-def _identity(path: Path) -> tuple[int, int, int]:
-    st = path.stat()
-    return st.st_ino, st.st_mtime_ns, st.st_size
+# YAML each time would put its CPU on the critical path. Any other writer changes the text,
+# forcing a fresh parse; callers only ever get copies, so the cached state stays as written.
+_known: dict[Path, tuple[str, RunState]] = {}
 
 
 def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
@@ -290,12 +281,10 @@ def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
         state = load_state(run_dir)
         result = change(state)
         save_state(run_dir, state)
-        _last_written[run_dir] = (_identity(state_path(run_dir)), state)
         return result
 
 
 def create_state(run_dir: Path, state: RunState) -> None:
     with locked(run_dir):
         save_state(run_dir, state)
-        _last_written[run_dir] = (_identity(state_path(run_dir)), copy.deepcopy(state))
 

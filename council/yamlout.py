@@ -117,7 +117,7 @@ _NEEDS_ESCAPE = re.compile(r'[^\x20-\x7e]|["\\]')
 
 def _string(text: str) -> str:
     if _NEEDS_ESCAPE.search(text) is None:  # printable ASCII without quotes: as it is
-        return f'"{text}"'
+        return '"' + text + '"'  # not an f-string: a str subclass may format itself
     out = ['"']
     for ch in text:
         if ch == '"':

@@ -105,12 +105,15 @@ def test_a_growing_log_is_counted_once_and_the_same(tmp_path: Path, cli: str) ->
     seen = [e["type"] for e in tail.new_events()]
     assert seen == ["turn.completed", "result", "assistant"]
     assert list(tail.new_events()) == []  # nothing new: nothing read twice
+    for event in LogTail(path).new_events():
+        counter.add(event)
+    assert counter.total() == read_usage(adapter_for(cli), path, "haiku")
+    assert counter.total().tokens_in > 0
+
     with path.open("a") as out:  # a CLI killed mid-line, or ending without a newline
         out.write(json.dumps({"type": "noted"}))
     assert list(tail.new_events()) == []
     assert [e["type"] for e in tail.new_events(final=True)] == ["noted"]
-    tail = LogTail(path)
-    for event in tail.new_events():
-        counter.add(event)
-    assert counter.total() == read_usage(adapter_for(cli), path, "haiku")
-    assert counter.total().tokens_in > 0
+    path.write_text(json.dumps({"type": "replaced"}) + "\n")  # a shorter, new log
+    assert [e["type"] for e in tail.new_events()] == ["replaced"]
+    assert tail.restarts == 1

@@ -91,3 +91,18 @@ def test_a_full_disk_keeps_the_last_good_state(
         update_state(root, lambda s: setattr(s, "phase", "refinement"))
     assert (root / "state.yaml").read_text() == good
     assert not list(root.glob(".state.yaml.*"))
+
+
+def test_the_parsed_state_is_reused_but_never_shared_or_stale(tmp_path: Path) -> None:
+    root = _run(tmp_path)
+    record = update_state(root, lambda s: s.agents["claude"].phase("research"))
+    record.status = "complete"  # a caller changing what it was given, outside update_state
+    assert load_state(root).agents["claude"].phases["research"].status == "pending"
+    first = load_state(root)
+    first.phase = "synthesis"
+    assert load_state(root).phase == "research"
+    # Another process rewrites the file: same size, possibly the same inode and tick.
+    path = root / "state.yaml"
+    text = path.read_text()
+    path.write_text(text.replace('phase: "research"', 'phase: "refinement"'))
+    assert load_state(root).phase == "refinement"

@@ -4,6 +4,7 @@ output format; they know nothing of phases: a job's `tag` is only a file-name la
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from collections.abc import Iterator, Mapping
@@ -94,15 +95,19 @@ class LogTail:
     consumed, so a line the CLI is still writing is read whole next time."""
 
     def __init__(self, log: Path) -> None:
-        self.log, self.offset = log, 0
+        self.log, self.offset, self.restarts = log, 0, 0
 
     def new_events(self, final: bool = False) -> Iterator[dict[str, Any]]:
-        """`final`: the CLI has exited, so a last line without a newline is complete too."""
+        """`final`: the CLI has exited, so a last line without a newline is complete too.
+        A log that shrank was replaced: it is read again from its start (`restarts` counts
+        it, so a caller can start its count afresh)."""
         try:
             handle = self.log.open("rb")
         except FileNotFoundError:
             return
         with handle:
+            if os.fstat(handle.fileno()).st_size < self.offset:
+                self.offset, self.restarts = 0, self.restarts + 1
             handle.seek(self.offset)
             for raw in handle:
                 if not raw.endswith(b"\n") and not final:

@@ -26,8 +26,9 @@ HTTP_EXIT_CODES = {244: "server error (HTTP 500)", 173: "rate limited (HTTP 429)
 
 
 # A seat's effort as gemini's thinking settings. Gemini 3 models take a level, 2.5 models a
-# token budget (kept within every 2.5 model's maximum); gemini has no flag for either.
-THINKING_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH",
+# token budget (kept within every 2.5 model's maximum); gemini has no flag for either. Only
+# LOW and HIGH are accepted by every Gemini 3 model (MINIMAL and MEDIUM not by all Pro ones).
+THINKING_LEVEL = {"minimal": "LOW", "low": "LOW", "medium": "HIGH", "high": "HIGH",
                   "xhigh": "HIGH", "max": "HIGH"}
 THINKING_BUDGET = {"minimal": 512, "low": 1024, "medium": 8192, "high": 16384, "xhigh": 24576,
                    "max": 24576}
