@@ -148,27 +148,39 @@ class Request:
     test: bool
     agents: tuple[str, ...]
     topic: str
+    mode: str | None = None
+    debate: str | None = None
+    verify: bool | None = None
+
+
+# The `council run` options a command may carry: each takes a value or is a flag.
+VALUED = ("--agents", "--mode", "--debate")
+FLAGS = {"--test": ("test", True), "--verify": ("verify", True),
+         "--no-verify": ("verify", False)}
 
 
 def parse_request(args: str) -> Request:
-    """`[--test] [--agents a,b] TOPIC`: options first, the rest verbatim is the topic."""
+    """`[--test] [--agents a,b] [--mode M] [--debate D] [--verify|--no-verify] TOPIC`:
+    options first (`--opt value` or `--opt=value`), the rest verbatim is the topic. Values
+    are checked by load_options like the command line's."""
     words = args.strip().split(" ")
-    test = False
-    agents: tuple[str, ...] = ()
+    found: dict[str, Any] = {}
     while words:
-        if words[0] == "--test":
-            test, words = True, words[1:]
-        elif words[0] == "--agents" and len(words) > 1:
-            agents = tuple(a for a in words[1].split(",") if a)
-            words = words[2:]
-        elif words[0].startswith("--agents="):
-            agents = tuple(a for a in words[0].split("=", 1)[1].split(",") if a)
-            words = words[1:]
-        elif words[0] == "":
+        word = words[0]
+        name, eq, value = word.partition("=")
+        if word in FLAGS:
+            key, flag = FLAGS[word]
+            found[key], words = flag, words[1:]
+        elif name in VALUED and eq:
+            found[name[2:]], words = value, words[1:]
+        elif word in VALUED and len(words) > 1:
+            found[word[2:]], words = words[1], words[2:]
+        elif word == "":
             words = words[1:]
         else:
             break
-    return Request(test, agents, " ".join(words))
+    agents = tuple(a for a in str(found.pop("agents", "")).split(",") if a)
+    return Request(found.pop("test", False), agents, " ".join(words), **found)
 
 
 def block(reason: str, message: str) -> dict[str, str]:
@@ -213,7 +225,9 @@ def _start(base: Path, args: str) -> str:
 
     request = parse_request(args)
     topic = check_topic(request.topic, "the /council:deep-research command")
-    options = load_options(Overrides(test=request.test, agents=request.agents))
+    options = load_options(Overrides(test=request.test, agents=request.agents,
+                                     mode=request.mode, debate=request.debate,
+                                     verify=request.verify))
     options = plugin_limits(options)
     return start_run(topic, options, base).id
 

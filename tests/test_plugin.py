@@ -156,6 +156,11 @@ def test_parse_request() -> None:
     r = parse_request("--agents=gemini topic")
     assert (r.test, r.agents, r.topic) == (False, ("gemini",), "topic")
     assert parse_request("plain topic").topic == "plain topic"
+    r = parse_request("--mode decision --debate=force --no-verify Postgres or SQLite?")
+    assert (r.mode, r.debate, r.verify, r.topic) == ("decision", "force", False,
+                                                     "Postgres or SQLite?")
+    r = parse_request("--mode")  # an option without its value is the topic
+    assert (r.mode, r.topic) == (None, "--mode")
 
 
 def test_latest_command_reads_the_transcript(tmp_path: Path) -> None:
@@ -232,3 +237,16 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     worst = sum(n * (limits[p].timeout or 0) + n * limits[p].grace for p, n in runs.items())
     assert limits["claims"].timeout == pytest.approx(PHASE_TIMEOUT / 4)
     assert worst < hook_timeout
+
+
+def test_the_command_takes_run_options_and_refuses_bad_ones(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}})
+    run_session(council, "/council:deep-research --test --agents claude,codex --mode decision "
+                         "--debate off q")
+    options = state_of(only_run(council))["options"]
+    assert (options["mode"], options["debate"]) == ("decision", "off")
+
+    run_session(council, "/council:deep-research --test --mode vibes q")
+    reply = json.loads(session_hooks(council)[-1]["stdout"])
+    assert "decision" not in reply  # the session may stop
+    assert "mode must be one of exploratory, compliance, decision" in reply["systemMessage"]
