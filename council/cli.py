@@ -81,7 +81,8 @@ def main() -> None:
                    "meeting rules (compliance), or choosing (decision).")
 @click.option("--debate", type=click.Choice(["auto", "force", "off"]),
               help="An antagonist agent argues the opposing case before the synthesis: "
-                   "always (force), never (off), or when verification finds conflicts (auto).")
+                   "always (force), never (off), or when verification finds conflicts or "
+                   "too few claims hold (auto; compliance research always debates).")
 @click.option("--verify/--no-verify", default=None,
               help="Scope the question into sub-questions before the research, then have "
                    "agents of other vendors check the reports' claims and coverage before "
