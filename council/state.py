@@ -206,6 +206,12 @@ def load_state(run_dir: Path) -> RunState:
     """The run's state. A supervisor reads it dozens of times per phase: while the file
     holds exactly the text this process last wrote or read, the parsed copy is reused (a
     twelve-agent state takes ~15 ms to parse, ~1.5 ms to copy, microseconds to compare)."""
+    return copy.deepcopy(_current(run_dir))
+
+
+def _current(run_dir: Path) -> RunState:
+    """The cached state object itself (never handed out): parsed again only if the file's
+    text is not what this process last wrote or read."""
     path = state_path(run_dir)
     try:
         text = path.read_text(encoding="utf-8")
@@ -215,9 +221,9 @@ def load_state(run_dir: Path) -> RunState:
         raise StateError(f"cannot read {path}: {exc}") from exc
     cached = _known.get(run_dir)
     if cached is not None and cached[0] == text:
-        return copy.deepcopy(cached[1])
+        return cached[1]
     state = _parse(text, path)
-    _known[run_dir] = (text, copy.deepcopy(state))
+    _known[run_dir] = (text, state)
     return state
 
 
@@ -234,12 +240,13 @@ def _parse(text: str, path: Path) -> RunState:
     return RunState.from_dict(data, str(path))
 
 
-def save_state(run_dir: Path, state: RunState) -> None:
-    """Write atomically; the caller holds the lock (see update_state)."""
+def _save(run_dir: Path, state: RunState) -> None:
+    """Write atomically and remember `state` as the file's content; the caller holds the
+    lock and gives up `state` (it becomes the cache)."""
     state.updated_at = utc_now()
     text = yamlout.dump(state.to_dict())
     atomic_write(state_path(run_dir), text)
-    _known[run_dir] = (text, copy.deepcopy(state))
+    _known[run_dir] = (text, state)
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -276,15 +283,21 @@ _known: dict[Path, tuple[str, RunState]] = {}
 
 
 def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
-    """Load, change and save the state under the lock; returns what `change` returns."""
+    """Load, change and save the state under the lock; returns (a copy of) what `change`
+    returns. `change` works on the cached state itself, so an update costs no copy of the
+    whole state; if it fails half-way, the cache is dropped and the file is left as it was."""
     with locked(run_dir):
-        state = load_state(run_dir)
-        result = change(state)
-        save_state(run_dir, state)
-        return result
+        state = _current(run_dir)
+        try:
+            result = change(state)
+            _save(run_dir, state)
+        except BaseException:
+            _known.pop(run_dir, None)
+            raise
+        return copy.deepcopy(result)
 
 
 def create_state(run_dir: Path, state: RunState) -> None:
     with locked(run_dir):
-        save_state(run_dir, state)
+        _save(run_dir, copy.deepcopy(state))
 
