@@ -250,3 +250,21 @@ def test_the_command_takes_run_options_and_refuses_bad_ones(council: Council) ->
     reply = json.loads(session_hooks(council)[-1]["stdout"])
     assert "decision" not in reply  # the session may stop
     assert "mode must be one of exploratory, compliance, decision" in reply["systemMessage"]
+
+
+def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
+    from test_completeness import CLAIMS, SCOPE, VERDICTS
+
+    council.script({"project": {"finish_after": 1}, "*": {"finish_after": 1},
+                    "claude:scope": {"content": json.dumps(SCOPE)},
+                    "claude:claims": {"content": json.dumps(CLAIMS)}, **VERDICTS})
+    run_session(council, "/council:deep-research --test --verify --debate off q")
+    run = only_run(council)
+    assert state_of(run)["phase"] == "done"
+    handover = json.loads(session_hooks(council)[0]["stdout"])["reason"]
+    assert "- q2 [partial]: How high do spring tides get?" in handover
+    assert "Completeness score computed by council: " in handover
+    header = (run / "final-report.md").read_text().splitlines()[0]
+    assert "scope → research → refinement → verification → synthesis" in header
+    assert f"completeness {state_of(run)['completeness']['score']}/100" in header
+    assert "synthesised by main-session" in header
