@@ -63,7 +63,8 @@ def main() -> None:
 @click.option("--synthesizer", help="Agent that writes the final report (default claude).")
 @click.option("--timeout", type=click.FloatRange(min=1),
               help="Seconds each agent may spend on research or refinement before it is "
-                   "stopped; the short phases (scope, claims, verification, antagonist) get "
+                   "stopped; the short phases (scope, claims, verification, gap fill, "
+                   "antagonist) get "
                    "a quarter of it.")
 @click.option("--idle-timeout", type=click.FloatRange(min=1),
               help="Stop an agent that shows no output or report change for this many "
@@ -85,8 +86,9 @@ def main() -> None:
                    "too few claims hold (auto; compliance research always debates).")
 @click.option("--verify/--no-verify", default=None,
               help="Scope the question into sub-questions before the research, then have "
-                   "agents of other vendors check the reports' claims and coverage before "
-                   "the synthesis (default: on, off with --test).")
+                   "agents of other vendors check the reports' claims and coverage, and "
+                   "research the gaps found, before the synthesis (default: on, off with "
+                   "--test).")
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
               help="Council config file (default ./council.yaml, then "
                    "~/.config/council/config.yaml).")

@@ -350,7 +350,8 @@ def plan(options: RunOptions) -> list[str]:
     several = len(options.seats) >= 2
     steps = [*(["scope"] if several and options.verify else []), "research",
              *(["refinement"] if several else []),
-             *(["claim verification"] if several and options.verify else []),
+             *(["claim verification", "gap fill (when gaps are found)"]
+               if several and options.verify else []),
              *([f"antagonist ({options.debate})"] if several and options.debate != "off"
                else []),
              f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "

@@ -33,10 +33,10 @@ ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 SESSIONS_DIR = ".sessions"
 REMINDERS = 1  # ask once more for a missing final report, then give up
 # Per agent per phase, so that every phase before the synthesis fits in the Stop hook's 7200 s:
-# research and refinement 2 × 2000 s, the short phases a quarter of it (phases.SHORT_PHASES):
-# scope and claims twice at worst (one retry each), verification and antagonist once, so
-# 4000 + 6 × 500 s plus the grace periods in the worst case.
-PHASE_TIMEOUT = 2000.0
+# research and refinement 2 × 1800 s, the short phases a quarter of it (phases.SHORT_PHASES):
+# scope and claims twice at worst (one retry each), verification, gap fill and antagonist
+# once, so 3600 + 7 × 450 s plus the grace periods in the worst case.
+PHASE_TIMEOUT = 1800.0
 MAX_GRACE = 15.0  # SIGTERM → SIGKILL, per stopped agent: part of the same budget
 
 

@@ -26,7 +26,8 @@ from council.progress import utc_now
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.yaml"
-PHASES = ("scope", "research", "refinement", "claims", "verification", "antagonist", "synthesis")
+PHASES = ("scope", "research", "refinement", "claims", "verification", "gapfill", "antagonist",
+          "synthesis")
 RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
 # pending → running → one of the ends. complete: wrote the marker; capped: hit its iteration
 # cap; stopped: the CLI ended its loop early but left a report; failed: no usable output.

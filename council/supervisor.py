@@ -22,6 +22,7 @@ from council.errors import CouncilError, PhaseFailedError
 from council.phases import (
     RunContext,
     antagonist,
+    gapfill,
     refinement,
     research,
     synthesis,
@@ -171,6 +172,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     if ctx.options.verify and len(survivors) >= 2 and not exhausted:
         _set_phase(ws, "verification")
         await verification.run(ctx, survivors, source_phase)
+        await _fill_gaps(ctx, survivors, source_phase)
     if len(survivors) >= 2 and not exhausted:
         run_it, why = antagonist.should_run(ctx.options.debate, verification_facts(ws),
                                             ctx.options.mode)
@@ -203,6 +205,24 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     _set_phase(ws, "done")
     progress.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))
+
+
+async def _fill_gaps(ctx: RunContext, survivors: list[Seat], source_phase: str) -> None:
+    """One bounded round on what verification found missing (phases/gapfill.py)."""
+    ws = ctx.ws
+    todo = gapfill.gaps(verification_facts(ws))
+    exhausted = load_state(ws.root).budget_exhausted
+    if not todo or exhausted:
+        progress.emit(ws.root, "gapfill", "skipped: " + (
+            exhausted or "no open sub-question, refuted answer or uncovered dimension"))
+        return
+    _set_phase(ws, "gapfill")
+    plan = gapfill.assign(todo, survivors)
+    progress.emit(ws.root, "gapfill", f"started: {len(todo)} gap(s), " + ", ".join(
+        f"{seat} ({', '.join(g.id for g in batch)})" for seat, batch in plan.items()))
+    results = await gapfill.run(ctx, survivors, source_phase, todo)
+    done = [name for name, rec in results.items() if rec.usable]
+    progress.emit(ws.root, "gapfill", f"finished: {len(done)} of {len(plan)} gap reports")
 
 
 def _announce(ctx: RunContext, phase: str, seats: list[Seat], how: str) -> None:
@@ -239,8 +259,12 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
               f"{_phases_ran(ws, source_phase)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
               + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
+    section = score.section(result)
+    if synthesis.gap_reports(ws, load_state(ws.root)):
+        section += ("\n_Coverage was judged before the gap-filling round, whose findings were "
+                    "not cross-checked by another agent._\n")
     body = sources.replace_sources(sources.remove_section(body, score.HEADING),
-                                   score.section(result) + "\n" + sources.sources_section(ledger))
+                                   section + "\n" + sources.sources_section(ledger))
     ws.final_report.write_text(header + body, encoding="utf-8")
 
 
@@ -253,6 +277,7 @@ def _phases_ran(ws: Workspace, source_phase: str) -> str:
            "refinement" if source_phase == "refinement" else "(refinement skipped)",
            *(["verification" + (" (degraded)" if facts.get("status") == "degraded" else "")]
              if facts else []),
+           *(["gap fill"] if synthesis.gap_reports(ws, load_state(ws.root)) else []),
            *(["antagonist"] if (ws.root / COUNTERPOINTS).is_file() else []), "synthesis"]
     return " → ".join(ran)
 
@@ -365,6 +390,7 @@ def handover(ws: Workspace) -> str:
         methodology=synthesis.methodology(state, seats, source),
         dropped=synthesis.dropped_claims(state), marker=loop.MARKER,
         verification=verification_facts(ws), counterpoints=synthesis.counterpoints(ws),
+        gap_reports=synthesis.gap_reports(ws, state),
     )
 
 
@@ -389,7 +415,7 @@ def fail_run(ws: Workspace, reason: str) -> None:
 def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
     out = []
     for name, rec in state.agents.items():
-        for phase in ("research", "refinement"):
+        for phase in ("research", "refinement", "gapfill"):
             text = loop.read_report(ws.published_output(name, phase))
             if text and (ap := rec.phases.get(phase)) is not None and ap.usable:
                 out.append((name, phase, text))

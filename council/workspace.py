@@ -25,7 +25,7 @@ from council.errors import RunNotFoundError, UsageError
 from council.state import STATE_FILE
 
 RUN_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{6}$")
-OUTPUT_SUFFIX = {"research": "report", "refinement": "refined"}
+OUTPUT_SUFFIX = {"research": "report", "refinement": "refined", "gapfill": "gaps"}
 FINAL_REPORT = "final-report.md"
 CLAIMS = "claims.json"
 COUNTERPOINTS = "counterpoints.md"

@@ -90,11 +90,30 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     header = report.splitlines()[0]
     assert "3 of 3 agents contributed" in header
     assert "completeness 54/100 ·" in header
-    assert "scope → research → refinement → verification → synthesis" in header
+    assert "scope → research → refinement → verification → gap fill → synthesis" in header
     assert report.index("## Completeness") < report.index("## Sources")
     assert "| Gap coverage | 25% | 67% | 2 of 3 dimensions covered; gaps: Coastal engineering " \
         "practice |" in report
     assert "score  54/100 completeness" in council.run("status").stdout
+
+    # Gap fill: q3's only claim was contradicted, d3 was not covered, q2 only partly answered:
+    # one gap each, most important first, one agent each.
+    agents = state_of(run)["agents"]
+    assert [n for n in ("claude", "codex", "gemini") if "gapfill" in agents[n]["phases"]] == [
+        "claude", "codex", "gemini"]
+    claude_gaps = (run / "agents" / "claude" / "gapfill-prompt.md").read_text()
+    assert "- q3 (question, its evidence did not survive verification): Does wind matter?" \
+        in claude_gaps
+    assert "- d3 (dimension, no report covered it): Coastal engineering practice" in (
+        run / "agents" / "codex" / "gapfill-prompt.md").read_text()
+    assert "q2 (question, answered only in part)" in (
+        run / "agents" / "gemini" / "gapfill-prompt.md").read_text()
+    assert (run / "codex-gaps.md").is_file()
+    assert str(run / "agents" / "claude" / "synthesis-inputs" / "codex-gaps.md") in synthesis
+    assert "were not\ncross-checked by another agent" in synthesis
+    assert "judged before the gap-filling round" in report
+    assert "gapfill started: 3 gap(s), claude (q3), codex (d3), gemini (q2)" in (
+        run / "progress.log").read_text()
 
     # No silent regression: gemini's refined report (the fake's default) lost its claims.
     refined = state_of(run)["agents"]["gemini"]["phases"]["refinement"]

@@ -231,7 +231,7 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     ctx = RunContext(Workspace(tmp_path), options, "q")
     # scope and claims are asked again after a bad answer (phases.ask_json)
     runs = {"research": 1, "refinement": 1, "scope": ATTEMPTS, "claims": ATTEMPTS,
-            "verification": 1, "antagonist": 1}
+            "verification": 1, "gapfill": 1, "antagonist": 1}
     assert set(runs) - {"research", "refinement"} == set(SHORT_PHASES)
     limits = {p: ctx.limits(p) for p in runs}
     worst = sum(n * (limits[p].timeout or 0) + n * limits[p].grace for p, n in runs.items())
@@ -265,6 +265,7 @@ def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
     assert "- q2 [partial]: How high do spring tides get?" in handover
     assert "Completeness score computed by council: " in handover
     header = (run / "final-report.md").read_text().splitlines()[0]
-    assert "scope → research → refinement → verification → synthesis" in header
+    assert "scope → research → refinement → verification → gap fill → synthesis" in header
+    assert f"- claude: {run / 'claude-gaps.md'}" in handover  # the main session reads it there
     assert f"completeness {state_of(run)['completeness']['score']}/100" in header
     assert "synthesised by main-session" in header

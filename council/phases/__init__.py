@@ -1,5 +1,5 @@
 """The pipeline's phases, one module each: scope → research → refinement → verification →
-antagonist → synthesis.
+gap fill → antagonist → synthesis.
 
 A phase chooses which seats take part and what each is asked; `run_parallel` runs them all
 at once in one task group and returns each seat's final record; `ask_json` gets one agent's
@@ -26,7 +26,7 @@ T = TypeVar("T")
 ATTEMPTS = 2  # a malformed answer gets one retry; a crashed agent hands over to another
 
 UNFINISHED = ("pending", "running", "cancelled")
-SHORT_PHASES = ("scope", "claims", "verification", "antagonist")
+SHORT_PHASES = ("scope", "claims", "verification", "gapfill", "antagonist")
 
 
 @dataclass(frozen=True)

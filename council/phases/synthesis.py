@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from council import budget, claims, loop, prompts, regression
@@ -86,6 +87,9 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     counter = counterpoints(ws)
     if counter:  # read from the synthesiser's own folder, like the reports
         inputs[COUNTERPOINTS] = ws.root / COUNTERPOINTS
+    gaps = gap_reports(ws, state, inputs_dir)
+    for gap in gaps:
+        inputs[Path(gap["path"]).name] = ws.published_output(gap["name"], "gapfill")
     listed = [{"name": s.name, "cli": s.cli, "model": s.model,
                "path": str(inputs_dir / ws.output_name(s.name, source_phase))}
               for s in contributors]
@@ -101,6 +105,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         marker=loop.MARKER,
         verification=claims.load(ws.root / CLAIMS),
         counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,
+        gap_reports=gaps,
     )
     seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
     pending = dict(ctx.to_run("synthesis", [synthesizer]))
@@ -118,6 +123,19 @@ async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
 
     results = await run_parallel(ctx, [task(ctx, synthesizer, contributors, source_phase)])
     return results[synthesizer.name]
+
+
+def gap_reports(ws: Workspace, state: RunState,
+                folder: Path | None = None) -> list[dict[str, str]]:
+    """The gap-filling round's reports (name, path: in `folder` when given, else published)."""
+    out = []
+    for name, rec in state.agents.items():
+        ap = rec.phases.get("gapfill")
+        published = ws.published_output(name, "gapfill")
+        if ap is not None and ap.usable and published.is_file():
+            where = folder / published.name if folder else published
+            out.append({"name": name, "path": str(where)})
+    return out
 
 
 def counterpoints(ws: Workspace) -> str | None:

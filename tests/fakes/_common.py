@@ -124,6 +124,8 @@ def phase_of(report: str | None) -> str:
         return "synthesis"
     if name.endswith("-refined.md"):
         return "refinement"
+    if name.endswith("-gaps.md"):
+        return "gapfill"
     if name.endswith("-report.md"):
         return "research"
     if name == "scope-draft.json":

@@ -149,7 +149,8 @@ def test_verification_and_antagonist_with_the_real_clis(
     done = state(run)["completeness"]
     assert done["signals"]["gap_coverage"]["value"] == pytest.approx(2 / 3, abs=1e-3)
     assert f"completeness {done['score']}/100 ·" in header
-    assert "scope → research → refinement → verification → antagonist → synthesis" in header
+    assert "scope → research → refinement → verification → gap fill → antagonist → synthesis" \
+        in header
 
 
 def test_a_gemini_seat_effort_reaches_the_model(cli_env: dict[str, str],
