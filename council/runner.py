@@ -302,6 +302,10 @@ class Meter:
         if total == self.total:
             return False
         self.total = total
+        per_turn = getattr(self.counter, "per_turn", None)
+        if per_turn is not None:  # the CLI's own turns are the iterations
+            self.per_iteration = dict(enumerate(per_turn(), 1))
+            return True
         self.per_iteration[iteration] = Usage(
             total.tokens_in - self.counted.tokens_in, total.tokens_out - self.counted.tokens_out,
             None if total.cost_usd is None else total.cost_usd - (self.counted.cost_usd or 0.0),

@@ -117,3 +117,13 @@ def test_a_growing_log_is_counted_once_and_the_same(tmp_path: Path, cli: str) ->
     path.write_text(json.dumps({"type": "replaced"}) + "\n")  # a shorter, new log
     assert [e["type"] for e in tail.new_events()] == ["replaced"]
     assert tail.restarts == 1
+
+
+def test_codex_usage_per_turn_from_running_totals(tmp_path: Path) -> None:
+    counter = adapter_for("codex").usage_counter("gpt-5.5")
+    for tokens_in, tokens_out in ((300, 60), (500, 90), (500, 90)):
+        counter.add({"type": "turn.completed",
+                     "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}})
+    turns = counter.per_turn()  # type: ignore[attr-defined]
+    assert [(u.tokens_in, u.tokens_out) for u in turns] == [(300, 60), (200, 30), (0, 0)]
+    assert counter.total().tokens_in == 500

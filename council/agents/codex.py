@@ -76,13 +76,25 @@ class CodexUsage:
 
     def __init__(self, model: str | None) -> None:
         self.model = model
-        self.last: dict[str, object] = {}
+        self.totals: list[tuple[int, int]] = []  # the running total after each turn
 
     def add(self, event: dict[str, Any]) -> None:
-        if event.get("type") == "turn.completed" and isinstance(event.get("usage"), dict):
-            self.last = event["usage"]
+        usage = event.get("usage")
+        if event.get("type") == "turn.completed" and isinstance(usage, dict):
+            tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
+            self.totals.append((tokens_in if isinstance(tokens_in, int) else 0,
+                                tokens_out if isinstance(tokens_out, int) else 0))
 
     def total(self) -> Usage:
-        tokens_in, tokens_out = self.last.get("input_tokens"), self.last.get("output_tokens")
-        return estimate("codex", self.model, tokens_in if isinstance(tokens_in, int) else 0,
-                        tokens_out if isinstance(tokens_out, int) else 0)
+        tokens_in, tokens_out = self.totals[-1] if self.totals else (0, 0)
+        return estimate("codex", self.model, tokens_in, tokens_out)
+
+    def per_turn(self) -> list[Usage]:
+        """Each turn's own usage: council runs one turn per codex process, one per
+        iteration, so this is exact where timing the log's growth is not."""
+        out, before = [], (0, 0)
+        for after in self.totals:
+            out.append(estimate("codex", self.model, max(after[0] - before[0], 0),
+                                max(after[1] - before[1], 0)))
+            before = after
+        return out
