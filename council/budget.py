@@ -33,9 +33,9 @@ def check(ws: Workspace) -> str | None:
 
     why, newly, seats = update_state(ws.root, change)
     if why:
-        # Research and refinement stop; the synthesis still runs on what there is.
+        # Every looping phase stops; the synthesis still runs on what there is.
         loops = [ws.loop_file(seat, phase) for seat in seats
-                 for phase in ("research", "refinement")]
+                 for phase in ("research", "refinement", "gapfill", "antagonist")]
         for loop_file in loops:
             if not loop_file.exists():
                 continue

@@ -111,14 +111,14 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     outcome = Outcome()
 
     activity = Activity()
-    meter = Meter(adapter, seat, log)
+    meter = Meter(adapter, seat, log, first_iteration)
 
     async def attempt() -> None:
         nonlocal returncode, outcome
         try:
             _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
             returncode, outcome = await _drive(adapter, job, ws, report, instructions,
-                                               (log, err_log), limits.grace, session)
+                                               (log, err_log), limits.grace, session, meter)
         except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
             outcome = Outcome(outcome.session_id, str(exc))
 
@@ -147,13 +147,13 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     except anyio.get_cancelled_exc_class():
         # Synchronous on purpose: nothing here can be interrupted by the cancellation.
         iteration = loop.deactivate(loop_file)
-        meter.read(iteration, force=True, final=True)
+        meter.read(force=True, final=True)
         _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
                 "stopped: the run was cancelled", iteration, meter.record())
         progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
         raise
     iteration = loop.deactivate(loop_file)
-    meter.read(iteration, force=True, final=True)
+    meter.read(force=True, final=True)
 
     text = loop.read_report(report)
     if outcome.error is not None:
@@ -183,9 +183,10 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
 
 async def _drive(
     adapter: Adapter, job: AgentJob, ws: Workspace, report: Path, instructions: Path,
-    logs: tuple[Path, Path], grace: float, session: str | None,
+    logs: tuple[Path, Path], grace: float, session: str | None, meter: Meter,
 ) -> tuple[int | None, Outcome]:
-    """Start the CLI; for CLIs without a native loop, re-invoke it on the same session."""
+    """Start the CLI; for CLIs without a native loop, re-invoke it on the same session. Each
+    of those turns is one process: its usage is booked before the loop moves on."""
     phase, (log, err_log) = job.tag, logs
     invocation = adapter.prepare(job, session)
     while True:
@@ -209,8 +210,10 @@ async def _drive(
                                        f"{outcome.session_id} instead of {session}")
         session = outcome.session_id
         _set(ws, job.seat.name, phase, session_id=session)
+        meter.read(force=True, final=True)
         decision = loop.end_turn(ws.loop_file(job.seat.name, phase), report, ws.root, phase,
                                  job.seat.name)
+        meter.advance(decision.iteration)
         if not decision.proceed:
             return returncode, outcome
         prompt = loop.continuation_prompt(instructions.read_text(encoding="utf-8"), decision)
@@ -275,17 +278,19 @@ def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
 
 
 class Meter:
-    """An agent's usage for one phase, read from its CLI's log, split by iteration."""
+    """An agent's usage for one phase, read from its CLI's log, split by iteration: what the
+    log gains is booked to the iteration being counted (`at`) until `advance` moves on."""
 
-    def __init__(self, adapter: Adapter, seat: Seat, log: Path) -> None:
+    def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int) -> None:
         self.adapter, self.seat, self.log = adapter, seat, log
         self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
         self.total = Usage()
         self.per_iteration: dict[int, Usage] = {}
         self.counted = Usage()  # the part of `total` already given to earlier iterations
+        self.at = first_iteration
         self.read_at = 0.0
 
-    def read(self, iteration: int, force: bool = False, final: bool = False) -> bool:
+    def read(self, force: bool = False, final: bool = False) -> bool:
         """Read what the log gained (at most once a second unless forced; `final` once the
         CLI has exited); True if usage changed."""
         now = time.monotonic()
@@ -302,18 +307,16 @@ class Meter:
         if total == self.total:
             return False
         self.total = total
-        per_turn = getattr(self.counter, "per_turn", None)
-        if per_turn is not None:  # the CLI's own turns are the iterations
-            self.per_iteration = dict(enumerate(per_turn(), 1))
-            return True
-        self.per_iteration[iteration] = Usage(
+        self.per_iteration[self.at] = Usage(
             total.tokens_in - self.counted.tokens_in, total.tokens_out - self.counted.tokens_out,
             None if total.cost_usd is None else total.cost_usd - (self.counted.cost_usd or 0.0),
             total.estimated)
         return True
 
-    def next_iteration(self) -> None:
-        self.counted = self.total
+    def advance(self, iteration: int) -> None:
+        """Book what the log gains from now on to `iteration` (later ones only)."""
+        if iteration > self.at:
+            self.counted, self.at = self.total, iteration
 
     def record(self) -> dict[str, object]:
         return {**self.total.to_dict(), "per_iteration": [
@@ -346,11 +349,11 @@ async def _watch_agent(ws: Workspace, seat: str, phase: str, meter: Meter,
             session = meter.adapter.outcome(log, None, offset).session_id
             if session is not None:
                 changes["session_id"] = session
-        if meter.read(seen, force=iteration != seen):
+        if meter.read(force=iteration != seen):
             changes["usage"] = meter.record()
         if iteration != seen:
             seen = iteration
-            meter.next_iteration()
+            meter.advance(iteration)
             changes["iteration"] = iteration
         if changes:
             _set(ws, seat, phase, **changes)

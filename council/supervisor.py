@@ -173,6 +173,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         _set_phase(ws, "verification")
         await verification.run(ctx, survivors, source_phase)
         await _fill_gaps(ctx, survivors, source_phase)
+    exhausted = load_state(ws.root).budget_exhausted  # verification or gap fill may spend it
     if len(survivors) >= 2 and not exhausted:
         run_it, why = antagonist.should_run(ctx.options.debate, verification_facts(ws),
                                             ctx.options.mode)
@@ -216,13 +217,23 @@ async def _fill_gaps(ctx: RunContext, survivors: list[Seat], source_phase: str) 
         progress.emit(ws.root, "gapfill", "skipped: " + (
             exhausted or "no open sub-question, refuted answer or uncovered dimension"))
         return
-    _set_phase(ws, "gapfill")
     plan = gapfill.assign(todo, survivors)
-    progress.emit(ws.root, "gapfill", f"started: {len(todo)} gap(s), " + ", ".join(
+    pending = [seat.name for seat, _ in ctx.to_run("gapfill", [s for s in survivors
+                                                                if s.name in plan])]
+    if not pending:
+        return  # a resumed run that had finished its gap fill
+    _set_phase(ws, "gapfill")
+    progress.emit(ws.root, "gapfill", (
+        f"started: {len(todo)} gap(s), " if len(pending) == len(plan)
+        else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
         f"{seat} ({', '.join(g.id for g in batch)})" for seat, batch in plan.items()))
-    results = await gapfill.run(ctx, survivors, source_phase, todo)
-    done = [name for name, rec in results.items() if rec.usable]
-    progress.emit(ws.root, "gapfill", f"finished: {len(done)} of {len(plan)} gap reports")
+    await gapfill.run(ctx, survivors, source_phase, todo)
+    failed = [(seat, rec) for seat in plan
+              if (rec := load_state(ws.root).agents[seat].phases.get("gapfill")) is not None
+              and not rec.usable]
+    progress.emit(ws.root, "gapfill", f"finished: {len(plan) - len(failed)} of {len(plan)} "
+                  "gap reports" + "".join(f"; {seat} failed ({rec.error})"
+                                          for seat, rec in failed))
 
 
 def _announce(ctx: RunContext, phase: str, seats: list[Seat], how: str) -> None:
@@ -260,7 +271,7 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
               + (f" · claims: {checked}" if checked else "")
               + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
     section = score.section(result)
-    if synthesis.gap_reports(ws, load_state(ws.root)):
+    if synthesis.gap_fill_ran(load_state(ws.root)):
         section += ("\n_Coverage was judged before the gap-filling round, whose findings were "
                     "not cross-checked by another agent._\n")
     body = sources.replace_sources(sources.remove_section(body, score.HEADING),
@@ -277,7 +288,7 @@ def _phases_ran(ws: Workspace, source_phase: str) -> str:
            "refinement" if source_phase == "refinement" else "(refinement skipped)",
            *(["verification" + (" (degraded)" if facts.get("status") == "degraded" else "")]
              if facts else []),
-           *(["gap fill"] if synthesis.gap_reports(ws, load_state(ws.root)) else []),
+           *(["gap fill"] if synthesis.gap_fill_ran(load_state(ws.root)) else []),
            *(["antagonist"] if (ws.root / COUNTERPOINTS).is_file() else []), "synthesis"]
     return " → ".join(ran)
 
@@ -390,7 +401,7 @@ def handover(ws: Workspace) -> str:
         methodology=synthesis.methodology(state, seats, source),
         dropped=synthesis.dropped_claims(state), marker=loop.MARKER,
         verification=verification_facts(ws), counterpoints=synthesis.counterpoints(ws),
-        gap_reports=synthesis.gap_reports(ws, state),
+        gap_reports=synthesis.gap_reports(ws, state, seats),
     )
 
 

@@ -109,8 +109,9 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     assert "q2 (question, answered only in part)" in (
         run / "agents" / "gemini" / "gapfill-prompt.md").read_text()
     assert (run / "codex-gaps.md").is_file()
-    assert str(run / "agents" / "claude" / "synthesis-inputs" / "codex-gaps.md") in synthesis
-    assert "were not\ncross-checked by another agent" in synthesis
+    assert (f"- codex, on d3: Coastal engineering practice: "
+            f"{run / 'agents' / 'claude' / 'synthesis-inputs' / 'codex-gaps.md'}") in synthesis
+    assert "these\nreports were not cross-checked by another agent" in synthesis
     assert "judged before the gap-filling round" in report
     assert "gapfill started: 3 gap(s), claude (q3), codex (d3), gemini (q2)" in (
         run / "progress.log").read_text()
@@ -228,3 +229,19 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
     update_state(ws.root, lambda st: setattr(
         st.agents["codex"].phase("research"), "started_at", "2026-11-22T00:00:00Z"))
     assert anyio.run(scoping.run, RunContext(ws, options, "q")) is None
+
+
+def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
+                    "claude:claims": {"content": json.dumps(CLAIMS)},
+                    "codex:gapfill": {"crash": True}, **VERDICTS})
+    proc = council.run("run", "--test", "--verify", "--debate", "off", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    synthesis = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+    assert "- codex, on d3: Coastal engineering practice: no report (codex exited with " \
+        "code 1" in synthesis
+    assert "those gaps stay open" in synthesis
+    log = (run / "progress.log").read_text()
+    assert "gapfill finished: 2 of 3 gap reports; codex failed (codex exited with code 1" in log
+    assert "→ gap fill →" in (run / "final-report.md").read_text().splitlines()[0]

@@ -42,3 +42,8 @@ def test_one_gap_per_agent_in_turn() -> None:
     plan = assign(gaps(data), seats)
     assert {seat: [g.id for g in batch] for seat, batch in plan.items()} == {
         "a": ["q1", "q3"], "b": ["q2"]}
+
+
+def test_an_unconfirmed_answer_is_named_as_such() -> None:
+    data = facts([("answered", ["c1"]), ("answered", [])], [], ["UNVERIFIED"])
+    assert [g.why for g in gaps(data)] == ["its answer was not confirmed by verification"] * 2

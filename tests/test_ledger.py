@@ -119,11 +119,17 @@ def test_a_growing_log_is_counted_once_and_the_same(tmp_path: Path, cli: str) ->
     assert tail.restarts == 1
 
 
-def test_codex_usage_per_turn_from_running_totals(tmp_path: Path) -> None:
+def test_codex_usage_across_threads_in_one_log() -> None:
+    """A retried answer or a restarted seat starts a new codex thread in the same log."""
     counter = adapter_for("codex").usage_counter("gpt-5.5")
-    for tokens_in, tokens_out in ((300, 60), (500, 90), (500, 90)):
-        counter.add({"type": "turn.completed",
-                     "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out}})
-    turns = counter.per_turn()  # type: ignore[attr-defined]
-    assert [(u.tokens_in, u.tokens_out) for u in turns] == [(300, 60), (200, 30), (0, 0)]
-    assert counter.total().tokens_in == 500
+    events: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "A"},
+        {"type": "turn.completed", "usage": {"input_tokens": 300, "output_tokens": 60}},
+        {"type": "thread.started", "thread_id": "A"},  # `exec resume A`: the same thread
+        {"type": "turn.completed", "usage": {"input_tokens": 1000, "output_tokens": 100}},
+        {"type": "thread.started", "thread_id": "B"},
+        {"type": "turn.completed", "usage": {"input_tokens": 800, "output_tokens": 80}},
+    ]
+    for event in events:
+        counter.add(event)
+    assert (counter.total().tokens_in, counter.total().tokens_out) == (1800, 180)

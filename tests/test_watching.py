@@ -41,6 +41,9 @@ def test_usage_lands_in_state_status_and_list(council: Council) -> None:
     assert usage["tokens_in"] > 0
     assert usage["estimated"] is True
     assert [row[0] for row in usage["per_iteration"]] == [1, 2]
+    # Each codex turn is one process: its tokens are booked to it, not to its neighbour.
+    assert all(row[1] > 0 for row in usage["per_iteration"])
+    assert sum(row[1] for row in usage["per_iteration"]) == usage["tokens_in"]
     claude = state_of(run)["agents"]["claude"]["phases"]["research"]["usage"]
     assert claude["estimated"] is False  # claude prices its own runs
     assert claude["cost_usd"] > 0

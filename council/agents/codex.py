@@ -72,29 +72,30 @@ class CodexAdapter:
 
 
 class CodexUsage:
-    """`turn.completed.usage` is the thread's running total: the last one is the total."""
+    """`turn.completed.usage` is the thread's running total, so the last one of a thread is
+    its total. One log can hold several threads (a retried answer, a restarted seat): each
+    finished thread's total is banked when the next one starts."""
 
     def __init__(self, model: str | None) -> None:
         self.model = model
-        self.totals: list[tuple[int, int]] = []  # the running total after each turn
+        self.thread: str | None = None
+        self.banked = (0, 0)
+        self.current = (0, 0)
 
     def add(self, event: dict[str, Any]) -> None:
-        usage = event.get("usage")
-        if event.get("type") == "turn.completed" and isinstance(usage, dict):
+        kind, usage = event.get("type"), event.get("usage")
+        if kind == "thread.started":
+            thread = event.get("thread_id")
+            if self.thread is not None and thread != self.thread:
+                self.banked = (self.banked[0] + self.current[0],
+                               self.banked[1] + self.current[1])
+                self.current = (0, 0)
+            self.thread = str(thread) if thread else self.thread
+        elif kind == "turn.completed" and isinstance(usage, dict):
             tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
-            self.totals.append((tokens_in if isinstance(tokens_in, int) else 0,
-                                tokens_out if isinstance(tokens_out, int) else 0))
+            self.current = (tokens_in if isinstance(tokens_in, int) else 0,
+                            tokens_out if isinstance(tokens_out, int) else 0)
 
     def total(self) -> Usage:
-        tokens_in, tokens_out = self.totals[-1] if self.totals else (0, 0)
-        return estimate("codex", self.model, tokens_in, tokens_out)
-
-    def per_turn(self) -> list[Usage]:
-        """Each turn's own usage: council runs one turn per codex process, one per
-        iteration, so this is exact where timing the log's growth is not."""
-        out, before = [], (0, 0)
-        for after in self.totals:
-            out.append(estimate("codex", self.model, max(after[0] - before[0], 0),
-                                max(after[1] - before[1], 0)))
-            before = after
-        return out
+        return estimate("codex", self.model, self.banked[0] + self.current[0],
+                        self.banked[1] + self.current[1])

@@ -40,9 +40,11 @@ def gaps(verification: Mapping[str, Any] | None) -> list[Gap]:
         value = closure(q.get("status", "open"),
                         [verdict.get(c, "UNVERIFIED") for c in q.get("claims", [])])
         if value < 1.0:
-            why = "left open" if q.get("status") == "open" else (
+            status = q.get("status")
+            why = "left open" if status == "open" else (
                 "its evidence did not survive verification" if value == 0.0
-                else "answered only in part")
+                else "answered only in part" if status == "partial"
+                else "its answer was not confirmed by verification")
             closed.append((value, Gap(q["id"], "question", q["question"], why)))
     dims = [Gap(d["id"], "dimension", d["dimension"], "no report covered it")
             for d in verification.get("dimensions", []) if not d.get("covered")]

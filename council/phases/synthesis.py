@@ -9,7 +9,7 @@ from typing import Any
 from council import budget, claims, loop, prompts, regression
 from council.config import Seat
 from council.ledger import Usage, format_usage
-from council.phases import RunContext, run_parallel
+from council.phases import RunContext, gapfill, run_parallel
 from council.runner import SeatTask
 from council.state import AgentPhase, RunState, load_state
 from council.workspace import CLAIMS, COUNTERPOINTS, Workspace
@@ -87,9 +87,10 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     counter = counterpoints(ws)
     if counter:  # read from the synthesiser's own folder, like the reports
         inputs[COUNTERPOINTS] = ws.root / COUNTERPOINTS
-    gaps = gap_reports(ws, state, inputs_dir)
+    gaps = gap_reports(ws, state, contributors, inputs_dir)
     for gap in gaps:
-        inputs[Path(gap["path"]).name] = ws.published_output(gap["name"], "gapfill")
+        if gap["path"]:
+            inputs[Path(gap["path"]).name] = ws.published_output(gap["name"], "gapfill")
     listed = [{"name": s.name, "cli": s.cli, "model": s.model,
                "path": str(inputs_dir / ws.output_name(s.name, source_phase))}
               for s in contributors]
@@ -125,17 +126,26 @@ async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     return results[synthesizer.name]
 
 
-def gap_reports(ws: Workspace, state: RunState,
-                folder: Path | None = None) -> list[dict[str, str]]:
-    """The gap-filling round's reports (name, path: in `folder` when given, else published)."""
+def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],
+                folder: Path | None = None) -> list[dict[str, Any]]:
+    """The gap-filling round, seat by seat: the gaps it was given, and its report (in
+    `folder` when given, else where it was published) or why there is none."""
+    plan = gapfill.assign(gapfill.gaps(claims.load(ws.root / CLAIMS)), contributors)
     out = []
-    for name, rec in state.agents.items():
-        ap = rec.phases.get("gapfill")
+    for name, batch in plan.items():
+        ap = state.agents[name].phases.get("gapfill")
         published = ws.published_output(name, "gapfill")
-        if ap is not None and ap.usable and published.is_file():
-            where = folder / published.name if folder else published
-            out.append({"name": name, "path": str(where)})
+        usable = ap is not None and ap.usable and published.is_file()
+        out.append({"name": name, "gaps": [f"{g.id}: {g.text}" for g in batch],
+                    "path": str(folder / published.name if folder else published)
+                    if usable else None,
+                    "error": None if usable else (ap.error if ap and ap.error else "did not run")})
     return out
+
+
+def gap_fill_ran(state: RunState) -> bool:
+    return any((ap := rec.phases.get("gapfill")) is not None and ap.usable
+               for rec in state.agents.values())
 
 
 def counterpoints(ws: Workspace) -> str | None:
