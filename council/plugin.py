@@ -161,26 +161,34 @@ FLAGS = {"--test": ("test", True), "--verify": ("verify", True),
 
 def parse_request(args: str) -> Request:
     """`[--test] [--agents a,b] [--mode M] [--debate D] [--verify|--no-verify] TOPIC`:
-    options first (`--opt value` or `--opt=value`), the rest verbatim is the topic. Values
-    are checked by load_options like the command line's."""
-    words = args.strip().split(" ")
+    options first (`--opt value` or `--opt=value`, any whitespace between), the rest verbatim
+    is the topic. Values are checked by load_options like the command line's; an option
+    council does not know is an error, not the start of the topic."""
+    from council.errors import UsageError
+
+    rest = args
     found: dict[str, Any] = {}
-    while words:
-        word = words[0]
+    while (match := re.match(r"\s*(\S+)", rest)) is not None:
+        word = match.group(1)
         name, eq, value = word.partition("=")
+        after = rest[match.end():]
         if word in FLAGS:
             key, flag = FLAGS[word]
-            found[key], words = flag, words[1:]
+            found[key] = flag
         elif name in VALUED and eq:
-            found[name[2:]], words = value, words[1:]
-        elif word in VALUED and len(words) > 1:
-            found[word[2:]], words = words[1], words[2:]
-        elif word == "":
-            words = words[1:]
+            found[name[2:]] = value
+        elif word in VALUED and (nxt := re.match(r"\s*(\S+)", after)) is not None:
+            found[word[2:]], after = nxt.group(1), after[nxt.end():]
+        elif word in VALUED:
+            raise UsageError(f"{word} needs a value before the topic")
+        elif word.startswith("--") and len(word) > 2:
+            raise UsageError(f"unknown option {word!r} for /{COMMAND}: it takes "
+                             f"{', '.join([*FLAGS, *VALUED])} before the topic")
         else:
             break
+        rest = after
     agents = tuple(a for a in str(found.pop("agents", "")).split(",") if a)
-    return Request(found.pop("test", False), agents, " ".join(words), **found)
+    return Request(bool(found.pop("test", False)), agents, rest.strip(), **found)
 
 
 def block(reason: str, message: str) -> dict[str, str]:

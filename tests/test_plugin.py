@@ -18,6 +18,7 @@ import pytest
 import yaml
 from conftest import Council, wait_for
 
+from council.errors import UsageError
 from council.plugin import latest_command, parse_request
 
 REPO = Path(__file__).resolve().parent.parent
@@ -159,8 +160,14 @@ def test_parse_request() -> None:
     r = parse_request("--mode decision --debate=force --no-verify Postgres or SQLite?")
     assert (r.mode, r.debate, r.verify, r.topic) == ("decision", "force", False,
                                                      "Postgres or SQLite?")
-    r = parse_request("--mode")  # an option without its value is the topic
-    assert (r.mode, r.topic) == (None, "--mode")
+    with pytest.raises(UsageError, match="--mode needs a value"):
+        parse_request("--mode")
+    r = parse_request("--agents\tclaude,codex\n  Tides:  why?")
+    assert (r.agents, r.topic) == (("claude", "codex"), "Tides:  why?")
+    for bad in ("--verify=false q", "--modes decision q"):
+        with pytest.raises(UsageError, match="unknown option"):
+            parse_request(bad)
+    assert parse_request("-- dashes start this topic").topic == "-- dashes start this topic"
 
 
 def test_latest_command_reads_the_transcript(tmp_path: Path) -> None:
@@ -266,6 +273,7 @@ def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
     assert "Completeness score computed by council: " in handover
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert "scope → research → refinement → verification → gap fill → synthesis" in header
-    assert f"- claude: {run / 'claude-gaps.md'}" in handover  # the main session reads it there
+    # The main session reads the gap reports where they were published.
+    assert f"- claude, on q3: Does wind matter?: {run / 'claude-gaps.md'}" in handover
     assert f"completeness {state_of(run)['completeness']['score']}/100" in header
     assert "synthesised by main-session" in header
