@@ -69,11 +69,18 @@ class Source:
         """The agents whose own reports cite it (the synthesis only repeats them)."""
         return sorted(a for a, phases in self.cited_by.items() if phases - {"synthesis"})
 
+    @property
+    def gap_fill_only(self) -> bool:
+        """Cited only by the gap-filling round, whose findings nobody cross-checked."""
+        phases = set().union(*self.cited_by.values()) - {"synthesis"}
+        return phases == {"gapfill"}
+
     def to_dict(self, number: int) -> dict[str, Any]:
         return {"n": number, "url": self.url, "variants": sorted(self.variants - {self.url}),
                 "cited_by": {a: sorted(p) for a, p in sorted(self.cited_by.items())},
                 "single_agent": len(self.agents) == 1,
-                "synthesis_only": not self.agents}
+                "synthesis_only": not self.agents,
+                "gap_fill_only": self.gap_fill_only}
 
 
 @dataclass
@@ -112,10 +119,12 @@ def sources_section(ledger: Ledger) -> str:
     """The final report's Sources section, numbered, each with the agents that cited it."""
     lines = ["## Sources", "",
              "_Built by council from every report of this run, de-duplicated. † cited by one "
-             "agent only; ‡ cited by no agent's report, only by the synthesis._", ""]
+             "agent only; ‡ cited by no agent's report, only by the synthesis; § found only "
+             "in the gap-filling round, which no other agent cross-checked._", ""]
     for i, source in enumerate(ledger.ordered(), 1):
         if source.agents:
-            mark = " †" if len(source.agents) == 1 else ""
+            mark = (" †" if len(source.agents) == 1 else "") + \
+                (" §" if source.gap_fill_only else "")
             lines.append(f"{i}. <{source.url}> — cited by {', '.join(source.agents)}{mark}")
         else:
             lines.append(f"{i}. <{source.url}> — only in the synthesis ‡")

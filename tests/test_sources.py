@@ -92,3 +92,16 @@ def test_a_run_writes_sources_json_and_the_sources_section(council: Council) -> 
     assert "cited by codex" in final
     state = yaml.safe_load((run / "state.yaml").read_text())
     assert state["agents"]["codex"]["phases"]["refinement"]["dropped_sources"] == []
+
+
+def test_sources_only_from_the_gap_filling_round_are_marked() -> None:
+    ledger = build([
+        ("claude", "research", "https://example.org/a"),
+        ("codex", "gapfill", "https://example.org/a https://example.org/gap"),
+        ("claude", "synthesis", "https://example.org/gap"),
+    ])
+    section = sources_section(ledger)
+    assert "<https://example.org/gap> — cited by codex † §\n" in section
+    assert "<https://example.org/a> — cited by claude, codex\n" in section  # not only gap fill
+    flags = {s["url"]: s["gap_fill_only"] for s in ledger.to_dict()["sources"]}
+    assert flags == {"https://example.org/a": False, "https://example.org/gap": True}
