@@ -282,7 +282,7 @@ class Meter:
     log gains is booked to the iteration being counted (`at`) until `advance` moves on."""
 
     def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int) -> None:
-        self.adapter, self.seat, self.log = adapter, seat, log
+        self.adapter, self.seat = adapter, seat
         self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
         self.total = Usage()
         self.per_iteration: dict[int, Usage] = {}

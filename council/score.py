@@ -158,15 +158,20 @@ def closure(status: str, verdicts: Sequence[str]) -> float:
     return min(value, 0.5)
 
 
+def closures(claims: Mapping[str, Any] | None) -> list[tuple[Mapping[str, Any], float]]:
+    """Each sub-question of claims.json with how far it is closed (`closure`)."""
+    if not claims:
+        return []
+    verdict = {c.get("id"): c.get("verdict", "UNVERIFIED") for c in claims.get("claims", [])}
+    return [(q, closure(q.get("status", "open"),
+                        [verdict.get(c, "UNVERIFIED") for c in q.get("claims", [])]))
+            for q in claims.get("questions") or []]
+
+
 def question_closure(claims: Mapping[str, Any] | None) -> Signal:
-    questions = (claims or {}).get("questions")
-    if not questions:
+    values = [value for _, value in closures(claims)]
+    if not values:
         return Signal("question_closure", None, _unscoped(claims))
-    verdict = {c.get("id"): c.get("verdict", "UNVERIFIED") for c in claims.get("claims", [])} \
-        if claims else {}
-    values = [closure(q.get("status", "open"), [verdict.get(c, "UNVERIFIED")
-                                                for c in q.get("claims", [])])
-              for q in questions]
     closed = sum(1 for v in values if v == 1.0)
     open_ = sum(1 for v in values if v == 0.0)
     return Signal("question_closure", sum(values) / len(values),

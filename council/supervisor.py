@@ -227,9 +227,10 @@ async def _fill_gaps(ctx: RunContext, survivors: list[Seat], source_phase: str) 
         f"started: {len(todo)} gap(s), " if len(pending) == len(plan)
         else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
         f"{seat} ({', '.join(g.id for g in batch)})" for seat, batch in plan.items()))
-    await gapfill.run(ctx, survivors, source_phase, todo)
+    await gapfill.run(ctx, survivors, source_phase, plan)
+    state = load_state(ws.root)
     failed = [(seat, rec) for seat in plan
-              if (rec := load_state(ws.root).agents[seat].phases.get("gapfill")) is not None
+              if (rec := state.agents[seat].phases.get("gapfill")) is not None
               and not rec.usable]
     progress.emit(ws.root, "gapfill", f"finished: {len(plan) - len(failed)} of {len(plan)} "
                   "gap reports" + "".join(f"; {seat} failed ({rec.error})"
@@ -265,13 +266,14 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
         body = body.split("\n\n", 1)[-1]
     ledger = _write_ledger(ws, body)
     result = _record_completeness(ws, ledger)
+    gaps_filled = synthesis.gap_fill_ran(load_state(ws.root))
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
-              f"{_phases_ran(ws, source_phase)} · synthesised by {writer}"
+              f"{_phases_ran(ws, source_phase, gaps_filled)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
               + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
     section = score.section(result)
-    if synthesis.gap_fill_ran(load_state(ws.root)):
+    if gaps_filled:
         section += ("\n_Coverage was judged before the gap-filling round, whose findings were "
                     "not cross-checked by another agent._\n")
     body = sources.replace_sources(sources.remove_section(body, score.HEADING),
@@ -279,7 +281,7 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
     ws.final_report.write_text(header + body, encoding="utf-8")
 
 
-def _phases_ran(ws: Workspace, source_phase: str) -> str:
+def _phases_ran(ws: Workspace, source_phase: str, gaps_filled: bool) -> str:
     """`scope → research → refinement → verification → synthesis`, with what was skipped."""
     facts = verification_facts(ws)
     scoped = (ws.root / SCOPE).is_file()
@@ -288,7 +290,7 @@ def _phases_ran(ws: Workspace, source_phase: str) -> str:
            "refinement" if source_phase == "refinement" else "(refinement skipped)",
            *(["verification" + (" (degraded)" if facts.get("status") == "degraded" else "")]
              if facts else []),
-           *(["gap fill"] if synthesis.gap_fill_ran(load_state(ws.root)) else []),
+           *(["gap fill"] if gaps_filled else []),
            *(["antagonist"] if (ws.root / COUNTERPOINTS).is_file() else []), "synthesis"]
     return " → ".join(ran)
 

@@ -14,7 +14,7 @@ from council import loop, prompts
 from council.config import Seat
 from council.phases import RunContext, run_parallel
 from council.runner import SeatTask
-from council.score import closure
+from council.score import closures
 from council.state import AgentPhase
 
 MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round
@@ -31,14 +31,11 @@ class Gap:
 
 def gaps(verification: Mapping[str, Any] | None) -> list[Gap]:
     """The gaps worth one more round, most important first (pure)."""
-    if not verification or not verification.get("questions"):
+    questions = closures(verification)
+    if not verification or not questions:
         return []
-    verdict = {c.get("id"): c.get("verdict", "UNVERIFIED")
-               for c in verification.get("claims", [])}
     closed: list[tuple[float, Gap]] = []
-    for q in verification["questions"]:
-        value = closure(q.get("status", "open"),
-                        [verdict.get(c, "UNVERIFIED") for c in q.get("claims", [])])
+    for q, value in questions:
         if value < 1.0:
             status = q.get("status")
             why = "left open" if status == "open" else (
@@ -61,9 +58,9 @@ def assign(todo: list[Gap], seats: list[Seat]) -> dict[str, list[Gap]]:
 
 
 async def run(ctx: RunContext, contributors: list[Seat], source_phase: str,
-              todo: list[Gap]) -> dict[str, AgentPhase]:
+              plan: dict[str, list[Gap]]) -> dict[str, AgentPhase]:
+    """Each seat of `plan` (see `assign`) researches its gaps, reading every report."""
     ws = ctx.ws
-    plan = assign(todo, contributors)
     seats = [s for s in contributors if s.name in plan]
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
