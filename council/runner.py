@@ -118,7 +118,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         try:
             _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
             returncode, outcome = await _drive(adapter, job, ws, report, instructions,
-                                               (log, err_log), limits.grace, session, meter)
+                                               (log, err_log), limits, session, meter)
         except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
             outcome = Outcome(outcome.session_id, str(exc))
 
@@ -183,10 +183,11 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
 
 async def _drive(
     adapter: Adapter, job: AgentJob, ws: Workspace, report: Path, instructions: Path,
-    logs: tuple[Path, Path], grace: float, session: str | None, meter: Meter,
+    logs: tuple[Path, Path], limits: Limits, session: str | None, meter: Meter,
 ) -> tuple[int | None, Outcome]:
     """Start the CLI; for CLIs without a native loop, re-invoke it on the same session. Each
-    of those turns is one process: its usage is booked before the loop moves on."""
+    of those turns is one process: its usage is booked, and the budget checked, before the
+    loop decides whether to go on."""
     phase, (log, err_log) = job.tag, logs
     invocation = adapter.prepare(job, session)
     while True:
@@ -198,7 +199,7 @@ async def _drive(
 
         returncode = await spawn.run(
             invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
-            stdin_file=invocation.stdin_file, grace=grace, on_start=on_start,
+            stdin_file=invocation.stdin_file, grace=limits.grace, on_start=on_start,
         )
         outcome = adapter.outcome(log, returncode, offset)
         if outcome.error or adapter.native_loop:
@@ -210,7 +211,10 @@ async def _drive(
                                        f"{outcome.session_id} instead of {session}")
         session = outcome.session_id
         _set(ws, job.seat.name, phase, session_id=session)
-        meter.read(force=True, final=True)
+        if meter.read(force=True, final=True):
+            _set(ws, job.seat.name, phase, usage=meter.record())
+            if limits.budgeted:
+                budget.check(ws)  # a spent budget deactivates the loop: end_turn stops
         decision = loop.end_turn(ws.loop_file(job.seat.name, phase), report, ws.root, phase,
                                  job.seat.name)
         meter.advance(decision.iteration)
