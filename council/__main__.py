@@ -7,10 +7,10 @@ import sys
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1:3] == ["hook", "session"]:
-        from council.plugin import main as session_hook
+    if len(sys.argv) > 2 and sys.argv[1] == "hook" and sys.argv[2] in ("session", "prompt"):
+        from council.plugin import main as plugin_hook  # the Claude Code plugin's hooks
 
-        sys.exit(session_hook(sys.argv[3:]))
+        sys.exit(plugin_hook(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         from council.hook import main as hook_main
 

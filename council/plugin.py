@@ -1,36 +1,35 @@
-"""The Claude Code plugin's Stop hook (`council hook session`): the main Claude session
-drives a council.
+"""The Claude Code plugin's hooks: the main Claude session drives a council.
 
-`/council:deep-research ARGS` only asks Claude to end its turn. At that stop this hook finds
-the command in the session's transcript, creates the run bound to the session, runs research
-and refinement with the sub-agents, and blocks the stop with the synthesis instructions. At
-the next stop it finds the final report, ends the run and lets the session stop.
+`council hook prompt` (UserPromptSubmit) sees `/council:deep-research ARGS` exactly as the
+user typed it, checks it and records it for the session (sessions.py); a request that cannot
+run is refused there and then, and Claude Code shows the reason instead of asking the model.
+`council hook session` (Stop) claims the request of the same turn by its `prompt_id`, runs
+research and refinement with the sub-agents, and blocks the stop with the synthesis
+instructions; at the next stop of that turn it finds the final report, ends the run and lets
+the session stop.
 
-The hook fires in every session that loads the plugin, so an unrelated session costs one
-file lookup and a scan of its transcript for the command tag. It never traps the user: every
-error of its own allows the stop, with the reason in a systemMessage, and a missing final
-report is asked for once, then given up on.
-
-The topic is read from the transcript, never from a shell: the command file runs no tool.
+Nothing is read from the session's transcript: print mode may not have written it when Stop
+fires, and `--no-session-persistence` never writes it. Both hooks run in every session that
+loads the plugin, so the common case is cheap: a prompt that is not the command, or a stop in
+a session that recorded no request, costs one JSON parse and one file lookup. Neither hook
+ever traps the user: an error of their own lets the prompt or the stop through with a
+systemMessage, and a failure the user must hear of is told once, then the session is free.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import sys
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for no more
+if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for none of it
     from council.config import RunOptions
+    from council.sessions import Request
+    from council.state import RunState
 
 COMMAND = "council:deep-research"
-COMMAND_TAG = f"<command-name>/{COMMAND}</command-name>".encode()
-ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-SESSIONS_DIR = ".sessions"
 REMINDERS = 1  # ask once more for a missing final report, then give up
 # Per agent per phase, so that every phase before the synthesis fits in the Stop hook's 7200 s:
 # research and refinement 2 × 1800 s, the short phases a quarter of it (phases.SHORT_PHASES):
@@ -42,109 +41,117 @@ MAX_GRACE = 15.0  # SIGTERM → SIGKILL, per stopped agent: part of the same bud
 
 def plugin_limits(options: RunOptions) -> RunOptions:
     """The run's limits under the Stop hook: a config may ask for less time, never more."""
+    from dataclasses import replace
+
     timeout = PHASE_TIMEOUT if options.timeout is None else min(options.timeout, PHASE_TIMEOUT)
     return replace(options, timeout=timeout,
                    grace_period=min(options.grace_period, MAX_GRACE))
 
 
-@dataclass
-class Binding:
-    """research/.sessions/<session id>.json: which run a Claude session drives."""
-
-    run: str | None
-    handled: list[str]  # transcript uuids of /council:deep-research commands already started
-    reminders: int = 0
-
-
 def research_dir(payload: dict[str, Any]) -> Path:
+    """The project's research/ folder. CLAUDE_PROJECT_DIR first: the payload's cwd follows
+    the session's `cd`s, and both hooks of a turn must find the same folder."""
     env = os.environ.get("COUNCIL_RESEARCH_DIR")
-    return Path(env) if env else Path(str(payload.get("cwd") or os.getcwd())) / "research"
+    if env:
+        return Path(env)
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
+    return Path(str(project)) / "research"
 
 
-def _binding_path(base: Path, session_id: str) -> Path:
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", session_id):
-        raise ValueError(f"unexpected session id {session_id!r}")
-    return base / SESSIONS_DIR / f"{session_id}.json"
-
-
-def load_binding(base: Path, session_id: str) -> Binding | None:
-    try:
-        data = json.loads(_binding_path(base, session_id).read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def command_args(prompt: str) -> str | None:
+    """The arguments of a typed `/council:deep-research ARGS`, or None for any other prompt.
+    Only the prompt's start counts: the command quoted in a question starts nothing."""
+    text = prompt.lstrip()
+    head = f"/{COMMAND}"
+    if not text.startswith(head):
         return None
-    return Binding(run=data.get("run"), handled=list(data.get("handled", [])),
-                   reminders=int(data.get("reminders", 0)))
+    rest = text[len(head):]
+    if rest and not rest[0].isspace():
+        return None  # /council:deep-researcher is another command
+    return rest
 
 
-def save_binding(base: Path, session_id: str, binding: Binding) -> None:
-    path = _binding_path(base, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(binding.__dict__), encoding="utf-8")
-    os.replace(tmp, path)
+# ---------------------------------------------------------------- the typed request
 
 
-def is_bound(base: Path, run_id: str) -> bool:
-    """Whether a Claude session is waiting on this run."""
-    folder = base / SESSIONS_DIR
-    return folder.is_dir() and any(
-        (b := load_binding(base, p.stem)) is not None and b.run == run_id
-        for p in folder.glob("*.json"))
-
-
-def unbind_run(base: Path, run_id: str) -> None:
-    """Release every session bound to a run (cancel): they may stop again."""
-    folder = base / SESSIONS_DIR
-    if not folder.is_dir():
-        return
-    for path in folder.glob("*.json"):
-        binding = load_binding(base, path.stem)
-        if binding is not None and binding.run == run_id:
-            binding.run = None
-            save_binding(base, path.stem, binding)
-
-
-def latest_command(transcript: Path) -> tuple[str, str] | None:
-    """(uuid, args) of the last /council:deep-research the *user* typed, if any.
-
-    Only a user line whose prompt text begins with the command's expansion counts: the tag
-    quoted in a tool result, an assistant reply or a file that Claude read starts nothing."""
+def on_prompt(payload: dict[str, Any]) -> dict[str, Any]:
+    """UserPromptSubmit: record a council request, or refuse it with the reason."""
+    session_id = str(payload.get("session_id") or "")
+    prompt = payload.get("prompt")
+    if not session_id or not isinstance(prompt, str):
+        return {}
+    base = research_dir(payload)
+    args = command_args(prompt)
+    if args is None:
+        if (base / ".sessions" / f"{session_id}.json").exists():
+            _forget_pending(base, session_id)
+        return {}
     try:
-        data = transcript.read_bytes()
-    except OSError:
-        return None
-    end = len(data)
-    while (at := data.rfind(COMMAND_TAG, 0, end)) >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        stop = data.find(b"\n", at)
-        end = start
-        try:
-            line = json.loads(data[start:] if stop < 0 else data[start:stop])
-        except ValueError:
-            continue
-        message = line.get("message") if isinstance(line, dict) else None
-        if line.get("type") != "user" or not isinstance(message, dict):
-            continue
-        text = _text(message.get("content"))
-        if not text.lstrip().startswith(("<command-message>", "<command-name>")):
-            continue
-        found = ARGS.search(text)
-        return str(line.get("uuid") or start), (found.group(1) if found else "")
-    return None
+        check_request(args)
+        from council import sessions
+
+        sessions.record(base, session_id, str(payload.get("prompt_id") or "") or None, args)
+    except Exception as exc:  # every failure here is the user's to hear of, in one sentence
+        return refuse(_reason(exc, base))
+    return {}
 
 
-def _text(content: Any) -> str:
-    """A message's own text: its text blocks, not the tool results it carries."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(str(block.get("text", "")) for block in content
-                         if isinstance(block, dict) and block.get("type", "text") == "text")
-    return ""
+def _forget_pending(base: Path, session_id: str) -> None:
+    """Another prompt in the same session: a request whose stop never came (the user
+    interrupted that turn) must not start at some later stop."""
+    from council import sessions
+
+    def change(requests: list[Request]) -> None:
+        for request in requests:
+            if request.status == sessions.PENDING:
+                request.status = sessions.RELEASED
+
+    sessions.update(base, session_id, change)
 
 
-@dataclass(frozen=True)
-class Request:
+def check_request(args: str) -> RunOptions:
+    """The run options of a request, or the CouncilError that says why it cannot run."""
+    import shutil
+
+    from council.config import Overrides, load_options
+    from council.errors import CouncilError
+    from council.topic import check_topic
+
+    request = parse_request(args)
+    check_topic(request.topic, f"the /{COMMAND} command")
+    options = load_options(Overrides(test=request.test, agents=request.agents,
+                                     mode=request.mode, debate=request.debate,
+                                     verify=request.verify))
+    clis = sorted({seat.cli for seat in options.seats})
+    if not any(shutil.which(cli) for cli in clis):
+        raise CouncilError(f"none of the council's CLIs ({', '.join(clis)}) is installed on "
+                           "this machine's PATH; install and log in to at least one "
+                           "(`council doctor` shows what it finds)")
+    return plugin_limits(options)
+
+
+def _reason(exc: Exception, base: Path) -> str:
+    from council.errors import CouncilError
+
+    if isinstance(exc, CouncilError):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return (f"council cannot write to {base} ({exc.strerror or exc}); start Claude Code "
+                "in a project folder you can write to, or set COUNCIL_RESEARCH_DIR")
+    return f"council's hook failed ({type(exc).__name__}: {exc})"
+
+
+def refuse(why: str) -> dict[str, Any]:
+    """UserPromptSubmit's answer to a request that cannot run. Claude Code then sends nothing
+    to the model and shows the reason as the turn's result, in every output format (seen on
+    2.1.197: `UserPromptSubmit operation blocked by hook:` and the reason), so the user reads
+    exactly why, at no cost, and no later stop has anything to do."""
+    return {"decision": "block", "reason": f"Research council not started: {why}."}
+
+
+class CommandArgs(NamedTuple):
+    """The command's arguments, parsed."""
+
     test: bool
     agents: tuple[str, ...]
     topic: str
@@ -159,11 +166,13 @@ FLAGS = {"--test": ("test", True), "--verify": ("verify", True),
          "--no-verify": ("verify", False)}
 
 
-def parse_request(args: str) -> Request:
+def parse_request(args: str) -> CommandArgs:
     """`[--test] [--agents a,b] [--mode M] [--debate D] [--verify|--no-verify] TOPIC`:
     options first (`--opt value` or `--opt=value`, any whitespace between), the rest verbatim
     is the topic. Values are checked by load_options like the command line's; an option
     council does not know is an error, not the start of the topic."""
+    import re
+
     from council.errors import UsageError
 
     rest = args
@@ -188,7 +197,10 @@ def parse_request(args: str) -> Request:
             break
         rest = after
     agents = tuple(a for a in str(found.pop("agents", "")).split(",") if a)
-    return Request(bool(found.pop("test", False)), agents, rest.strip(), **found)
+    return CommandArgs(bool(found.pop("test", False)), agents, rest.strip(), **found)
+
+
+# ---------------------------------------------------------------- the stop
 
 
 def block(reason: str, message: str) -> dict[str, str]:
@@ -199,109 +211,203 @@ def allow(message: str | None = None) -> dict[str, str]:
     return {"systemMessage": message} if message else {}
 
 
-def decide(payload: dict[str, Any]) -> dict[str, str]:
-    """What the main session's Stop hook answers. Does the council's work on the way."""
+def tell(why: str) -> dict[str, str]:
+    """A failure the user must hear of, in every output format: the stop is blocked once so
+    that the main session says it (the request is released first, so it is only once)."""
+    return block(f"The research council could not run: {why}\nTell the user this in one or "
+                 "two sentences, with what to do about it. Do not research the topic "
+                 "yourself and use no tools.", f"Research council: {why}")
+
+
+def on_stop(payload: dict[str, Any]) -> dict[str, str]:
+    """Stop: drive the council request of this turn, if there is one."""
     session_id = str(payload.get("session_id") or "")
     if not session_id:
         return {}
     base = research_dir(payload)
-    binding = load_binding(base, session_id)
-    if binding is None or binding.run is None:
-        found = latest_command(Path(str(payload.get("transcript_path") or "")))
-        if found is None:
-            return {}  # not a council session: the common, fast case
-        uuid, args = found
-        if binding is not None and uuid in binding.handled:
-            return {}
-        binding = binding or Binding(run=None, handled=[])
-        binding.handled.append(uuid)
-        binding.reminders = 0
-        # Saved before starting: a request that cannot start is reported once, not at every
-        # later stop of the session.
-        save_binding(base, session_id, binding)
-        binding.run = _start(base, args)
-        save_binding(base, session_id, binding)
-        return _drive(base, session_id, binding, bool(payload.get("stop_hook_active")),
-                      fresh=True)
-    return _drive(base, session_id, binding, bool(payload.get("stop_hook_active")))
+    if not (base / ".sessions" / f"{session_id}.json").exists():
+        return {}  # not a council session: the common, fast case
+    from council import sessions
+
+    prompt_id = str(payload.get("prompt_id") or "") or None
+    request, fresh, stale = sessions.update(base, session_id,
+                                            lambda requests: _claim(requests, prompt_id))
+    notes = _interrupted(base, stale)
+    if request is None:
+        return allow(notes)
+    if not fresh and request.run is None:
+        return {}  # another copy of this hook is starting it right now
+    try:
+        if fresh:
+            run_id = _start(base, request.args)
+            _bind(base, session_id, request, run_id)
+        return _drive(base, session_id, request, bool(payload.get("stop_hook_active")), fresh)
+    except Exception as exc:
+        _release(base, session_id, request)
+        return tell(_reason(exc, base))
+
+
+def _claim(requests: list[Request], prompt_id: str | None
+           ) -> tuple[Request | None, bool, list[Request]]:
+    """(this turn's open request, whether this stop is its first, stale requests that were
+    bound to a run). A request leaves `pending` here, under the lock: exactly once."""
+    from council import sessions
+
+    request = sessions.match(requests, prompt_id)
+    stale = sessions.supersede(requests, keep=request)
+    if request is None or request.status == sessions.RELEASED:
+        return None, False, stale
+    fresh = request.status == sessions.PENDING
+    request.status = sessions.RUNNING
+    return request, fresh, stale
+
+
+def _interrupted(base: Path, stale: list[Request]) -> str | None:
+    """Runs whose turn ended without their hook finishing (its timeout, a crash, the user
+    interrupting): named once, never restarted inside an ordinary stop."""
+    from council.state import load_state
+    from council.workspace import find_run
+
+    names = []
+    for request in stale:
+        if request.run is None:
+            continue
+        try:
+            ended = load_state(find_run(request.run, base).root).phase in ("done", "failed",
+                                                                           "cancelled")
+        except Exception:  # a run that cannot be read is still worth naming
+            ended = False
+        if not ended:
+            names.append(request.run)
+    return "; ".join(f"Research council {run} was interrupted; continue it with "
+                     f"`council resume {run}` in a terminal." for run in names) or None
 
 
 def _start(base: Path, args: str) -> str:
-    from council.config import Overrides, load_options
     from council.supervisor import start_run
     from council.topic import check_topic
 
-    request = parse_request(args)
-    topic = check_topic(request.topic, "the /council:deep-research command")
-    options = load_options(Overrides(test=request.test, agents=request.agents,
-                                     mode=request.mode, debate=request.debate,
-                                     verify=request.verify))
-    options = plugin_limits(options)
+    options = check_request(args)  # checked again: the config may have changed since
+    topic = check_topic(parse_request(args).topic, f"the /{COMMAND} command")
     return start_run(topic, options, base).id
 
 
-def _drive(base: Path, session_id: str, binding: Binding, stop_hook_active: bool,
-           fresh: bool = False) -> dict[str, str]:
+def _bind(base: Path, session_id: str, request: Request, run_id: str) -> None:
+    request.run = run_id
+    _change(base, session_id, request, run=run_id)
+
+
+def _change(base: Path, session_id: str, request: Request, **changes: Any) -> None:
+    """Save changes to one request (found again by prompt id and receipt time)."""
+    from council import sessions
+
+    def change(requests: list[Request]) -> None:
+        for other in requests:
+            if (other.prompt_id, other.received_at) == (request.prompt_id,
+                                                         request.received_at):
+                for key, value in changes.items():
+                    setattr(other, key, value)
+
+    sessions.update(base, session_id, change)
+
+
+def _release(base: Path, session_id: str, request: Request) -> None:
+    from council import sessions
+
+    request.status = sessions.RELEASED
+    _change(base, session_id, request, status=sessions.RELEASED)
+
+
+def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool,
+           fresh: bool) -> dict[str, str]:
     from council import supervisor
     from council.state import PHASES, load_state
     from council.workspace import find_run
 
-    assert binding.run is not None
-    ws = find_run(binding.run, base)
+    assert request.run is not None
+    ws = find_run(request.run, base)
     state = load_state(ws.root)
     follow = f"tail -f {ws.root / 'progress.log'}"
 
     if state.phase in PHASES and state.synthesizer != supervisor.MAIN_SESSION:
         if not fresh:
-            # An earlier hook was stopped mid-research (its timeout, a crash): never restart
-            # hours of work inside an ordinary stop of the user's.
-            _release(base, session_id, binding)
-            return allow(f"Research council {ws.id} was interrupted; continue it with "
-                         f"`council resume {ws.id}` in a terminal.")
+            # Another copy of this hook drives it (the plugin loaded twice), or this turn's
+            # hook was stopped mid-research: that turn ends without it, and the next stop of
+            # the session names it (_interrupted). Never restart hours of work here.
+            return {}
         result = supervisor.execute(ws, synthesise=False)
         state = load_state(ws.root)
-        if result.exit_code != 0 or state.phase != "synthesis":
-            _release(base, session_id, binding)
-            return allow(f"Research council run {ws.id} {state.phase}: {result.message}")
-        _, names = supervisor.contributions(state)
-        return block(supervisor.handover(ws),
-                     f"Research council {ws.id}: {len(names)} of {len(state.agents)} agents "
-                     f"finished research and refinement. Phase 3/3: synthesis ({follow})")
+        if state.phase == "synthesis" and result.exit_code == 0:
+            _, names = supervisor.contributions(state)
+            return block(supervisor.handover(ws),
+                         f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
+                         f"agents finished research and refinement. Phase 3/3: synthesis "
+                         f"({follow})")
+        _release(base, session_id, request)
+        if state.phase == "cancelled":
+            return allow(f"Research council {ws.id} was cancelled: {result.message}")
+        return tell(f"run {ws.id} {state.phase}: {failure_summary(state, result.message)} "
+                    f"Reports so far are in {ws.root}; after fixing that, "
+                    f"`council resume {ws.id}` continues it.")
 
     if state.phase == "synthesis":
         if supervisor.complete_handover(ws):
-            _release(base, session_id, binding)
+            _release(base, session_id, request)
             return allow(f"Research council {ws.id} done: {ws.final_report}")
-        if binding.reminders < REMINDERS and not (stop_hook_active and binding.reminders):
-            binding.reminders += 1
-            save_binding(base, session_id, binding)
+        if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
+            request.reminders += 1
+            _change(base, session_id, request, reminders=request.reminders)
             return block(f"The research council's final report is still missing. Write it "
                          f"now, as instructed above, to this file:\nReport file: "
                          f"{ws.final_report}",
                          f"Research council {ws.id}: waiting for the final report")
         supervisor.fail_run(ws, "the main session did not write the final report")
-        _release(base, session_id, binding)
+        _release(base, session_id, request)
         return allow(f"Research council {ws.id}: no final report was written; the agents' "
                      f"reports are in {ws.root}. Resume with `council resume {ws.id}`.")
 
-    _release(base, session_id, binding)  # done, failed or cancelled elsewhere
+    _release(base, session_id, request)  # done, failed or cancelled elsewhere
     return allow(f"Research council {ws.id} is {state.phase}.")
 
 
-def _release(base: Path, session_id: str, binding: Binding) -> None:
-    binding.run, binding.reminders = None, 0
-    save_binding(base, session_id, binding)
+def failure_summary(state: RunState, message: str) -> str:
+    """Why the agents failed, by kind, with what to do: "every agent failed" alone does not
+    tell a user to log in."""
+    failed = []
+    for name, rec in state.agents.items():
+        last = next((ap for ap in reversed(rec.phases.values()) if ap.status == "failed"),
+                    None)
+        if last is not None:
+            error = (last.error or "failed").splitlines()[0][:160]
+            failed.append((name, rec.cli, last.failure or "crash", error))
+    if not failed:
+        return message.rstrip(".") + "."
+    kinds = {kind for _, _, kind, _ in failed}
+    advice = []
+    if "auth" in kinds:
+        clis = sorted({cli for _, cli, kind, _ in failed if kind == "auth"})
+        advice.append(f"log in to {', '.join(clis)} (`council doctor` shows which "
+                      "credentials each CLI finds)")
+    if "missing_cli" in kinds:
+        clis = sorted({cli for _, cli, kind, _ in failed if kind == "missing_cli"})
+        advice.append(f"install {', '.join(clis)}")
+    if kinds & {"quota", "rate_limit"}:
+        advice.append("wait for the quota or rate limit to reset")
+    detail = "; ".join(f"{name}: {kind} ({error})" for name, _, kind, error in failed)
+    return (f"{message.rstrip('.')} ({detail})."
+            + (f" To fix it, {' and '.join(advice)}." if advice else ""))
 
 
 def main(argv: list[str]) -> int:
-    """Entry point of `council hook session`; always exits 0."""
+    """Entry point of `council hook prompt` and `council hook session`; always exits 0."""
+    event = argv[0] if argv else "session"
     try:
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
-            raise ValueError("the Stop hook payload is not a JSON object")
-        out = decide(payload)
+            raise ValueError("the hook payload is not a JSON object")
+        out: dict[str, Any] = on_prompt(payload) if event == "prompt" else on_stop(payload)
     except Exception as exc:  # never trap the user in their session
-        out = allow(f"council plugin hook error, stop allowed: {exc}")
+        out = allow(f"council plugin hook error, {event} allowed: {exc}")
     if out:
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()

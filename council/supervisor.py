@@ -16,7 +16,17 @@ from typing import Any
 import anyio
 import psutil
 
-from council import claims, loop, plugin, progress, prompts, regression, score, sources, spawn
+from council import (
+    claims,
+    loop,
+    progress,
+    prompts,
+    regression,
+    score,
+    sessions,
+    sources,
+    spawn,
+)
 from council.config import RunOptions, Seat
 from council.errors import CouncilError, PhaseFailedError
 from council.phases import (
@@ -76,7 +86,7 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
         if state.phase == "done":
             return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
         if state.phase == "synthesis" and state.synthesizer == MAIN_SESSION and synthesise \
-                and plugin.is_bound(ws.root.parent, ws.id):
+                and sessions.is_bound(ws.root.parent, ws.id):
             raise CouncilError(f"run {ws.id} is waiting for its Claude Code session to write "
                                "the synthesis; cancel it first to resume it here")
         options = RunOptions.from_dict(state.options)
@@ -350,13 +360,13 @@ def cancel_run(ws: Workspace) -> str:
     holder = live_supervisor(ws.root)
     proc = holder.process() if holder else None
     if proc is not None:
-        plugin.unbind_run(ws.root.parent, ws.id)
+        sessions.release_run(ws.root.parent, ws.id)
         proc.send_signal(signal.SIGTERM)
         if not _wait_gone(proc, options.grace_period + 30):
             raise CouncilError(f"the supervisor of run {ws.id} (pid {proc.pid}) did not stop "
                                "within its grace period; try again or kill it")
         return f"cancelled run {ws.id}: its supervisor (pid {proc.pid}) stopped its agents"
-    plugin.unbind_run(ws.root.parent, ws.id)  # a Claude session waiting on it may stop
+    sessions.release_run(ws.root.parent, ws.id)  # a Claude session waiting on it may stop
     with RunLock(ws.root):
         orphans = _stop_orphans(ws, state, options.grace_period)
         stopped = _mark_cancelled(ws, "council cancel")

@@ -1,0 +1,101 @@
+"""The per-session request store the plugin's hooks share (council/sessions.py)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from council import sessions
+from council.sessions import RELEASED, RUNNING, Request
+
+
+def bind_first(run: str) -> Callable[[list[Request]], None]:
+    """A change that binds a session's first request to a run, as its Stop does."""
+    def change(requests: list[Request]) -> None:
+        requests[0].status, requests[0].run = RUNNING, run
+
+    return change
+
+
+def test_a_stop_matches_its_own_prompt_or_the_newest_open_request() -> None:
+    old = Request("p-1", "a", status=RELEASED)
+    new = Request("p-2", "b")
+    anonymous = Request(None, "c")
+    assert sessions.match([old, new], "p-2") is new
+    assert sessions.match([old, new], "p-1") is old  # released: the caller ignores it
+    assert sessions.match([old, new], "p-9") is None  # another turn's stop
+    assert sessions.match([old, new], None) is new  # no prompt id: the newest open one
+    assert sessions.match([old, new, anonymous], "p-9") is anonymous
+    assert sessions.match([old], None) is None
+
+
+def test_a_new_prompt_supersedes_open_requests(tmp_path: Path) -> None:
+    stale = sessions.record(tmp_path, "s", "p-1", "first")
+    assert stale == []
+    sessions.update(tmp_path, "s", bind_first("r1"))
+    stale = sessions.record(tmp_path, "s", "p-2", "second")
+    assert [(r.prompt_id, r.run) for r in stale] == [("p-1", "r1")]
+    requests = sessions.load(sessions.session_file(tmp_path, "s"))
+    assert [(r.args, r.status) for r in requests] == [("first", RELEASED),
+                                                      ("second", "pending")]
+
+
+def test_sessions_never_share_requests(tmp_path: Path) -> None:
+    sessions.record(tmp_path, "a", "p-1", "mine")
+    assert sessions.load(sessions.session_file(tmp_path, "b")) == []
+    with pytest.raises(ValueError, match="unexpected session id"):
+        sessions.session_file(tmp_path, "../a")
+
+
+def test_release_run_and_is_bound(tmp_path: Path) -> None:
+    sessions.record(tmp_path, "a", "p-1", "q")
+    sessions.update(tmp_path, "a", bind_first("r1"))
+    assert sessions.is_bound(tmp_path, "r1")
+    assert not sessions.is_bound(tmp_path, "r2")
+    sessions.release_run(tmp_path, "r1")
+    assert not sessions.is_bound(tmp_path, "r1")
+
+
+def test_a_damaged_or_old_file_holds_no_request(tmp_path: Path) -> None:
+    path = sessions.session_file(tmp_path, "s")
+    path.parent.mkdir(parents=True)
+    for text in ("{not json", '{"run": "r1", "handled": ["u1"]}', '{"requests": [1, {}]}'):
+        path.write_text(text)
+        assert sessions.load(path) == []
+    sessions.record(tmp_path, "s", "p-1", "q")  # and it is replaced cleanly
+    assert [r.args for r in sessions.load(path)] == ["q"]
+
+
+def test_only_the_newest_requests_are_kept(tmp_path: Path) -> None:
+    for n in range(sessions.KEEP + 5):
+        sessions.record(tmp_path, "s", f"p-{n}", str(n))
+    requests = sessions.load(sessions.session_file(tmp_path, "s"))
+    assert len(requests) == sessions.KEEP
+    assert requests[-1].args == str(sessions.KEEP + 4)
+
+
+def test_concurrent_claims_take_a_request_once(tmp_path: Path) -> None:
+    sessions.record(tmp_path, "s", "p-1", "q")
+    won: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def claim(requests: list[Request]) -> bool:
+        request = sessions.match(requests, "p-1")
+        if request is None or request.status != "pending":
+            return False
+        request.status = RUNNING
+        return True
+
+    def worker() -> None:
+        barrier.wait()
+        won.append(sessions.update(tmp_path, "s", claim))
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(won) == [False] * 7 + [True]
