@@ -10,6 +10,12 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
 3. Supervisor peak RSS with 12 seats. Target <= 80 MB.
 4. Usage accounting: reading what a 19 MB agent log gained over re-reading all of it.
    Target <= 0.01.
+5. The plugin's release path: `council hook prompt` for a prompt that is not the command and
+   `council hook session` for a stop of a session with no council request, as Claude Code
+   runs them (the installed `council` script, a project with a research/ folder), median and
+   p95 next to `python -c pass`. Target: median <= 50 ms.
+
+`--only plugin` runs just the last one (a few seconds).
 """
 
 from __future__ import annotations
@@ -106,6 +112,54 @@ def hook_ratio(samples: int) -> tuple[float, float]:
         return statistics.median(times["hook"]) * 1000, statistics.median(times["pass"]) * 1000
 
 
+def plugin_release(samples: int) -> dict[str, tuple[float, float]]:
+    """(median ms, p95 ms) of the plugin hooks' release path and of `python -c pass`, taken
+    in turn so that the machine's noise falls on all three alike."""
+    council = Path(sys.executable).parent / "council"
+    if not council.exists():
+        raise SystemExit(f"no installed `council` script next to {sys.executable}: "
+                         "pip install . first")
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        (project / "research" / ".sessions").mkdir(parents=True)
+        # Another session's request is pending: this one must still be released at once.
+        (project / "research" / ".sessions" / "other.json").write_text(
+            json.dumps({"requests": [{"prompt_id": "p-0", "args": "q", "status": "pending"}]}))
+        common = {"session_id": "b8fa594c-0e67-4875-8754-eee246593960", "prompt_id": "p-1",
+                  "cwd": tmp, "transcript_path": f"{tmp}/none.jsonl",
+                  "permission_mode": "acceptEdits"}
+        runs = {
+            "pass": ([sys.executable, "-c", "pass"], ""),
+            "prompt": ([str(council), "hook", "prompt"], json.dumps(
+                {**common, "hook_event_name": "UserPromptSubmit", "prompt": "What is 2+2?"})),
+            "stop": ([str(council), "hook", "session"], json.dumps(
+                {**common, "hook_event_name": "Stop", "stop_hook_active": False,
+                 "last_assistant_message": "4."})),
+        }
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": tmp}
+        env.pop("COUNCIL_RESEARCH_DIR", None)
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        for _ in range(samples):
+            for name, (argv, stdin) in runs.items():
+                began = time.perf_counter()
+                out = subprocess.run(argv, input=stdin, capture_output=True, text=True,
+                                     check=True, cwd=tmp, env=env)
+                times[name].append(time.perf_counter() - began)
+                if out.stdout.strip():
+                    raise SystemExit(f"{name} hook did not release: {out.stdout}")
+    return {name: (statistics.median(ts) * 1000,
+                   statistics.quantiles(ts, n=20)[-1] * 1000) for name, ts in times.items()}
+
+
+def plugin_rows(samples: int) -> list[tuple[str, str, float, str]]:
+    figures = plugin_release(samples)
+    pass_median, pass_p95 = figures["pass"]
+    return [(f"plugin {hook} hook, no request: median / p95 (python -c pass)",
+             f"{median:.1f} / {p95:.1f} ms ({pass_median:.1f} / {pass_p95:.1f})",
+             median / 50, "<= 1.00 (50 ms median)")
+            for hook, (median, p95) in ((h, figures[h]) for h in ("prompt", "stop"))]
+
+
 def usage_read_ratio() -> tuple[float, float]:
     """Milliseconds to count a claude log's usage after one new line: incrementally (what the
     supervisor does every second while an agent runs) and by re-reading the whole log. The
@@ -144,8 +198,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
     parser.add_argument("--hook-samples", type=int, default=40)
+    parser.add_argument("--only", choices=["plugin"], help="run one measure only")
     args = parser.parse_args()
     rows = []
+    if args.only == "plugin":
+        print_rows(plugin_rows(args.hook_samples * 2))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         for label, seats in (("3 agents", None), ("12 seats", TWELVE)):
             r = council_run(Path(tmp) / label.replace(" ", "-"), seats, args.delay)
@@ -161,10 +219,15 @@ def main() -> None:
     inc_ms, full_ms = usage_read_ratio()
     rows.append(("usage of a 19 MB log after one line: read new / re-read all",
                  f"{inc_ms:.2f} ms / {full_ms:.0f} ms", inc_ms / full_ms, "<= 0.01"))
+    rows += plugin_rows(args.hook_samples * 2)
+    print_rows(rows)
+
+
+def print_rows(rows: list[tuple[str, str, float, str]]) -> None:
     width = max(len(r[0]) for r in rows)
-    print(f"{'measure':<{width}}  {'figures':>22}  {'ratio':>6}  target")
+    print(f"{'measure':<{width}}  {'figures':>30}  {'ratio':>6}  target")
     for name, figures, ratio, target in rows:
-        print(f"{name:<{width}}  {figures:>22}  {ratio:6.3f}  {target}")
+        print(f"{name:<{width}}  {figures:>30}  {ratio:6.3f}  {target}")
 
 
 if __name__ == "__main__":

@@ -245,11 +245,13 @@ def load_options(overrides: Overrides) -> RunOptions:
     if not isinstance(verify, bool):
         raise ConfigError(f"{where}: verify must be true or false")
     debate = overrides.debate or data.get("debate", "auto")
-    if debate not in ("auto", "force", "off"):
-        raise ConfigError(f"{where}: debate must be auto, force or off")
+    if debate not in ("auto", "force", "off"):  # named where the bad value came from
+        raise ConfigError(f"{'--debate' if overrides.debate else where + ': debate'} "
+                          "must be auto, force or off")
     mode = overrides.mode or data.get("mode", "exploratory")
     if mode not in MODES:
-        raise ConfigError(f"{where}: mode must be one of {', '.join(MODES)}")
+        raise ConfigError(f"{'--mode' if overrides.mode else where + ': mode'} must be one "
+                          f"of {', '.join(MODES)}")
     if mode == "compliance" and debate == "off":
         raise UsageError("compliance research is always challenged by the antagonist: "
                          "drop --debate off (or debate: off in the config), or use another "

@@ -248,7 +248,7 @@ def test_an_interrupted_run_is_named_not_restarted(council: Council) -> None:
 
 
 @pytest.mark.parametrize(("args", "why"), [
-    ("--test --mode vibes q", "mode must be one of exploratory, compliance, decision"),
+    ("--test --mode vibes q", "--mode must be one of exploratory, compliance, decision"),
     ("--test --frobnicate q", "unknown option '--frobnicate'"),
     ("--test   ", "the topic from the /council:deep-research command is empty"),
     ("--test --agents codex,gemini q", "none of the council's CLIs (codex, gemini) is "
