@@ -17,8 +17,12 @@ from council.agents.base import (
 )
 from council.ledger import Usage, estimate
 
-# Research needs to read, write and search; it never needs a shell.
-ALLOWED_TOOLS = "Read,Write,Edit,Glob,Grep,WebSearch,WebFetch"
+# Containment: `--permission-mode acceptEdits` lets Read/Write/Edit/Glob/Grep work inside the
+# agent's cwd (its own folder) and refuses them everywhere else. Naming a file tool in the
+# allow list would lift that limit for every path (a bare `Write` overrides acceptEdits' cwd
+# rule: seen writing into the user's project and over state.yaml), so only the web tools are
+# pre-approved. Research never needs a shell.
+ALLOWED_TOOLS = "WebSearch,WebFetch"
 DENIED_TOOLS = "Bash"
 
 

@@ -27,8 +27,12 @@ class CodexAdapter:
     def _common(self, job: AgentJob) -> list[str]:
         args = [
             "-C", str(job.cwd),
-            # Writable cwd, no shell network; `--full-auto` no longer exists.
+            # Writable cwd, no shell network; `--full-auto` no longer exists. Containment:
+            # the workspace-write sandbox's writable roots are the cwd plus /tmp and $TMPDIR
+            # unless excluded; the agent's own folder is its only writable root.
             "-s", "workspace-write",
+            "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+            "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
             *model_args("-m", job.seat),
             "-c", "web_search=live",
             # Otherwise a dead endpoint makes codex retry forever.

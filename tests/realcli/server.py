@@ -22,7 +22,13 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
 
     {"finish_after": 2,     # turn whose report first ends with the marker
      "status": null,        # e.g. 500: answer every request of this api with it
-     "delay": 0.0}          # seconds to wait before answering
+     "delay": 0.0,          # seconds to wait before answering
+     "hostile": []}         # paths a misbehaving agent tries to write before its report
+
+``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
+first report write, each agent's model asks for one write per hostile path, each with the
+CLI's own write tool; after the CLI answers one (denied, one hopes) it asks for the next, then
+goes on as usual. Writes to hostile paths do not count as turns.
 
 Each request is logged as one JSON line. Stdlib only.
 
@@ -51,9 +57,10 @@ MARKER = "<!-- RESEARCH_COMPLETE -->"
 REPORT_RE = re.compile(r"^Report file: (.+)$", re.MULTILINE)
 APIS = ("anthropic", "openai", "gemini")
 CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
-DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0}
+DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": []}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
+HOSTILE = "written by an agent that was told to stay in its folder\n"
 
 # File-writing tools, per api, counted to find the turn number.
 WRITE_TOOLS = {
@@ -162,8 +169,9 @@ class Conversation:
 
     def __init__(self, report_path: str | None, t: int, last_is_tool_result: bool,
                  model: str | None, cwd: str | None = None,
-                 texts: list[str] | None = None) -> None:
+                 texts: list[str] | None = None, targets: list[str] | None = None) -> None:
         self.texts = texts or []
+        self.targets = targets or []  # the path of each file-writing call, in order
         self.report_path = report_path
         self.t = t
         self.last_is_tool_result = last_is_tool_result
@@ -181,6 +189,7 @@ def _first_report_path(texts: list[str]) -> str | None:
 
 def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
     user_texts: list[str] = []
+    targets: list[str] = []
     t = 0
     last: Mapping[str, Any] | None = None
     for message in body.get("messages") or []:
@@ -198,12 +207,14 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
             if (role == "assistant" and block.get("type") == "tool_use"
                     and block.get("name") in WRITE_TOOLS["anthropic"]):
                 t += 1
+                given = block.get("input")
+                targets.append(str(given.get("file_path") if isinstance(given, dict) else ""))
     last_is_tool = False
     if last is not None and last.get("role") == "user" and isinstance(last.get("content"), list):
         last_is_tool = any(isinstance(b, dict) and b.get("type") == "tool_result"
                            for b in last["content"])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"),
-                        texts=user_texts)
+                        texts=user_texts, targets=targets)
 
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -212,6 +223,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         items = [{"type": "message", "role": "user", "content": items}]
     items = [i for i in items or [] if isinstance(i, dict)]
     user_texts: list[str] = []
+    targets: list[str] = []
     t = 0
     cwd = None
     for item in items:
@@ -228,6 +240,9 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         elif kind in ("custom_tool_call", "function_call") and \
                 item.get("name") in WRITE_TOOLS["openai"]:
             t += 1
+            found = re.search(r"^\*\*\* (?:Add|Update) File: (.+)$",
+                              str(item.get("input") or item.get("arguments") or ""), re.M)
+            targets.append(found.group(1).strip() if found else "")
     last_kind = None
     for item in reversed(items):
         kind = item.get("type", "message")
@@ -237,11 +252,12 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         break
     last_is_tool = last_kind in ("function_call_output", "custom_tool_call_output")
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd,
-                        texts=user_texts)
+                        texts=user_texts, targets=targets)
 
 
 def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversation:
     user_texts: list[str] = []
+    targets: list[str] = []
     t = 0
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     for content in contents:
@@ -255,10 +271,11 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
             if role == "model" and isinstance(call, dict) and \
                     call.get("name") in WRITE_TOOLS["gemini"]:
                 t += 1
+                targets.append(str((call.get("args") or {}).get("file_path")))
     last_is_tool = bool(contents) and any(
         isinstance(p, dict) and "functionResponse" in p for p in contents[-1].get("parts") or [])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, model,
-                        texts=user_texts)
+                        texts=user_texts, targets=targets)
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -544,8 +561,10 @@ class _Handler(BaseHTTPRequestHandler):
         conv = anthropic_conversation(body)
         model = str(body.get("model") or "mock-model")
         tool = text = None
-        answer = _decide(conv, record)
-        if answer == "tool":
+        answer = _decide(conv, record, settings)
+        if answer.startswith("hostile:"):
+            tool = {"name": "Write", "input": {"file_path": answer[8:], "content": HOSTILE}}
+        elif answer == "tool":
             n = conv.t + 1
             tool = {"name": "Write", "input": {
                 "file_path": conv.report_path,
@@ -563,8 +582,10 @@ class _Handler(BaseHTTPRequestHandler):
         conv = openai_conversation(body)
         model = str(body.get("model") or "mock-model")
         patch = text = None
-        answer = _decide(conv, record)
-        if answer == "tool":
+        answer = _decide(conv, record, settings)
+        if answer.startswith("hostile:"):
+            patch = add_patch(answer[8:], HOSTILE)
+        elif answer == "tool":
             assert conv.report_path is not None
             n = conv.t + 1
             new = content("codex", conv, n, settings["finish_after"])
@@ -602,8 +623,11 @@ class _Handler(BaseHTTPRequestHandler):
             record["answer"] = "side: web search"
         else:
             conv = gemini_conversation(body, model)
-            answer = _decide(conv, record)
-            if answer == "tool":
+            answer = _decide(conv, record, settings)
+            if answer.startswith("hostile:"):
+                parts = [{"functionCall": {"name": "write_file", "args": {
+                    "file_path": answer[8:], "content": HOSTILE}}}]
+            elif answer == "tool":
                 n = conv.t + 1
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": conv.report_path,
@@ -639,8 +663,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._send_json(200, payload)
 
 
-def _decide(conv: Conversation, record: dict[str, Any]) -> str:
-    """'tool' for a report-writing tool call, else the text to answer with."""
+def hostile_paths(conv: Conversation, settings: Mapping[str, Any]) -> list[str]:
+    folder = str(Path(conv.report_path).parent) if conv.report_path else ""
+    return [str(p).replace("{dir}", folder) for p in settings.get("hostile") or []]
+
+
+def _decide(conv: Conversation, record: dict[str, Any],
+            settings: Mapping[str, Any] | None = None) -> str:
+    """'tool' for a report-writing tool call, ('hostile', path) for a write the agent must be
+    refused, else the text to answer with."""
+    hostile = hostile_paths(conv, settings or {})
+    if hostile:
+        conv.t = len([t for t in conv.targets if t not in hostile])
     record.update(report_path=conv.report_path, t=conv.t,
                   last_is_tool_result=conv.last_is_tool_result)
     if conv.model:
@@ -648,7 +682,13 @@ def _decide(conv: Conversation, record: dict[str, Any]) -> str:
     if conv.report_path is None:
         record["answer"] = "text OK."
         return "OK."
-    if conv.last_is_tool_result:
+    tried = [t for t in conv.targets if t in hostile]
+    after_hostile = conv.last_is_tool_result and conv.targets and conv.targets[-1] in hostile
+    if conv.t == 0 and len(tried) < len(hostile) and (after_hostile or
+                                                      not conv.last_is_tool_result):
+        record["answer"] = f"hostile write {hostile[len(tried)]}"
+        return "hostile:" + hostile[len(tried)]
+    if conv.last_is_tool_result and not after_hostile:
         record["answer"] = "text"
         return FINAL_TEXT
     return "tool"
