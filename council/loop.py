@@ -34,7 +34,30 @@ class Decision:
 
 
 def has_marker(report: str | None) -> bool:
-    return report is not None and MARKER in report
+    """Whether the report says it is complete: the marker alone on a line (surrounding
+    blanks allowed), outside fenced code. A report that quotes the marker (explaining the
+    protocol, pasting a page that holds it) does not end its loop.
+
+    Linear in the report's size, and free for the usual report without the marker."""
+    if report is None or MARKER not in report:
+        return False
+    fence = ""  # the fence that opened the code block we are in, if any
+    start, size = 0, len(report)
+    while start < size:
+        end = report.find("\n", start)
+        if end < 0:
+            end = size
+        line = report[start:end].strip()
+        start = end + 1
+        if fence:
+            if line.startswith(fence) and not line[len(fence):].strip(fence[0]):
+                fence = ""
+        elif line[:3] in ("```", "~~~"):
+            char = line[0]
+            fence = char * (len(line) - len(line.lstrip(char)))
+        elif line == MARKER:
+            return True
+    return False
 
 
 def decide(report: str | None, iteration: int, max_iterations: int) -> Decision:

@@ -23,7 +23,8 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
     {"finish_after": 2,     # turn whose report first ends with the marker
      "status": null,        # e.g. 500: answer every request of this api with it
      "delay": 0.0,          # seconds to wait before answering
-     "hostile": []}         # paths a misbehaving agent tries to write before its report
+     "hostile": [],         # paths a misbehaving agent tries to write before its report
+     "quote_marker": false} # every turn also quotes the marker inline and in fenced code
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
@@ -77,8 +78,9 @@ def _id(prefix: str) -> str:
 
 
 # --------------------------------------------------------------------------- the report
-def report(cli: str, n: int, finish_after: int) -> str:
-    """The mock report after turn n: one section per turn, the marker once n >= finish_after."""
+def report(cli: str, n: int, finish_after: int, quote_marker: bool = False) -> str:
+    """The mock report after turn n: one section per turn, the marker once n >= finish_after.
+    With quote_marker every turn also quotes the marker, inline and in fenced code."""
     lines = [
         "# Mock report",
         "",
@@ -94,12 +96,16 @@ def report(cli: str, n: int, finish_after: int) -> str:
             f"Finding {k} from {cli}: the scripted server answered turn {k}. "
             f"Source: https://example.org/{cli}/{k}",
         ]
+        if quote_marker:
+            lines += ["", f"A finished report ends with {MARKER} on a line of its own:", "",
+                      "```markdown", "## Sources", MARKER, "```"]
     if n >= finish_after:
         lines += ["", MARKER]
     return "\n".join(lines) + "\n"
 
 
-def content(cli: str, conv: Conversation, n: int, finish_after: int) -> str:
+def content(cli: str, conv: Conversation, n: int, finish_after: int,
+            quote_marker: bool = False) -> str:
     """What a turn writes: council's JSON answers (the claims list, a verifier's verdicts)
     for those files, read from the prompt; the mock report otherwise."""
     path = conv.report_path or ""
@@ -133,7 +139,7 @@ def content(cli: str, conv: Conversation, n: int, finish_after: int) -> str:
             {"id": cid, "verdict": "CONTRADICTED" if i == 0 else "SUPPORTED",
              "evidence": f"scripted evidence about {cid} (https://example.org/evidence)"}
             for i, cid in enumerate(ids)]}) + "\n"
-    return report(cli, n, finish_after)
+    return report(cli, n, finish_after, quote_marker)
 
 
 def update_patch(rel_path: str, old: str, new: str) -> str:
@@ -568,7 +574,8 @@ class _Handler(BaseHTTPRequestHandler):
             n = conv.t + 1
             tool = {"name": "Write", "input": {
                 "file_path": conv.report_path,
-                "content": content("claude", conv, n, settings["finish_after"])}}
+                "content": content("claude", conv, n, settings["finish_after"],
+                              bool(settings.get("quote_marker")))}}
             record["answer"] = f"tool Write turn {n}"
         else:
             text = answer
@@ -588,7 +595,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif answer == "tool":
             assert conv.report_path is not None
             n = conv.t + 1
-            new = content("codex", conv, n, settings["finish_after"])
+            new = content("codex", conv, n, settings["finish_after"],
+                              bool(settings.get("quote_marker")))
             target = Path(conv.report_path)
             if not target.is_absolute() and conv.cwd:
                 target = Path(conv.cwd) / target
@@ -631,7 +639,8 @@ class _Handler(BaseHTTPRequestHandler):
                 n = conv.t + 1
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": conv.report_path,
-                    "content": content("gemini", conv, n, settings["finish_after"])}}}]
+                    "content": content("gemini", conv, n, settings["finish_after"],
+                              bool(settings.get("quote_marker")))}}}]
                 record["answer"] = f"tool write_file turn {n}"
             else:
                 parts = [{"text": answer}]

@@ -172,3 +172,19 @@ def test_a_gemini_seat_effort_reaches_the_model(cli_env: dict[str, str],
               for line in log.read_text().splitlines()
               if ":streamGenerateContent" in (rec := json.loads(line))["path"]}
     assert levels == {json.dumps({"includeThoughts": True, "thinkingLevel": "LOW"})}
+
+
+def test_a_quoted_marker_does_not_end_a_loop(cli_env: dict[str, str], server: ScriptedServer,
+                                             tmp_path: Path) -> None:
+    """Each report quotes the marker from turn 1 (inline and in fenced code); only the line of
+    its own written at turn 2 ends the loops: in claude's Stop hook, gemini's AfterAgent hook
+    and council's own codex loop alike."""
+    script = {"finish_after": 2, "quote_marker": True}
+    server.script = {"anthropic": script, "openai": script, "gemini": script}
+    proc = council(cli_env, tmp_path, "--agents", "claude,codex,gemini", "Tides?")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = the_run(tmp_path)
+    for seat in ("claude", "codex", "gemini"):
+        rec = state(run)["agents"][seat]["phases"]["research"]
+        assert (rec["status"], rec["iteration"]) == ("complete", 2), (seat, rec)
+        assert f"```markdown\n## Sources\n{MARKER}\n```" in (run / f"{seat}-report.md").read_text()
