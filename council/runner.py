@@ -126,9 +126,8 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         nonlocal outcome
         with anyio.move_on_after(limits.timeout) as scope:
             async with anyio.create_task_group() as watched:
-                if limits.idle:
-                    watched.start_soon(_idle_watchdog, activity, limits.idle,
-                                       watched.cancel_scope)
+                watched.start_soon(_idle_watchdog, activity, limits.idle,
+                                   watched.cancel_scope, Quiet(ws, phase, seat.name))
                 await attempt()
                 watched.cancel_scope.cancel()
         if scope.cancelled_caught:
@@ -365,11 +364,49 @@ async def _watch_agent(ws: Workspace, seat: str, phase: str, meter: Meter,
                 budget.check(ws)
 
 
-async def _idle_watchdog(activity: Activity, idle: float, scope: anyio.CancelScope) -> None:
-    """Stop an agent that shows no sign of life for `idle` seconds (a hung retry loop)."""
-    # Sleeps until the deadline, which moves whenever the agent shows life: not a poll.
-    while (remaining := activity.last + idle - time.monotonic()) > 0:  # noqa: ASYNC110
-        await anyio.sleep(remaining)
+QUIET_REPORT = 60.0  # say that an agent is silent after every this many seconds of it
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Where to say that an agent has gone quiet."""
+
+    ws: Workspace
+    phase: str
+    seat: str
+
+    def every(self, idle: float | None) -> float:
+        """Every 60 s, or a quarter of a shorter idle limit: the notices come before it."""
+        return QUIET_REPORT if idle is None else min(QUIET_REPORT, idle / 4)
+
+    def say(self, silent: float, idle: float | None) -> None:
+        limit = f"gives up at {idle:g} s" if idle else "no idle limit"
+        progress.emit(self.ws.root, self.phase, self.seat,
+                      f"no output for {silent:g} s ({limit})")
+
+
+async def _idle_watchdog(activity: Activity, idle: float | None, scope: anyio.CancelScope,
+                         quiet: Quiet) -> None:
+    """Say that an agent is silent after every `quiet.every` seconds of silence, so a user
+    watching progress.log knows whom council is waiting on; stop it after `idle` seconds
+    (a hung retry loop)."""
+    every = quiet.every(idle)
+    since, said = activity.last, 0  # the silence being counted, and notices given in it
+    # Sleeps until the next notice or the deadline, both of which move whenever the agent
+    # shows life: not a poll.
+    while True:
+        if activity.last != since:
+            since, said = activity.last, 0
+        silent = time.monotonic() - since
+        if idle is not None and silent >= idle:
+            break
+        if int(silent // every) > said:
+            said = int(silent // every)
+            quiet.say(said * every, idle)
+        wake = since + (said + 1) * every
+        if idle is not None:
+            wake = min(wake, since + idle)
+        await anyio.sleep(max(wake - time.monotonic(), 0.01))
     activity.idle_fired = True
     scope.cancel()
 

@@ -31,6 +31,7 @@ class AgentRow:
     cost_usd: float | None = None
     cost_estimated: bool = False
     last_event: str | None = None
+    quiet_s: float | None = None  # a running agent: seconds since its last output
 
 
 def _epoch(stamp: str | None) -> float | None:
@@ -58,9 +59,15 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
                 size = path.stat().st_size
                 break
         used = sum((Usage.from_dict(p.usage) for p in rec.phases.values()), Usage())
+        quiet = None
+        if ap.status == "running":
+            changed = [path.stat().st_mtime for path in (
+                ws.log_file(name, phase), ws.stderr_file(name, phase),
+                ws.working_output(name, phase)) if path.is_file()]
+            quiet = max(now - max(changed), 0.0) if changed else elapsed
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
                             elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
-                            events.get(name)))
+                            events.get(name), quiet))
     return out
 
 
@@ -135,6 +142,8 @@ def as_text(state: RunState, ws: Workspace) -> str:
         size = "-" if r.output_bytes is None else _size(r.output_bytes)
         line = (f"{r.agent:<14} {r.phase:<11} {r.status:<10} {it:>7} {el:>8} {size:>9} "
                 f"{_tokens(r.tokens):>8} {_cost(r.cost_usd, r.cost_estimated):>8}")
+        if r.quiet_s is not None:
+            line += f"  last output {_duration(r.quiet_s)} ago"
         if r.error:
             line += f"  {' '.join(r.error.split())[:80]}"
         lines.append(line)

@@ -188,3 +188,19 @@ def test_a_quoted_marker_does_not_end_a_loop(cli_env: dict[str, str], server: Sc
         rec = state(run)["agents"][seat]["phases"]["research"]
         assert (rec["status"], rec["iteration"]) == ("complete", 2), (seat, rec)
         assert f"```markdown\n## Sources\n{MARKER}\n```" in (run / f"{seat}-report.md").read_text()
+
+
+def test_a_silent_agent_is_named_while_council_waits(
+        cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
+    """A model that takes 3 s to answer leaves each real CLI silent: progress.log says whom
+    council waits on, every quarter of the 4-s idle limit, and the run still completes."""
+    script = {"finish_after": 1, "delay": 3.0}
+    server.script = {"anthropic": script, "openai": script, "gemini": script}
+    proc = council(cli_env, tmp_path, "--agents", "claude,codex,gemini", "--idle-timeout", "4",
+                   "Tides?")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = the_run(tmp_path)
+    assert state(run)["phase"] == "done"
+    log = (run / "progress.log").read_text()
+    for seat in ("claude", "codex", "gemini"):
+        assert f"research {seat} no output for 1 s (gives up at 4 s)" in log, log
