@@ -1,8 +1,12 @@
-"""state.yaml: the run's phase and every agent's progress, shared by supervisor and hooks.
+"""state.yaml: the run's phase and every agent's progress.
 
-Hooks (one process per agent turn) and the supervisor write the file concurrently, so every
-change is a read-modify-write under an exclusive lock, and every write is atomic (temp file,
-fsync, rename): a crash or a full disk leaves the last good state in place.
+During a run the state has one owner, the supervisor, and lives in its memory (`owned`):
+state.yaml is only its mirror, written atomically (temp file, fsync, rename) after every
+change and never read back to decide anything. Whatever another process does to the file
+(garbles, truncates, deletes or replaces it: an agent that escaped its folder, a user's
+editor) changes no decision and ends nothing: the next write puts the true state back and
+progress.log says so once. Outside a run (`council status`, `cancel` with no supervisor,
+the plugin's hooks), the file is the state, read and changed under an exclusive lock.
 
 The records are mutable dataclasses on purpose: they are only ever changed inside
 `update_state`, which holds the lock for the whole read-modify-write.
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from council import yamlout
+from council import progress, yamlout
 from council.errors import StateError
 from council.progress import utc_now
 
@@ -211,8 +215,10 @@ def load_state(run_dir: Path) -> RunState:
 
 
 def _current(run_dir: Path) -> RunState:
-    """The cached state object itself (never handed out): parsed again only if the file's
-    text is not what this process last wrote or read."""
+    """The cached state object itself (never handed out): the owner's, or parsed again only
+    if the file's text is not what this process last wrote or read."""
+    if run_dir in _owned:
+        return _known[run_dir][1]
     path = state_path(run_dir)
     try:
         text = path.read_text(encoding="utf-8")
@@ -243,11 +249,35 @@ def _parse(text: str, path: Path) -> RunState:
 
 def _save(run_dir: Path, state: RunState) -> None:
     """Write atomically and remember `state` as the file's content; the caller holds the
-    lock and gives up `state` (it becomes the cache)."""
+    lock and gives up `state` (it becomes the cache). The owner's write never fails the run:
+    a file it cannot write is said once and tried again at the next change."""
     state.updated_at = utc_now()
     text = yamlout.dump(state.to_dict())
-    atomic_write(state_path(run_dir), text)
-    _known[run_dir] = (text, state)
+    if run_dir not in _owned:
+        atomic_write(state_path(run_dir), text)
+        _known[run_dir] = (text, state)
+        return
+    _known[run_dir] = (text, state)  # the truth, whatever happens to the mirror
+    owner = _owned[run_dir]
+    path = state_path(run_dir)
+    try:
+        on_disk: str | None = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        on_disk = None
+    if on_disk != owner.written and not owner.told:
+        owner.told = True
+        progress.emit(run_dir, "run", f"{path.name} was changed by another process "
+                      "(garbled, truncated, replaced or deleted); the supervisor's own state "
+                      "is kept and the file rewritten from it")
+    try:
+        atomic_write(path, text)
+    except OSError as exc:
+        if owner.written is not None:  # said once per failing spell
+            progress.emit(run_dir, "run", f"cannot write {path.name} ({exc.strerror or exc}); "
+                          "the run goes on and tries again at the next change")
+        owner.written = None
+        return
+    owner.written, owner.told = text, False
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -283,6 +313,28 @@ def locked(run_dir: Path) -> Iterator[None]:
 _known: dict[Path, tuple[str, RunState]] = {}
 
 
+@dataclass
+class _Owner:
+    written: str | None  # the text the owner last wrote to the mirror
+    told: bool = False  # whether progress.log already says the file was tampered with
+
+
+_owned: dict[Path, _Owner] = {}
+
+
+@contextmanager
+def owned(run_dir: Path) -> Iterator[RunState]:
+    """Own the run's state for the length of the block (the supervisor, holding the run's
+    lock): read once, then kept in memory and only mirrored to the file. Yields a copy."""
+    state = _current(run_dir)
+    _owned[run_dir] = _Owner(written=_known[run_dir][0])
+    try:
+        yield copy.deepcopy(state)
+    finally:
+        _owned.pop(run_dir, None)
+        _known.pop(run_dir, None)  # the next reader believes the file again
+
+
 def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
     """Load, change and save the state under the lock; returns (a copy of) what `change`
     returns. `change` works on the cached state itself, so an update costs no copy of the
@@ -293,7 +345,8 @@ def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
             result = change(state)
             _save(run_dir, state)
         except BaseException:
-            _known.pop(run_dir, None)
+            if run_dir not in _owned:  # an owner's state is never dropped
+                _known.pop(run_dir, None)
             raise
         return copy.deepcopy(result)
 

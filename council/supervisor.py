@@ -43,7 +43,14 @@ from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
 from council.scope import SCOPE
 from council.scope import load as load_scope
-from council.state import AgentRecord, RunState, create_state, load_state, update_state
+from council.state import (
+    AgentRecord,
+    RunState,
+    create_state,
+    load_state,
+    owned,
+    update_state,
+)
 from council.workspace import CLAIMS, COUNTERPOINTS, Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -81,8 +88,8 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
 
     With `synthesise=False` (the Claude Code plugin) it stops after refinement and leaves the
     synthesis to the main Claude session: see `handover` and `complete_handover`."""
-    with RunLock(ws.root):
-        state = load_state(ws.root)
+    # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml.
+    with RunLock(ws.root), owned(ws.root) as state:
         if state.phase == "done":
             return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
         if state.phase == "synthesis" and state.synthesizer == MAIN_SESSION and synthesise \

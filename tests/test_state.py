@@ -10,7 +10,7 @@ import yaml
 
 from council.config import Overrides, load_options
 from council.errors import StateError
-from council.state import load_state, update_state
+from council.state import load_state, owned, update_state
 from council.supervisor import start_run
 
 
@@ -106,3 +106,53 @@ def test_the_parsed_state_is_reused_but_never_shared_or_stale(tmp_path: Path) ->
     text = path.read_text()
     path.write_text(text.replace('phase: "research"', 'phase: "refinement"'))
     assert load_state(root).phase == "refinement"
+
+
+def _iteration(root: Path) -> int:
+    return load_state(root).agents["claude"].phase("research").iteration
+
+
+def _set_iteration(root: Path, n: int) -> None:
+    update_state(root, lambda s: setattr(s.agents["claude"].phase("research"), "iteration", n))
+
+
+@pytest.mark.parametrize("tamper", ["garble", "truncate", "delete", "replace"])
+def test_the_owner_keeps_its_state_whatever_happens_to_the_file(
+        tmp_path: Path, tamper: str) -> None:
+    root = _run(tmp_path)
+    path = root / "state.yaml"
+    other = _run(tmp_path)  # another run's valid state, to swap in
+    with owned(root):
+        _set_iteration(root, 3)
+        if tamper == "garble":
+            path.write_text("phase: [unclosed\n\x00")
+        elif tamper == "truncate":
+            path.write_text(path.read_text()[:40])
+        elif tamper == "delete":
+            path.unlink()
+        else:
+            (other / "state.yaml").replace(path)
+        assert _iteration(root) == 3  # decisions read the owner's state, not the file
+        _set_iteration(root, 4)
+        assert yaml.safe_load(path.read_text())["agents"]["claude"]["phases"]["research"][
+            "iteration"] == 4  # the mirror is whole again
+        _set_iteration(root, 5)
+    log = (root / "progress.log").read_text()
+    assert log.count("state.yaml was changed by another process") == 1
+    assert _iteration(root) == 5  # after the run, the file is the state again
+
+
+def test_the_owner_goes_on_when_the_mirror_cannot_be_written(tmp_path: Path) -> None:
+    root = _run(tmp_path)
+    path = root / "state.yaml"
+    with owned(root):
+        path.unlink()
+        path.mkdir()  # a folder where the file was: every write fails
+        _set_iteration(root, 2)
+        _set_iteration(root, 3)
+        assert _iteration(root) == 3
+        path.rmdir()
+        _set_iteration(root, 4)
+    assert _iteration(root) == 4
+    log = (root / "progress.log").read_text()
+    assert log.count("cannot write state.yaml") == 1

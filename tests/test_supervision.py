@@ -231,3 +231,26 @@ def test_instruction_files_planted_by_an_agent_do_not_reach_the_next_phase(
     assert not any((seat / name).exists() for name in MEMORY_FILES)
     assert (run / "loops" / "quarantine" / "claude-synthesis-CLAUDE.md").is_file()
     assert "moved CLAUDE.md" in (run / "progress.log").read_text()
+
+
+def test_a_garbled_state_file_neither_changes_nor_ends_the_run(council: Council) -> None:
+    council.script({"*": {"finish_after": 2, "delay": 1.0}})
+    proc = start(council, "q")
+    wait_for(lambda: any(e["event"] == "turn" for e in council.fake_log()))
+    run = council.only_run()
+    (run / "state.yaml").write_text("phase: [done\n\x00 garbled by somebody")
+    assert proc.wait(90) == 0
+    st = state_of(run)
+    assert st["phase"] == "done"
+    assert {a["phases"]["refinement"]["status"] for a in st["agents"].values()} == {"complete"}
+    assert "3 of 3 agents contributed" in (run / "final-report.md").read_text()
+    assert "state.yaml was changed by another process" in (run / "progress.log").read_text()
+    # Outside a run the file is the state: a corrupt one is one line naming it, never a crash.
+    (run / "state.yaml").write_text("phase: [unclosed\n")
+    for command in (("status", run.name), ("resume", run.name)):
+        out = council.run(*command)
+        assert out.returncode == 1, (command, out.stdout, out.stderr)
+        assert out.stderr.count("\n") == 1, (command, out.stderr)
+        assert f"{run / 'state.yaml'}:2:1: corrupt state file" in out.stderr, out.stderr
+    listed = council.run("list")  # the other runs are still listed; this one says why not
+    assert f"{run.name}  unreadable: {run / 'state.yaml'}:2:1" in listed.stdout
