@@ -8,11 +8,11 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import click
 
-from council import __version__, paths, status, supervisor
+from council import __version__, crash, paths, status, supervisor
 from council.config import Overrides, load_options, plan
 from council.errors import CouncilError, UsageError
 from council.state import load_state
@@ -23,18 +23,45 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def handle_errors(func: F) -> F:
+    """Every command's one error handler: a CouncilError is its one-line message; anything
+    unexpected is one line too, with the path of a crash log holding the traceback."""
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except CouncilError as exc:
-            click.echo(f"council: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            _fail(exc)
         except KeyboardInterrupt:
             click.echo("council: interrupted", err=True)
             sys.exit(130)
+        except (click.ClickException, click.Abort):
+            raise  # click prints these itself, in one line
+        except Exception as exc:
+            known = _council_error(exc)
+            if known is not None:
+                _fail(known)
+            log = crash.write_log(exc, func.__name__)
+            where = f"details in {log}" if log else "no crash log could be written"
+            click.echo(f"council: internal error ({crash.summary(exc)}); {where}", err=True)
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _fail(exc: CouncilError) -> NoReturn:
+    click.echo(f"council: error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+def _council_error(exc: BaseException) -> CouncilError | None:
+    """The CouncilError inside a task group's ExceptionGroup, when that is all it holds."""
+    if isinstance(exc, CouncilError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        found = [_council_error(e) for e in exc.exceptions]
+        if found and all(found):
+            return found[0]
+    return None
 
 
 def _research_dir(value: Path | None) -> Path:

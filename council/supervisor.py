@@ -18,6 +18,7 @@ import psutil
 
 from council import (
     claims,
+    crash,
     loop,
     progress,
     prompts,
@@ -69,6 +70,7 @@ class RunResult:
 def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Workspace:
     """Create research/<id>/ with its state, ready for `execute`."""
     ws = create_workspace(base)
+    crash.note_run(ws.root)
     state = RunState(
         id=ws.id,
         topic=topic,
@@ -88,6 +90,7 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
 
     With `synthesise=False` (the Claude Code plugin) it stops after refinement and leaves the
     synthesis to the main Claude session: see `handover` and `complete_handover`."""
+    crash.note_run(ws.root)
     # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml.
     with RunLock(ws.root), owned(ws.root) as state:
         if state.phase == "done":
