@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import budget, failures, loop, progress, prompts, spawn
+from council import budget, failures, loop, progress, prompts, snapshots, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.config import Seat
@@ -162,10 +162,11 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
                                    max_iterations=task.max_iterations)
         if status == "failed":
             outcome = Outcome(outcome.session_id, f"{seat.cli} exited without writing its report")
-    if status != "failed":
-        shutil.copyfile(report, ws.published_output(seat.name, phase))
+    snapshot = None
+    if status != "failed":  # what every later phase reads, whatever the agent does next
+        snapshot = snapshots.publish(report, ws.published_output(seat.name, phase))
     final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error,
-                    iteration, meter.record())
+                    iteration, meter.record(), snapshot)
     if limits.budgeted:
         budget.check(ws)
     elapsed = time.monotonic() - began
@@ -422,11 +423,12 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
 
 def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
             session_id: str | None, error: str | None, iteration: int,
-            usage: dict[str, object] | None = None) -> AgentPhase:
+            usage: dict[str, object] | None = None, sha256: str | None = None) -> AgentPhase:
     def change(state: RunState) -> AgentPhase:
         record = state.agents[seat].phase(phase)
         if usage is not None:
             record.usage = usage
+        record.sha256 = sha256
         record.status, record.exit_code, record.error = status, returncode, error
         record.failure = failures.classify(error) if status == "failed" else None
         record.iteration = iteration

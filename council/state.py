@@ -66,6 +66,7 @@ class AgentPhase:
     # refined one dropped (sources.disappeared, regression.dropped_claims)
     dropped_sources: list[str] | None = None
     dropped_claims: list[str] | None = None
+    sha256: str | None = None  # of the published snapshot (snapshots.py)
 
     @property
     def usable(self) -> bool:
@@ -93,6 +94,7 @@ class RunState:
     synthesizer: str | None = None
     budget_exhausted: str | None = None  # why the budget stopped the loops, if it did
     completeness: dict[str, Any] | None = None  # score.Completeness.to_dict()
+    provenance: list[str] | None = None  # snapshots changed after publication (snapshots.py)
     updated_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
@@ -111,6 +113,7 @@ class RunState:
             "synthesizer": self.synthesizer,
             "budget_exhausted": self.budget_exhausted,
             "completeness": self.completeness,
+            "provenance": self.provenance,
             "options": self.options,
             "agents": {
                 name: {
@@ -172,6 +175,7 @@ class RunState:
             synthesizer=data.get("synthesizer"),
             budget_exhausted=data.get("budget_exhausted"),
             completeness=data.get("completeness"),
+            provenance=data.get("provenance"),
             updated_at=data.get("updated_at"),
             ended_at=data.get("ended_at"),
             error=data.get("error"),

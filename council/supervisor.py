@@ -7,6 +7,7 @@ the run on SIGINT/SIGTERM; every agent's process tree is stopped and the state s
 
 from __future__ import annotations
 
+import re
 import signal
 import time
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from council import (
     regression,
     score,
     sessions,
+    snapshots,
     sources,
     spawn,
 )
@@ -45,6 +47,7 @@ from council.runlock import RunLock, live_supervisor
 from council.scope import SCOPE
 from council.scope import load as load_scope
 from council.state import (
+    PHASES,
     AgentRecord,
     RunState,
     create_state,
@@ -286,17 +289,23 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
         body = body.split("\n\n", 1)[-1]
     ledger = _write_ledger(ws, body)
     result = _record_completeness(ws, ledger)
+    changed = _check_snapshots(ws)
     gaps_filled = synthesis.gap_fill_ran(load_state(ws.root))
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
               f"{_phases_ran(ws, source_phase, gaps_filled)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
-              + (f" · cut short by the budget ({cut})" if cut else "") + "\n\n")
+              + (f" · cut short by the budget ({cut})" if cut else "")
+              + (f" · {len(changed)} snapshot change(s), see Provenance" if changed else "")
+              + "\n\n")
     section = score.section(result)
+    if changed:
+        section += (f"\n{PROVENANCE}\n\n" + "".join(f"- {line}\n" for line in changed))
     if gaps_filled:
         section += ("\n_Coverage was judged before the gap-filling round, whose findings were "
                     "not cross-checked by another agent._\n")
-    body = sources.replace_sources(sources.remove_section(body, score.HEADING),
+    body = sources.replace_sources(sources.remove_section(
+        sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
                                    section + "\n" + sources.sources_section(ledger))
     ws.final_report.write_text(header + body, encoding="utf-8")
 
@@ -330,7 +339,27 @@ def _record_completeness(ws: Workspace,
     return result
 
 
+def _check_snapshots(ws: Workspace) -> list[str]:
+    """Name, once each, the published snapshots (or their originals) that changed since
+    publication; returns them all, for the final report's provenance."""
+    state = load_state(ws.root)
+    found = snapshots.changes(ws, state)
+    new = [line for line in found if line not in (state.provenance or [])]
+    if new:
+        update_state(ws.root, lambda s: setattr(s, "provenance", [*(s.provenance or []), *new]))
+        for line in new:
+            progress.emit(ws.root, "run", f"provenance: {line}")
+    return [*(state.provenance or []), *new]
+
+
+PROVENANCE = "## Provenance"
+PROVENANCE_HEADING = re.compile(r"^##\s+Provenance\s*$", re.M | re.I)
+
+
 def _set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
+    if phase in PHASES:  # a phase boundary: what the next phase reads must be as published
+        _check_snapshots(ws)
+
     def change(state: RunState) -> None:
         state.phase = phase
         if error is not None:

@@ -254,3 +254,28 @@ def test_a_garbled_state_file_neither_changes_nor_ends_the_run(council: Council)
         assert f"{run / 'state.yaml'}:2:1: corrupt state file" in out.stderr, out.stderr
     listed = council.run("list")  # the other runs are still listed; this one says why not
     assert f"{run.name}  unreadable: {run / 'state.yaml'}:2:1" in listed.stdout
+
+
+def test_a_report_changed_after_publication_is_named(council: Council) -> None:
+    council.script({"*": {"finish_after": 1, "delay": 1.0}})
+    proc = start(council, "q")
+    wait_for(lambda: any(e["event"] == "turn" and e.get("phase") == "refinement"
+                         for e in council.fake_log()))
+    run = council.only_run()
+    # What an agent can still reach (its own folder), and what it cannot (the snapshot).
+    with (run / "agents" / "claude" / "claude-report.md").open("a") as original:
+        original.write("\nA claim slipped in after publication.\n")
+    with (run / "codex-report.md").open("a") as snapshot:
+        snapshot.write("\nEdited in the run folder.\n")
+    assert proc.wait(90) == 0
+    log = (run / "progress.log").read_text()
+    assert "provenance: claude changed its research output (claude-report.md)" in log
+    assert "provenance: the published research output of codex (codex-report.md) was " \
+           "changed" in log
+    final = (run / "final-report.md").read_text()
+    assert "2 snapshot change(s), see Provenance" in final.splitlines()[0]
+    provenance = final.split("## Provenance", 1)[1]
+    assert "claude changed its research output" in provenance
+    assert "codex (codex-report.md)" in provenance
+    assert "A claim slipped in" not in (run / "claude-report.md").read_text()
+    assert len(state_of(run)["provenance"]) == 2
