@@ -29,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 
 import psutil
@@ -40,14 +41,15 @@ TWELVE = "synthesizer: claude1\nagents:\n" + "".join(
 )
 
 
-def council_run(work: Path, seats_yaml: str | None, delay: float) -> dict[str, float]:
+def council_run(work: Path, seats_yaml: str | None, delay: float,
+                behaviour: Mapping[str, object] | None = None) -> dict[str, float]:
     """One `council run --test` with fakes; returns wall time, critical path and peak RSS."""
     work.mkdir(parents=True)
     (work / "home").mkdir()
     if seats_yaml:
         (work / "council.yaml").write_text(seats_yaml)
     script = work / "script.json"
-    script.write_text(json.dumps({"*": {"finish_after": 2, "delay": delay}}))
+    script.write_text(json.dumps(behaviour or {"*": {"finish_after": 2, "delay": delay}}))
     env = {**os.environ, "PATH": f"{FAKES_BIN}{os.pathsep}{os.environ['PATH']}",
            "HOME": str(work / "home"), "COUNCIL_FAKE_SCRIPT": str(script),
            "COUNCIL_FAKE_LOG": str(work / "fake.jsonl"),
@@ -110,6 +112,28 @@ def hook_ratio(samples: int) -> tuple[float, float]:
                 subprocess.run(argv, input=payload, capture_output=True, text=True, check=True)
                 times[name].append(time.perf_counter() - began)
         return statistics.median(times["hook"]) * 1000, statistics.median(times["pass"]) * 1000
+
+
+def big_reports(sizes_mb: list[int]) -> list[tuple[str, str, float, str]]:
+    """What a huge research report costs: claude pastes an N-MB hard-wrapped appendix (a
+    cited sentence per line, no blank line) into its report, which refinement then drops
+    (the regression check compares every one of its claims). Wall time over the same run
+    without it, and the supervisor's peak RSS."""
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = council_run(Path(tmp) / "plain", None, 0, {"*": {"finish_after": 1}})
+        for mb in sizes_mb:
+            script = {"claude:research": {"finish_after": 1, "pad_bytes": mb * 2**20},
+                      "*": {"finish_after": 1}}
+            big = council_run(Path(tmp) / f"big-{mb}", None, 0, script)
+            rows.append((f"council run with a {mb} MB report: added wall time (plain run)",
+                         f"+{big['wall'] - base['wall']:.1f} s ({base['wall']:.1f} s)",
+                         (big["wall"] - base["wall"]) / 5, "<= 1.00 (5 s)" if mb <= 20
+                         else "linear"))
+            rows.append((f"supervisor peak RSS with a {mb} MB report (plain run)",
+                         f"{big['rss_mb']:.0f} MB ({base['rss_mb']:.0f} MB)",
+                         big["rss_mb"] / 120, "<= 1.00 (120 MB)" if mb <= 20 else "linear"))
+    return rows
 
 
 def plugin_release(samples: int) -> dict[str, tuple[float, float]]:
@@ -198,11 +222,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
     parser.add_argument("--hook-samples", type=int, default=40)
-    parser.add_argument("--only", choices=["plugin"], help="run one measure only")
+    parser.add_argument("--only", choices=["plugin", "big"], help="run one measure only")
+    parser.add_argument("--big-mb", type=int, nargs="+", default=[20, 100],
+                        help="report sizes for the big-report measure")
     args = parser.parse_args()
     rows = []
     if args.only == "plugin":
         print_rows(plugin_rows(args.hook_samples * 2))
+        return
+    if args.only == "big":
+        print_rows(big_reports(args.big_mb))
         return
     with tempfile.TemporaryDirectory() as tmp:
         for label, seats in (("3 agents", None), ("12 seats", TWELVE)):
@@ -220,6 +249,7 @@ def main() -> None:
     rows.append(("usage of a 19 MB log after one line: read new / re-read all",
                  f"{inc_ms:.2f} ms / {full_ms:.0f} ms", inc_ms / full_ms, "<= 0.01"))
     rows += plugin_rows(args.hook_samples * 2)
+    rows += big_reports(args.big_mb)
     print_rows(rows)
 
 

@@ -24,6 +24,10 @@ SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 MAX_ITERATIONS_LIMIT = 50
 DEFAULT_GRACE_SECONDS = 10.0
 DEFAULT_IDLE_SECONDS = 900.0  # a research turn that shows no sign of life for 15 min is stuck
+# A report larger than this goes to the next phases cut at a line, with a note (the whole
+# report is kept beside it): ~500k tokens is more than any agent can read in one go, and
+# council's own checks (sources, regression) then cost the same whatever an agent pasted.
+DEFAULT_MAX_REPORT_BYTES = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,7 @@ class RunOptions:
     mode: str = "exploratory"  # exploratory | compliance | decision (prompts, debate trigger)
     synthesis_max_iterations: int = 3
     config_file: str | None = None
+    max_report_bytes: int = DEFAULT_MAX_REPORT_BYTES
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:
@@ -134,6 +139,7 @@ class RunOptions:
             "mode": self.mode,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
+            "max_report_bytes": self.max_report_bytes,
         }
 
     @classmethod
@@ -156,6 +162,7 @@ class RunOptions:
             mode=str(data.get("mode", "exploratory")),
             synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
             config_file=data.get("config_file"),
+            max_report_bytes=int(data.get("max_report_bytes", DEFAULT_MAX_REPORT_BYTES)),
         )
 
 
@@ -181,7 +188,8 @@ def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line."""
     config_path, data = _read_config(overrides.config)
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
-                   "max_cost", "max_tokens", "verify", "debate", "mode", "agents"}
+                   "max_cost", "max_tokens", "verify", "debate", "mode", "agents",
+                   "max_report_bytes"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -259,6 +267,9 @@ def load_options(overrides: Overrides) -> RunOptions:
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
+    cap = data.get("max_report_bytes", DEFAULT_MAX_REPORT_BYTES)
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 10_000:
+        raise ConfigError(f"{where}: max_report_bytes must be a whole number >= 10000")
 
     return RunOptions(
         seats=seats,
@@ -274,6 +285,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         mode=str(mode),
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
+        max_report_bytes=cap,
     )
 
 

@@ -14,6 +14,10 @@ import os
 
 from council import progress
 
+TYPE_CHECKING = False  # no typing import: this module runs in the hook, after every turn
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
 MARKER = "<!-- RESEARCH_COMPLETE -->"
 
 
@@ -39,16 +43,22 @@ def has_marker(report: str | None) -> bool:
     protocol, pasting a page that holds it) does not end its loop.
 
     Linear in the report's size, and free for the usual report without the marker."""
-    if report is None or MARKER not in report:
-        return False
-    fence = ""  # the fence that opened the code block we are in, if any
-    start, size = 0, len(report)
+    return report is not None and MARKER in report and _complete(_lines(report))
+
+
+def _lines(text: str) -> Iterator[str]:
+    start, size = 0, len(text)
     while start < size:
-        end = report.find("\n", start)
-        if end < 0:
-            end = size
-        line = report[start:end].strip()
+        end = text.find("\n", start)
+        end = size if end < 0 else end
+        yield text[start:end]
         start = end + 1
+
+
+def _complete(lines: Iterable[str]) -> bool:
+    fence = ""  # the fence that opened the code block we are in, if any
+    for raw in lines:
+        line = raw.strip()
         if fence:
             if line.startswith(fence) and not line[len(fence):].strip(fence[0]):
                 fence = ""
@@ -60,9 +70,33 @@ def has_marker(report: str | None) -> bool:
     return False
 
 
+def report_facts(path: str | os.PathLike[str]) -> tuple[bool, bool]:
+    """(the report holds any text, it is complete), read one line at a time: a 100 MB
+    report costs a line's memory, not two copies of itself."""
+    try:
+        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115
+    except FileNotFoundError:
+        return False, False
+    text = False
+
+    def lines() -> Iterator[str]:
+        nonlocal text
+        for line in handle:
+            text = text or bool(line.strip())
+            yield line
+
+    with handle:
+        complete = _complete(lines())
+    return text or complete, complete
+
+
 def decide(report: str | None, iteration: int, max_iterations: int) -> Decision:
     """After turn `iteration`: go on to the next turn, or let the agent stop?"""
-    if has_marker(report):
+    return _decide(has_marker(report), iteration, max_iterations)
+
+
+def _decide(complete: bool, iteration: int, max_iterations: int) -> Decision:
+    if complete:
         return Decision(False, iteration, max_iterations, "complete")
     if iteration >= max_iterations:
         return Decision(False, iteration, max_iterations, "capped")
@@ -71,9 +105,14 @@ def decide(report: str | None, iteration: int, max_iterations: int) -> Decision:
 
 def final_status(*, report: str | None, iteration: int, max_iterations: int) -> str:
     """An agent's status once its CLI has exited cleanly."""
-    if not report or not report.strip():
+    return status_of(bool(report and report.strip()), has_marker(report), iteration,
+                     max_iterations)
+
+
+def status_of(has_text: bool, complete: bool, iteration: int, max_iterations: int) -> str:
+    if not has_text:
         return "failed"
-    if has_marker(report):
+    if complete:
         return "complete"
     return "capped" if iteration >= max_iterations else "stopped"
 
@@ -141,13 +180,13 @@ def deactivate(path: str | os.PathLike[str]) -> int:
 def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[str],
              run_dir: str | os.PathLike[str], phase: str, seat: str) -> Decision:
     """Record the end of one turn in the loop file and progress.log; say what comes next."""
-    report = read_report(report_path)
+    _, complete = report_facts(report_path)
     with locked(loop_path):
         iteration, cap, active = read_loop(loop_path)
         if not active:
             # Finished, failed or cancelled: never keep an agent going.
             return Decision(False, iteration, cap, "inactive")
-        decision = decide(report, iteration, cap)
+        decision = _decide(complete, iteration, cap)
         if decision.proceed:
             write_loop(loop_path, decision.iteration, cap, True)
     if decision.why == "continue":

@@ -11,6 +11,7 @@ list errs towards showing too much."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from council.sources import LINK
 
@@ -45,7 +46,7 @@ def _sentences(text: str) -> list[str]:
     """The report's statements, outside its Sources section, headings and code blocks. A
     bullet or a paragraph wrapped over several lines is one block before it is split into
     sentences; a table row is a block of its own."""
-    blocks: list[str] = []
+    blocks: list[list[str]] = []  # each block's lines, joined at the end: linear, however
     joining = False  # does the next plain line continue the current block?
     in_sources = in_code = False
     for line in text.splitlines():
@@ -63,11 +64,12 @@ def _sentences(text: str) -> list[str]:
         row = line.count("|") >= 2
         body = ITEM.sub("", line).strip(" |")
         if joining and not row and not ITEM.match(line):
-            blocks[-1] += " " + body
+            blocks[-1].append(body)  # long a block gets (a pasted page with no blank line)
         else:
-            blocks.append(body)
+            blocks.append([body])
         joining = not row
-    return [s.strip() for block in blocks for s in SENTENCE_END.split(block) if s.strip()]
+    return [s.strip() for block in blocks for s in SENTENCE_END.split(" ".join(block))
+            if s.strip()]
 
 
 def _words(sentence: str) -> frozenset[str]:
@@ -83,32 +85,70 @@ def _numbers(words: frozenset[str]) -> frozenset[str]:
     return frozenset(w for w in words if any(ch.isdigit() for ch in w))
 
 
-def dropped_claims(before: str, after: str) -> list[str]:
+class _Index:
+    """The refined report's sentences, by word: a claim is compared only with the sentences
+    that share one of its rarest words, never with all of them (which made a big report
+    quadratic). Pigeonhole: a sentence keeping KEPT of a claim's n words must hold one of
+    its n - ceil(KEPT * n) + 1 rarest, and every figure it states."""
+
+    def __init__(self, sentences: list[str]) -> None:
+        self.words: list[frozenset[str]] = []
+        self.postings: dict[str, list[int]] = {}
+        seen: dict[frozenset[str], int] = {}
+        for sentence in sentences:
+            words = _words(sentence)
+            if words in seen:  # repeated sentences are compared once
+                continue
+            seen[words] = len(self.words)
+            for word in words:
+                self.postings.setdefault(word, []).append(len(self.words))
+            self.words.append(words)
+
+    def keeps(self, words: frozenset[str]) -> bool:
+        n = len(words)
+        need = next(k for k in range(n + 1) if k / n >= KEPT)
+        figures = _numbers(words)
+
+        def rarity(word: str) -> int:
+            return len(self.postings.get(word, ()))
+
+        # A keeper holds every figure, so the rarest one is enough to find it.
+        keys = [min(figures, key=rarity)] if figures else sorted(words, key=rarity)[:n - need + 1]
+        candidates: set[int] = set()
+        for key in keys:
+            candidates.update(self.postings.get(key, ()))
+        return any(len(words & self.words[i]) / n >= KEPT and figures <= self.words[i]
+                   for i in candidates)
+
+
+def dropped_claims(before: str, after: str) -> Iterator[str]:
     """The research report's cited claims that no sentence of the refined report keeps: one
-    sharing KEPT of its words *and* every figure it states."""
-    refined = [_words(s) for s in _sentences(after)]
-    dropped: list[str] = []
+    sharing KEPT of its words *and* every figure it states. Yielded one by one, clipped and
+    without repeats, so a report with a hundred thousand of them is never held as a list."""
+    refined = _Index(_sentences(after))
+    seen: set[int] = set()  # hashes, not the sentences: memory stays small
     for sentence in _sentences(before):
         if not _cited(sentence):
             continue
         words = _words(sentence)
-        if len(words) < MIN_WORDS:
+        if len(words) < MIN_WORDS or refined.keeps(words):
             continue
-        figures = _numbers(words)
-        kept = any(len(words & other) / len(words) >= KEPT and figures <= other
-                   for other in refined)
-        if not kept:
-            clipped = sentence if len(sentence) <= CLIP else sentence[:CLIP - 1] + "…"
-            if clipped not in dropped:
-                dropped.append(clipped)
-    return dropped
+        clipped = sentence if len(sentence) <= CLIP else sentence[:CLIP - 1] + "…"
+        if hash(clipped) not in seen:
+            seen.add(hash(clipped))
+            yield clipped
 
 
-def listed(dropped: list[str]) -> list[str]:
+def listed(dropped: Iterable[str]) -> list[str]:
     """What state.yaml keeps: the first MAX_LISTED, then how many more."""
-    if len(dropped) <= MAX_LISTED:
-        return dropped
-    return [*dropped[:MAX_LISTED], f"… and {len(dropped) - MAX_LISTED} more"]
+    kept: list[str] = []
+    more = 0
+    for claim in dropped:
+        if len(kept) < MAX_LISTED:
+            kept.append(claim)
+        else:
+            more += 1
+    return [*kept, f"… and {more} more"] if more else kept
 
 
 def total(kept: list[str]) -> int:

@@ -46,6 +46,7 @@ class Limits:
     grace: float  # between SIGTERM and SIGKILL
     idle: float | None = None  # no output, report or loop change for this long: stuck
     budgeted: bool = False  # a --max-cost or --max-tokens is set: check spending as it goes
+    report_cap: int | None = None  # bytes of a report the next phases get (snapshots.py)
 
 
 @dataclass
@@ -154,17 +155,23 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     iteration = loop.deactivate(loop_file)
     meter.read(force=True, final=True)
 
-    text = loop.read_report(report)
+    has_text, complete = loop.report_facts(report)
     if outcome.error is not None:
         status = "failed"
     else:
-        status = loop.final_status(report=text, iteration=iteration,
-                                   max_iterations=task.max_iterations)
+        status = loop.status_of(has_text, complete, iteration, task.max_iterations)
         if status == "failed":
             outcome = Outcome(outcome.session_id, f"{seat.cli} exited without writing its report")
     snapshot = None
     if status != "failed":  # what every later phase reads, whatever the agent does next
-        snapshot = snapshots.publish(report, ws.published_output(seat.name, phase))
+        snapshot = snapshots.publish(report, ws.published_output(seat.name, phase),
+                                     limits.report_cap)
+        if snapshot.cut_at is not None:
+            assert snapshot.full is not None
+            progress.emit(ws.root, phase, seat.name,
+                          f"report is {snapshot.size:,} bytes, over the {limits.report_cap:,}-"
+                          f"byte cap: the next phases get its first {snapshot.cut_at:,} "
+                          f"bytes, with a note; all of it is in {snapshot.full.name}")
     final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error,
                     iteration, meter.record(), snapshot)
     if limits.budgeted:
@@ -174,7 +181,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         progress.emit(ws.root, phase, seat.name,
                       f"failed ({final.failure}) after {elapsed:.0f} s: {outcome.error}")
     else:
-        size = len(text or "")
+        size = report.stat().st_size
         progress.emit(ws.root, phase, seat.name,
                       f"{status} after {final.iteration} iteration(s), {elapsed:.0f} s, "
                       f"{size} bytes, {format_usage(meter.total)}")
@@ -423,12 +430,15 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
 
 def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
             session_id: str | None, error: str | None, iteration: int,
-            usage: dict[str, object] | None = None, sha256: str | None = None) -> AgentPhase:
+            usage: dict[str, object] | None = None,
+            snapshot: snapshots.Published | None = None) -> AgentPhase:
     def change(state: RunState) -> AgentPhase:
         record = state.agents[seat].phase(phase)
         if usage is not None:
             record.usage = usage
-        record.sha256 = sha256
+        record.sha256 = snapshot.sha256 if snapshot else None
+        record.original_sha256 = (snapshot.original_sha256 if snapshot and
+                                  snapshot.original_sha256 != snapshot.sha256 else None)
         record.status, record.exit_code, record.error = status, returncode, error
         record.failure = failures.classify(error) if status == "failed" else None
         record.iteration = iteration

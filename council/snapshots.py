@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from council.state import RunState
@@ -41,9 +42,46 @@ def digest(path: Path) -> str | None:
     return sha.hexdigest()
 
 
-def publish(source: Path, target: Path) -> str:
+@dataclass(frozen=True)
+class Published:
+    sha256: str  # of the snapshot the next phases read
+    original_sha256: str  # of the agent's file (differs when the snapshot was cut)
+    size: int  # the agent's file, in bytes
+    cut_at: int | None = None  # the snapshot's size when the report was over the cap
+    full: Path | None = None  # where the whole report is kept then
+
+
+def full_copy(target: Path) -> Path:
+    return target.with_name(f"{target.stem}.full{target.suffix}")
+
+
+def publish(source: Path, target: Path, cap: int | None = None) -> Published:
     """Copy source to target atomically (readers see the old or the new snapshot, never a
-    torn one); returns the snapshot's sha256."""
+    torn one). A markdown report over `cap` bytes is cut at its last line break before the
+    cap, with a note saying so, and kept whole beside the snapshot: the next phases, and
+    council's own checks, read what fits."""
+    size = source.stat().st_size
+    original = _copy(source, target)
+    if cap is None or size <= cap or target.suffix != ".md":
+        return Published(original, original, size)
+    full = full_copy(target)
+    os.replace(target, full)
+    with source.open("rb") as handle:
+        head = handle.read(cap).decode("utf-8", errors="ignore")
+    head = head[:head.rfind("\n") + 1] or head
+    note = (f"\n\n> **council:** this report is {size:,} bytes, over the run's "
+            f"{cap:,}-byte cap (`max_report_bytes`): the next phases were given the text "
+            f"above, its first {len(head.encode()):,} bytes. The whole report is "
+            f"`{full.name}` in the run folder.\n")
+    data = (head + note).encode("utf-8")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+    _digests.pop(target, None)
+    return Published(hashlib.sha256(data).hexdigest(), original, size, len(data), full)
+
+
+def _copy(source: Path, target: Path) -> str:
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     sha = hashlib.sha256()
     with source.open("rb") as src, tmp.open("wb") as dst:
@@ -69,7 +107,7 @@ def changes(ws: Workspace, state: RunState) -> list[str]:
                              f"changed or removed after publication (sha256 "
                              f"{ap.sha256[:12]}… no longer matches)")
             original = digest(ws.working_output(seat, phase))
-            if original is not None and original != ap.sha256:
+            if original is not None and original != (ap.original_sha256 or ap.sha256):
                 found.append(f"{seat} changed its {phase} output ({published.name}) in its "
                              "folder after it was published; council used the published "
                              f"snapshot (sha256 {ap.sha256[:12]}…)")

@@ -67,6 +67,7 @@ class AgentPhase:
     dropped_sources: list[str] | None = None
     dropped_claims: list[str] | None = None
     sha256: str | None = None  # of the published snapshot (snapshots.py)
+    original_sha256: str | None = None  # of the agent's own file, when the snapshot was cut
 
     @property
     def usable(self) -> bool:

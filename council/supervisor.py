@@ -507,10 +507,10 @@ def _record_regressions(ws: Workspace) -> None:
             if ap is None or not ap.usable or before is None or after is None:
                 continue
             ap.dropped_sources = sources.disappeared(before, after)
-            gone = regression.dropped_claims(before, after)
-            ap.dropped_claims = regression.listed(gone)
+            ap.dropped_claims = regression.listed(regression.dropped_claims(before, after))
+            gone = regression.total(ap.dropped_claims) if ap.dropped_claims else 0
             if ap.dropped_sources or gone:
-                found.append((name, len(ap.dropped_sources), len(gone)))
+                found.append((name, len(ap.dropped_sources), gone))
         return found
 
     for name, dropped, gone in update_state(ws.root, change):

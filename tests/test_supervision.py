@@ -279,3 +279,25 @@ def test_a_report_changed_after_publication_is_named(council: Council) -> None:
     assert "codex (codex-report.md)" in provenance
     assert "A claim slipped in" not in (run / "claude-report.md").read_text()
     assert len(state_of(run)["provenance"]) == 2
+
+
+def test_a_report_over_the_cap_goes_on_cut_with_a_note(council: Council) -> None:
+    council.script({"claude:research": {"finish_after": 1, "pad_bytes": 300_000},
+                    "*": {"finish_after": 1}})
+    (council.root / "council.yaml").write_text("max_report_bytes: 50000\n")
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    snapshot = (run / "claude-report.md").read_text()
+    assert len(snapshot.encode()) < 52_000
+    assert "over the run's 50,000-byte cap" in snapshot
+    assert (run / "claude-report.full.md").stat().st_size > 300_000
+    # What the other agents refined from is the cut snapshot, note included.
+    given = run / "agents" / "codex" / "refinement-inputs" / "claude-report.md"
+    assert given.read_text() == snapshot
+    assert "over the 50,000-byte cap" in (run / "progress.log").read_text()
+    st = state_of(run)
+    assert st["phase"] == "done"
+    research = st["agents"]["claude"]["phases"]["research"]
+    assert research["original_sha256"] and research["sha256"] != research["original_sha256"]
+    assert not st.get("provenance")  # a cut snapshot is not a tampered one

@@ -44,7 +44,8 @@ class RunContext:
         return Limits(timeout=timeout, grace=self.options.grace_period,
                       idle=self.options.idle_timeout,
                       budgeted=self.options.max_cost is not None
-                      or self.options.max_tokens is not None)
+                      or self.options.max_tokens is not None,
+                      report_cap=self.options.max_report_bytes)
 
     def to_run(self, phase: str, seats: list[Seat]) -> list[tuple[Seat, AgentPhase | None]]:
         """Seats that still have `phase` to do, each with its interrupted record (if it had

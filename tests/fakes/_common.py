@@ -172,6 +172,7 @@ class Behaviour:
         self.flood_bytes = int(raw.get("flood_bytes", 0) or 0)
         self.text_only = bool(raw.get("text_only"))
         self.exit_code = int(raw.get("exit_code", 0) or 0)
+        self.pad_bytes = int(raw.get("pad_bytes", 0) or 0)
         content = raw.get("content")
         self.content = content if isinstance(content, str) else None
 
@@ -197,12 +198,29 @@ class Behaviour:
             time.sleep(self.delay)
 
 
+def pasted_appendix(nbytes: int, cli: str, seat: str) -> str:
+    """About nbytes of an appendix pasted from a source: hard-wrapped prose, no blank line,
+    a cited sentence on every line (the worst case for council's text processing)."""
+    words = ("tide", "moon", "orbit", "basin", "shelf", "surge", "phase", "range", "lunar",
+             "solar", "estuary", "current", "gauge", "datum", "wave", "harbour")
+    lines, size, i = ["\n## Appendix (pasted)\n\n"], 0, 0
+    while size < nbytes:
+        a, b, c = words[i % 16], words[i // 16 % 16], words[i // 256 % 16]
+        line = (f"Line {i}: the pasted source says the {a} {b} {c} figure rose "
+                f"{i % 97}.{i % 7}% in {1900 + i % 125}, see https://example.net/{seat}/{i} "
+                f"and [{i % 9 + 1}].\n")
+        lines.append(line)
+        size, i = size + len(line), i + 1
+    return "".join(lines)
+
+
 def write_report(path: str, cli: str, seat: str, turn: int, marker: bool,
-                 content: str | None = None) -> str:
+                 content: str | None = None, pad_bytes: int = 0) -> str:
     """Append this turn's section; returns "add" or "update".
 
     Once the marker is present it is kept as the last line (later turns move it down).
     With `content` (the behaviour key), write exactly that instead (e.g. a JSON answer).
+    With `pad_bytes`, turn 1 also appends a pasted appendix of about that size.
     """
     existed = os.path.exists(path)
     if content is not None:
@@ -226,6 +244,8 @@ def write_report(path: str, cli: str, seat: str, turn: int, marker: bool,
         f"- https://example.org/{cli}/{seat}/{turn}\n"
         f"- https://example.com/{cli}/{seat}/{turn}/source\n"
     )
+    if pad_bytes and turn == 1:
+        text += pasted_appendix(pad_bytes, cli, seat)
     if marker or had_marker:
         text += f"\n{MARKER}\n"
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
