@@ -40,6 +40,8 @@ class Seat:
     effort: str | None = None
     max_iterations: int = 10
     extra_args: tuple[str, ...] = ()
+    # The CLI this seat moves to when its own fails for good (auth, quota, rate limits).
+    fallback: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,11 +51,12 @@ class Seat:
             "effort": self.effort,
             "max_iterations": self.max_iterations,
             "extra_args": list(self.extra_args),
+            "fallback": self.fallback,
         }
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
-        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args"}
+        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback"}
         _reject_unknown(data, allowed, where)
         cli = data.get("cli", name if name in CLIS else None)
         seat = cls(
@@ -63,6 +66,7 @@ class Seat:
             effort=_opt_str(data.get("effort"), f"{where}.effort"),
             max_iterations=_int(data.get("max_iterations", 10), f"{where}.max_iterations"),
             extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
+            fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
         )
         seat.validate(where)
         return seat
@@ -74,6 +78,10 @@ class Seat:
             )
         if self.cli not in CLIS:
             raise ConfigError(f"{where}: cli {self.cli!r} is not one of {', '.join(CLIS)}")
+        if self.fallback is not None and (self.fallback not in CLIS or
+                                          self.fallback == self.cli):
+            raise ConfigError(f"{where}: fallback must be another CLI than {self.cli} "
+                              f"({', '.join(c for c in CLIS if c != self.cli)})")
         if self.effort is not None and self.effort not in EFFORTS:
             raise ConfigError(f"{where}: effort {self.effort!r} is not one of {', '.join(EFFORTS)}")
         if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:

@@ -95,7 +95,8 @@ class RunState:
     synthesizer: str | None = None
     budget_exhausted: str | None = None  # why the budget stopped the loops, if it did
     completeness: dict[str, Any] | None = None  # score.Completeness.to_dict()
-    provenance: list[str] | None = None  # snapshots changed after publication (snapshots.py)
+    provenance: list[str] | None = None  # snapshots changed after publication, seats moved
+    dropped: dict[str, str] | None = None  # seats given up for the rest of the run, and why
     updated_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
@@ -115,6 +116,7 @@ class RunState:
             "budget_exhausted": self.budget_exhausted,
             "completeness": self.completeness,
             "provenance": self.provenance,
+            "dropped": self.dropped,
             "options": self.options,
             "agents": {
                 name: {
@@ -177,6 +179,7 @@ class RunState:
             budget_exhausted=data.get("budget_exhausted"),
             completeness=data.get("completeness"),
             provenance=data.get("provenance"),
+            dropped=data.get("dropped"),
             updated_at=data.get("updated_at"),
             ended_at=data.get("ended_at"),
             error=data.get("error"),

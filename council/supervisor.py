@@ -172,7 +172,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         found = await scoping.run(ctx)
 
     _set_phase(ws, "research")
-    _announce(ctx, "research", seats, "in parallel")
+    _announce(ctx, "research", ctx.seats(), "in parallel")
     await research.run(ctx, found)
     survivors = _survivors(ctx, "research", total)
 
@@ -214,7 +214,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         return RunResult(ws, EXIT_OK, "handed over")
     chosen = load_state(ws.root).synthesizer
     writer = next((s for s in survivors if s.name == chosen), None) or \
-        synthesis.choose_synthesizer(ctx.options.synthesizer, seats, survivors)
+        synthesis.choose_synthesizer(ctx.options.synthesizer, ctx.seats() or seats, survivors)
     if writer.name != ctx.options.synthesizer:
         progress.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
                       f"{writer.name} writes the final report instead")
@@ -289,14 +289,14 @@ def _stamp_final_report(ws: Workspace, contributors: list[str], total: int,
         body = body.split("\n\n", 1)[-1]
     ledger = _write_ledger(ws, body)
     result = _record_completeness(ws, ledger)
-    changed = _check_snapshots(ws)
+    changed = _check_snapshots(ws)  # with the seats that moved to a fallback CLI
     gaps_filled = synthesis.gap_fill_ran(load_state(ws.root))
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
               f"{_phases_ran(ws, source_phase, gaps_filled)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
               + (f" · cut short by the budget ({cut})" if cut else "")
-              + (f" · {len(changed)} snapshot change(s), see Provenance" if changed else "")
+              + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
               + "\n\n")
     section = score.section(result)
     if changed:

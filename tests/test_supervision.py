@@ -273,7 +273,7 @@ def test_a_report_changed_after_publication_is_named(council: Council) -> None:
     assert "provenance: the published research output of codex (codex-report.md) was " \
            "changed" in log
     final = (run / "final-report.md").read_text()
-    assert "2 snapshot change(s), see Provenance" in final.splitlines()[0]
+    assert "2 provenance note(s), see Provenance" in final.splitlines()[0]
     provenance = final.split("## Provenance", 1)[1]
     assert "claude changed its research output" in provenance
     assert "codex (codex-report.md)" in provenance
@@ -299,5 +299,6 @@ def test_a_report_over_the_cap_goes_on_cut_with_a_note(council: Council) -> None
     st = state_of(run)
     assert st["phase"] == "done"
     research = st["agents"]["claude"]["phases"]["research"]
-    assert research["original_sha256"] and research["sha256"] != research["original_sha256"]
+    assert research["original_sha256"]
+    assert research["sha256"] != research["original_sha256"]
     assert not st.get("provenance")  # a cut snapshot is not a tampered one

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from council import progress
+from council import failover, progress
 from council.config import RunOptions, Seat
 from council.loop import read_report
 from council.runner import Limits, SeatTask, fail_seat, run_seat
@@ -60,11 +60,19 @@ class RunContext:
                 out.append((seat, rec if rec.started_at else None))
         return out
 
+    def seats(self) -> list[Seat]:
+        """The seats still in the run, as they run now: without the ones given up for good,
+        and on their fallback CLI where they moved (failover.py)."""
+        state = load_state(self.ws.root)
+        dropped = state.dropped or {}
+        return [seat for seat in RunOptions.from_dict(state.options).seats
+                if seat.name not in dropped]
+
     def usable(self, phase: str) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
         state = load_state(self.ws.root)
         return [
-            seat for seat in self.options.seats
+            seat for seat in RunOptions.from_dict(state.options).seats
             if (rec := state.agents[seat.name].phases.get(phase)) is not None and rec.usable
         ]
 
@@ -73,11 +81,31 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
     results: dict[str, AgentPhase] = {}
 
     async def one(task: SeatTask) -> None:
-        try:
-            results[task.seat.name] = await run_seat(ctx.ws, task, ctx.limits(task.phase))
-        except Exception as exc:  # one seat's trouble (a full disk, a mangled file) is its own
-            results[task.seat.name] = fail_seat(ctx.ws, task.seat.name, task.phase,
-                                                f"council error: {exc}")
+        retries = 0
+        while True:
+            try:
+                record = await run_seat(ctx.ws, task, ctx.limits(task.phase))
+            except Exception as exc:  # one seat's trouble (a full disk, a mangled file)
+                record = fail_seat(ctx.ws, task.seat.name, task.phase, f"council error: {exc}")
+            step, wait = failover.next_step(
+                record.failure if record.status == "failed" else None, retries, record.error)
+            if step == "retry":  # a rate limit: pause, then go on where it stopped
+                retries += 1
+                progress.emit(ctx.ws.root, task.phase, task.seat.name,
+                              f"rate-limited; trying again in {wait:g} s (retry {retries} of "
+                              f"{failover.RETRIES})")
+                await anyio.sleep(wait)
+                task = replace(task, previous=record)
+                continue
+            if step == "give_up":
+                assert record.failure is not None
+                moved = failover.give_up(ctx.ws, task.seat, task.phase, record.failure,
+                                         record.error)
+                if moved is not None:  # the seat's role, on its fallback CLI, from scratch
+                    task, retries = replace(task, seat=moved, previous=None), 0
+                    continue
+            results[task.seat.name] = record
+            return
 
     async with anyio.create_task_group() as group:
         for task in tasks:

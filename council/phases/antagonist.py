@@ -55,7 +55,7 @@ def choose(synthesizer: str, seats: list[Seat], contributors: list[Seat]) -> Sea
 async def run(ctx: RunContext, contributors: list[Seat], source_phase: str,
               verification: dict[str, Any] | None) -> AgentPhase:
     ws = ctx.ws
-    seat = choose(ctx.options.synthesizer, list(ctx.options.seats), contributors)
+    seat = choose(ctx.options.synthesizer, ctx.seats(), contributors)
     folder = ws.peers_dir(seat.name, "antagonist")
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}

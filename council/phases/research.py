@@ -26,7 +26,7 @@ def tasks(ctx: RunContext, scope: Scope | None = None) -> list[SeatTask]:
             max_iterations=seat.max_iterations,
             previous=previous,
         )
-        for seat, previous in ctx.to_run("research", list(ctx.options.seats))
+        for seat, previous in ctx.to_run("research", ctx.seats())
     ]
 
 

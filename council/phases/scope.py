@@ -30,7 +30,7 @@ async def run(ctx: RunContext) -> Scope | None:
         # already started without it: the agents must share one checklist or none.
         if found is not None or _research_started(ctx):
             return found
-    seats = list(ctx.options.seats)
+    seats = ctx.seats()
     first = choose_synthesizer(ctx.options.synthesizer, seats, seats)
     candidates = [first, *(s for s in seats if s.name != first.name)]
 

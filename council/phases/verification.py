@@ -43,7 +43,7 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
     if done is not None:
         return done  # a resumed run that had finished verifying
     names = [s.name for s in contributors]
-    extractor = choose_synthesizer(ctx.options.synthesizer, list(ctx.options.seats),
+    extractor = choose_synthesizer(ctx.options.synthesizer, ctx.seats(),
                                    contributors)
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}

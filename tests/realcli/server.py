@@ -22,6 +22,8 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
 
     {"finish_after": 2,     # turn whose report first ends with the marker
      "status": null,        # e.g. 500: answer every request of this api with it
+     "status_count": null,  # only the first N requests of this api get `status`
+     "retry_after": null,   # a Retry-After header (seconds) on those answers
      "delay": 0.0,          # seconds to wait before answering
      "hostile": [],         # paths a misbehaving agent tries to write before its report
      "quote_marker": false} # every turn also quotes the marker inline and in fenced code
@@ -58,7 +60,8 @@ MARKER = "<!-- RESEARCH_COMPLETE -->"
 REPORT_RE = re.compile(r"^Report file: (.+)$", re.MULTILINE)
 APIS = ("anthropic", "openai", "gemini")
 CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
-DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": []}
+DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
+                            "status_count": None, "retry_after": None}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -474,12 +477,15 @@ class _Handler(BaseHTTPRequestHandler):
             record["ms"] = round((time.time() - record["time"]) * 1000)
             self.server.log(record)
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any,
+                   headers: Mapping[str, str] | None = None) -> None:
         self._flush_log()
         raw = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(raw)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":  # a body after HEAD would corrupt a keep-alive connection
             self.wfile.write(raw)
@@ -530,10 +536,12 @@ class _Handler(BaseHTTPRequestHandler):
         if settings["delay"]:
             time.sleep(float(settings["delay"]))
         try:
-            if api in APIS and settings["status"]:
+            if api in APIS and settings["status"] and self.server.take_error(api, settings):
                 status = int(settings["status"])
                 record["answer"] = f"status {status}"
-                self._send_json(status, error_body(api, status))
+                headers = ({"retry-after": str(settings["retry_after"])}
+                           if settings["retry_after"] is not None else {})
+                self._send_json(status, error_body(api, status), headers)
             elif self.headers.get("upgrade", "").lower() == "websocket":
                 record["answer"] = "404 websocket"
                 self._send_json(404, {"error": "no websockets here"})
@@ -725,6 +733,19 @@ class _Server(ThreadingHTTPServer):
         self.log_path = log_path
         self.log_bodies = log_bodies
         self._lock = threading.Lock()
+        self.errors_sent: dict[str, int] = {}
+
+    def take_error(self, api: str, settings: Mapping[str, Any]) -> bool:
+        """Whether this request of `api` gets the scripted error (`status_count` limits it
+        to the first N)."""
+        if settings["status_count"] is None:
+            return True
+        with self._lock:
+            used = self.errors_sent.get(api, 0)
+            if used >= int(settings["status_count"]):
+                return False
+            self.errors_sent[api] = used + 1
+            return True
 
     def settings(self, api: str) -> dict[str, Any]:
         own = self.script.get(api) or {}
