@@ -14,10 +14,10 @@ import click
 
 from council import __version__, crash, paths, status, supervisor
 from council.config import Overrides, load_options, plan
-from council.errors import CouncilError, UsageError
-from council.state import load_state
+from council.errors import CouncilError, StateError, UsageError
+from council.state import RunState, load_state
 from council.topic import read_topic
-from council.workspace import find_run, list_runs
+from council.workspace import Workspace, find_run, list_runs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -151,12 +151,21 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
 
 @main.command()
 @click.argument("run_id")
+@click.option("--rebuild", is_flag=True,
+              help="The run's state.yaml is corrupt or gone: rebuild it from the run's "
+                   "reports (the corrupt file is kept), then resume.")
 @research_dir_option
 @handle_errors
-def resume(run_id: str, research_dir: Path | None) -> None:
+def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
     """Continue run RUN_ID after a crash, kill or cancel: finished work is kept, interrupted
     agents continue their sessions, then the remaining phases run."""
-    ws = find_run(run_id, _research_dir(research_dir))
+    ws = find_run(run_id, _research_dir(research_dir), require_state=not rebuild)
+    if rebuild:
+        from council.recovery import rebuild as rebuild_state
+
+        click.echo(rebuild_state(ws))
+    else:
+        _readable(ws)
     click.echo(f"resuming council run {ws.id}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
     _finish(supervisor.execute(ws))
@@ -170,6 +179,15 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     """Stop a running council (the latest run by default); its files are kept."""
     ws = find_run(run_id, _research_dir(research_dir))
     click.echo(supervisor.cancel_run(ws))
+
+
+def _readable(ws: Workspace) -> RunState:
+    """The run's state, or one line naming the corrupt file and the way out."""
+    try:
+        return load_state(ws.root)
+    except StateError as exc:
+        raise StateError(f"{exc}; `council resume --rebuild {ws.id}` rebuilds it from the "
+                         "run's reports") from exc
 
 
 def _finish(result: supervisor.RunResult) -> None:
@@ -240,7 +258,7 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
 def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> None:
     """Show a run's phase and each agent's progress (the latest run by default)."""
     ws = find_run(run_id, _research_dir(research_dir))
-    state = load_state(ws.root)
+    state = _readable(ws)
     if as_json:
         click.echo(json.dumps(status.as_json(state, ws), indent=2))
     else:

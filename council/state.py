@@ -359,7 +359,22 @@ def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
         return copy.deepcopy(result)
 
 
+RUN_SPEC = "run.json"  # what the run was asked to do, written once: what a rebuild starts from
+
+
 def create_state(run_dir: Path, state: RunState) -> None:
+    import json
+
+    atomic_write(run_dir / RUN_SPEC, json.dumps(
+        {"id": state.id, "topic": state.topic, "created_at": state.created_at,
+         "options": state.options}, indent=2, ensure_ascii=False) + "\n")
     with locked(run_dir):
+        _save(run_dir, copy.deepcopy(state))
+
+
+def replace_state(run_dir: Path, state: RunState) -> None:
+    """Write a state that is not derived from the file (a rebuild): the file is not read."""
+    with locked(run_dir):
+        _known.pop(run_dir, None)
         _save(run_dir, copy.deepcopy(state))
 

@@ -127,12 +127,15 @@ def _point_latest(base: Path, root: Path) -> None:
     os.replace(tmp, base / "latest")
 
 
-def find_run(run_id: str | None, base: Path | None = None) -> Workspace:
-    """The run with that id, or the latest run when no id is given."""
+def find_run(run_id: str | None, base: Path | None = None,
+             require_state: bool = True) -> Workspace:
+    """The run with that id, or the latest run when no id is given. `require_state=False`
+    also finds a run folder whose state.yaml is gone (to rebuild it)."""
     base = base or paths.research_dir()
     if run_id is not None:
         root = base / check_run_id(run_id)
-        if not (root / STATE_FILE).is_file():
+        marker = STATE_FILE if require_state else "progress.log"
+        if not (root / marker).is_file() and not (root / STATE_FILE).is_file():
             raise RunNotFoundError(f"no run {run_id} in {base}")
         return Workspace(root)
     runs = list_runs(base)

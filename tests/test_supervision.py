@@ -252,8 +252,20 @@ def test_a_garbled_state_file_neither_changes_nor_ends_the_run(council: Council)
         assert out.returncode == 1, (command, out.stdout, out.stderr)
         assert out.stderr.count("\n") == 1, (command, out.stderr)
         assert f"{run / 'state.yaml'}:2:1: corrupt state file" in out.stderr, out.stderr
+        assert f"`council resume --rebuild {run.name}` rebuilds it" in out.stderr
     listed = council.run("list")  # the other runs are still listed; this one says why not
     assert f"{run.name}  unreadable: {run / 'state.yaml'}:2:1" in listed.stdout
+    # Rebuilt from run.json and the published reports: only what no report shows is redone.
+    started = len([e for e in council.fake_log() if e["event"] == "start"])
+    rebuilt = council.run("resume", "--rebuild", run.name)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "rebuilt the state of run" in rebuilt.stdout
+    assert "claude research, claude refinement" in rebuilt.stdout
+    assert list(run.glob("state.yaml.corrupt-*"))
+    st = state_of(run)
+    assert st["phase"] == "done"
+    again = [e for e in council.fake_log() if e["event"] == "start"][started:]
+    assert {e["seat"] for e in again} == {"claude"}  # the synthesis alone
 
 
 def test_a_report_changed_after_publication_is_named(council: Council) -> None:
