@@ -13,8 +13,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
-# an angle bracket, and loses trailing punctuation that belongs to the sentence.
-LINK = re.compile(r"\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)|<(https?://[^>\s]+)>|"
+# an angle bracket, and loses trailing punctuation that belongs to the sentence. A link's
+# text is bounded (one line, 1000 characters): unbounded, a pasted page full of `[` and no
+# `]` made every `[` scan to the end of the text, quadratic in its size.
+LINK = re.compile(r"\[[^\]\n]{0,1000}\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"\n]{0,1000}\")?\s*\)|"
+                  r"<(https?://[^>\s]+)>|"
                   r"(?<![<\w])((?:https?|ftp)://[^\s<>\"'`\]]+|www\.[^\s<>\"'`\]]+)")
 TRAILING = ".,;:!?)]}*_'\""
 TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_hsenc|_hsmi|"

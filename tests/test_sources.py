@@ -105,3 +105,9 @@ def test_sources_only_from_the_gap_filling_round_are_marked() -> None:
     assert "<https://example.org/a> — cited by claude, codex\n" in section  # not only gap fill
     flags = {s["url"]: s["gap_fill_only"] for s in ledger.to_dict()["sources"]}
     assert flags == {"https://example.org/a": False, "https://example.org/gap": True}
+
+
+def test_a_page_of_unclosed_brackets_is_read_in_one_pass() -> None:
+    # 400,000 `[` with no `]` and one real link at the end: each `[` looks at most one line.
+    text = ("[" * 79 + "\n") * 5_000 + "See [the gauge](https://example.org/gauge).\n"
+    assert extract(text) == ["https://example.org/gauge"]
