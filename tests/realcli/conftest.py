@@ -11,7 +11,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -40,11 +40,11 @@ def pinned_versions() -> dict[str, str]:
     return versions
 
 
-def _missing(reason: str) -> None:
+def _missing(reason: str) -> NoReturn:
     """Skip, unless CI (COUNCIL_REQUIRE_REAL_CLIS=1) installed the CLIs and expects them."""
     if os.environ.get("COUNCIL_REQUIRE_REAL_CLIS") == "1":
         pytest.fail(reason)
-    _missing(reason)
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +53,7 @@ def real_clis(tmp_path_factory: pytest.TempPathFactory) -> RealClis:
     home = tmp_path_factory.mktemp("version-check-home")
     bin_dir = cli_cache() / "bin"
     versions = pinned_versions()
-    how = "run scripts/install-clis.sh"
+    how = "run scripts/install-clis.sh to install the pinned CLIs, or set COUNCIL_CLI_CACHE"
     # `--version` writes under HOME, CODEX_HOME and GEMINI_CLI_HOME: keep it in a scratch home.
     env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME", "GEMINI_CLI_HOME")}
     env["HOME"] = str(home)
