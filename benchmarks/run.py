@@ -53,7 +53,9 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
     env = {**os.environ, "PATH": f"{FAKES_BIN}{os.pathsep}{os.environ['PATH']}",
            "HOME": str(work / "home"), "COUNCIL_FAKE_SCRIPT": str(script),
            "COUNCIL_FAKE_LOG": str(work / "fake.jsonl"),
-           "COUNCIL_RESEARCH_DIR": str(work / "research")}
+           "COUNCIL_RESEARCH_DIR": str(work / "research"),
+           # logged in, as far as council's preflight can tell: the fakes need no key
+           "ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake", "GEMINI_API_KEY": "fake"}
     began = time.perf_counter()
     proc = psutil.Popen([sys.executable, "-m", "council", "run", "--test", "benchmark"],
                         cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

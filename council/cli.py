@@ -12,7 +12,7 @@ from typing import Any, NoReturn, TypeVar
 
 import click
 
-from council import __version__, crash, paths, status, supervisor
+from council import __version__, crash, paths, preflight, status, supervisor
 from council.config import Overrides, load_options, plan
 from council.errors import CouncilError, StateError, UsageError
 from council.state import RunState, load_state
@@ -138,6 +138,9 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
                                      max_iterations=max_iterations, max_cost=max_cost,
                                      max_tokens=max_tokens, verify=verify, debate=debate,
                                      mode=mode))
+    options, notes = preflight.prepare(options, explicit=bool(names))
+    for line in notes:
+        click.echo(f"council: {line}", err=True)
     for line in plan(options):
         click.echo(line)
     if confirm and not click.confirm("Start the council?", default=False):
@@ -220,16 +223,12 @@ def doctor() -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from."""
     from council.doctor import run_doctor
 
-    checks, code = run_doctor()
-    for c in checks:
-        if c.path is None:
-            click.echo(f"{c.cli:<7} not found on PATH")
-            continue
-        click.echo(f"{c.cli:<7} {c.version or 'unknown version'} at {c.path}; "
-                   f"tested: {c.tested}; auth: {c.auth}")
+    rows, code = run_doctor()
+    for line in rows:
+        click.echo(line)
     if code:
-        click.echo("council: error: no agent CLI can run here; install claude, codex or gemini",
-                   err=True)
+        click.echo("council: error: no agent can run here: install a CLI and log in to it, "
+                   "as its line above says", err=True)
     sys.exit(code)
 
 

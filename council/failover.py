@@ -19,6 +19,7 @@ from dataclasses import replace
 
 from council import progress
 from council.config import PROFILES, RunOptions, Seat
+from council.preflight import LOGIN
 from council.state import RunState, update_state
 from council.workspace import Workspace
 
@@ -26,11 +27,6 @@ DROP = frozenset({"auth", "quota", "missing_cli"})
 RETRIES = 2  # rate-limit retries per seat per phase
 BACKOFF = (5.0, 15.0)  # seconds, when the CLI gives no Retry-After
 MAX_WAIT = 60.0  # a longer Retry-After is not waited out: the seat is given up instead
-LOGIN = {
-    "claude": "log in with `claude` then /login, or set ANTHROPIC_API_KEY",
-    "codex": "log in with `codex login`, or set OPENAI_API_KEY",
-    "gemini": "log in with `gemini` (choose a login method), or set GEMINI_API_KEY",
-}
 RETRY_AFTER = re.compile(
     r"retry[- _]after\D{0,3}(\d+(?:\.\d+)?)|retry in (\d+(?:\.\d+)?)\s*s|"
     r"\"retryDelay\"\s*:\s*\"(\d+(?:\.\d+)?)s\"", re.I)

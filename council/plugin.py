@@ -111,10 +111,8 @@ def _forget_pending(base: Path, session_id: str) -> None:
 
 def check_request(args: str) -> RunOptions:
     """The run options of a request, or the CouncilError that says why it cannot run."""
-    import shutil
-
+    from council import preflight
     from council.config import Overrides, load_options
-    from council.errors import CouncilError
     from council.topic import check_topic
 
     request = parse_request(args)
@@ -122,11 +120,7 @@ def check_request(args: str) -> RunOptions:
     options = load_options(Overrides(test=request.test, agents=request.agents,
                                      mode=request.mode, debate=request.debate,
                                      verify=request.verify))
-    clis = sorted({seat.cli for seat in options.seats})
-    if not any(shutil.which(cli) for cli in clis):
-        raise CouncilError(f"none of the council's CLIs ({', '.join(clis)}) is installed on "
-                           "this machine's PATH; install and log in to at least one "
-                           "(`council doctor` shows what it finds)")
+    options, _ = preflight.prepare(options, explicit=bool(request.agents))
     return plugin_limits(options)
 
 

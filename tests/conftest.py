@@ -78,6 +78,9 @@ def council(isolated: Path) -> Council:
     env = dict(os.environ)
     env["PATH"] = f"{FAKES_BIN}{os.pathsep}{env['PATH']}"
     env["COUNCIL_FAKE_LOG"] = str(isolated / "fake-log.jsonl")
+    # Logged in, as far as council's preflight can tell (the fakes need no key).
+    env.update(ANTHROPIC_API_KEY="fake-key", OPENAI_API_KEY="fake-key",
+               GEMINI_API_KEY="fake-key")
     return Council(isolated, env)
 
 

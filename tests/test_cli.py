@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from council import cli, supervisor
+from council import cli, preflight, supervisor
 from council.errors import RunNotFoundError
 
 
@@ -17,6 +17,7 @@ def test_an_unexpected_error_is_one_line_and_a_crash_log_in_the_run(
         raise RuntimeError("something council did not foresee\nsecond line")
 
     monkeypatch.setattr(supervisor, "execute", explode)
+    monkeypatch.setattr(preflight, "prepare", lambda options, explicit: (options, []))
     result = CliRunner().invoke(cli.main, ["run", "--test", "q"])
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()

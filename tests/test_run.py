@@ -150,18 +150,40 @@ def test_one_failing_agent_degrades_the_run(
             assert f"research gemini no output for {silent} s (gives up at 2 s)" in log
 
 
-def test_missing_cli_is_a_failed_seat_not_a_crash(council: Council, tmp_path: Path) -> None:
-    # Only claude and codex on PATH.
+def test_a_bad_setup_is_named_before_any_run_starts(council: Council, tmp_path: Path) -> None:
+    # Only claude and codex on PATH, and codex logged in nowhere.
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for cli in ("claude", "codex"):
         (bin_dir / cli).symlink_to(Path(__file__).parent / "fakes" / "bin" / cli)
     council.env["PATH"] = f"{bin_dir}:/usr/bin:/bin"
+    del council.env["OPENAI_API_KEY"]
+    # Asked for by name: each problem is one line with its fix, exit 2, nothing created.
+    asked = council.run("run", "--test", "--agents", "claude,codex,gemini", "q")
+    assert asked.returncode == 2
+    assert asked.stderr.splitlines() == [
+        "council: error: an agent you asked for cannot run here",
+        "codex has no credentials: log in with `codex login`, or set OPENAI_API_KEY",
+        "gemini is not installed: npm install -g @google/gemini-cli@0.61.0 (Node 20 or newer)",
+    ]
+    assert not council.research.exists()
+    assert not council.fake_log()
+    # The default council: the ready CLIs run, and the skipped ones are named.
     proc = council.run("run", "--test", "q")
     assert proc.returncode == 0, proc.stderr
-    rec = state_of(council.only_run())["agents"]["gemini"]["phases"]["research"]
-    assert rec["status"] == "failed"
-    assert "gemini is not installed or not on PATH" in rec["error"]
+    assert "council: skipping codex, gemini: codex has no credentials" in proc.stderr
+    st = state_of(council.only_run())
+    assert set(st["agents"]) == {"claude"}
+    assert st["phase"] == "done"
+
+
+def test_no_ready_cli_fails_fast_with_the_fixes(council: Council) -> None:
+    council.env["PATH"] = "/usr/bin:/bin"
+    proc = council.run("run", "q")
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines()[0] == "council: error: no agent can run here"
+    assert len(proc.stderr.splitlines()) == 4  # one line per CLI, each naming its fix
+    assert not council.research.exists()
 
 
 def test_failed_synthesizer_is_replaced(council: Council) -> None:

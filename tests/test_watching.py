@@ -88,14 +88,25 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0
     assert "tested: no (council is tested with 2.1.197)" in proc.stdout
-    assert "auth: found ANTHROPIC_API_KEY" in proc.stdout
-    assert "codex   not found on PATH" in proc.stdout
+    assert "credentials: ANTHROPIC_API_KEY" in proc.stdout
+    assert "sk-test" not in proc.stdout  # a secret is named, never shown
+    assert "codex   not found on PATH: codex is not installed: npm install -g " \
+           "@openai/codex@0.169.0" in proc.stdout
 
     none = subprocess.run([sys.executable, "-m", "council", "doctor"],
                           env={**council.env, "PATH": "/nonexistent"},
                           capture_output=True, text=True, timeout=60)
     assert none.returncode == 1
-    assert "no agent CLI can run here" in none.stderr
+    assert "no agent can run here" in none.stderr
+
+    # Installed but logged in nowhere: doctor says so, and fails.
+    bare = {k: v for k, v in council.env.items() if not k.endswith("_API_KEY")}
+    nobody = subprocess.run([sys.executable, "-m", "council", "doctor"], env=bare,
+                            capture_output=True, text=True, timeout=60)
+    assert nobody.returncode == 1
+    assert "claude  2.1.197" in nobody.stdout
+    assert "credentials: none (claude has no credentials: log in with `claude` then " \
+           "/login, or set ANTHROPIC_API_KEY)" in nobody.stdout
 
 
 def test_confirm_declined_spends_nothing(council: Council) -> None:

@@ -1,0 +1,171 @@
+"""Before a run starts: is each CLI it needs installed, which version, and logged in?
+
+A bad setup is named before any folder is created or any agent is started, in one line per
+problem that names the fix (the npm package, the login command, the variable). No secret is
+ever read out: credentials are looked for by name (an environment variable is set, a login
+file exists), never by value. The `--version` calls run in parallel, so the whole check
+takes about as long as the slowest CLI's start-up (under 2 s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from importlib import resources
+from pathlib import Path
+
+from council.config import CLIS, RunOptions
+from council.errors import UsageError
+
+NPM = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
+       "gemini": "@google/gemini-cli"}
+LOGIN = {
+    "claude": "log in with `claude` then /login, or set ANTHROPIC_API_KEY",
+    "codex": "log in with `codex login`, or set OPENAI_API_KEY",
+    "gemini": "log in with `gemini` (choose a login method), or set GEMINI_API_KEY",
+}
+KEYS = {
+    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
+               "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
+    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
+               "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),
+}
+VERSION_TIMEOUT = 1.5  # seconds for `<cli> --version`; the check must stay under 2 s
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What council found for one CLI."""
+
+    cli: str
+    path: str | None
+    version: str | None
+    tested: str  # the version council is tested with
+    credentials: str | None  # where a login was found (a variable's or a file's name)
+
+    @property
+    def ready(self) -> bool:
+        return self.path is not None and self.credentials is not None
+
+    @property
+    def problem(self) -> str | None:
+        """One line naming the fix, or None."""
+        if self.path is None:
+            return (f"{self.cli} is not installed: npm install -g {NPM[self.cli]}@{self.tested} "
+                    "(Node 20 or newer)")
+        if self.credentials is None:
+            return f"{self.cli} has no credentials: {LOGIN[self.cli]}"
+        return None
+
+    @property
+    def warning(self) -> str | None:
+        if self.path is not None and self.version not in (None, self.tested):
+            return (f"{self.cli} {self.version} is not the version council is tested with "
+                    f"({self.tested}); it may still work")
+        return None
+
+
+def tested_versions() -> dict[str, str]:
+    text = resources.files("council").joinpath("tested_versions.json").read_text("utf-8")
+    data = json.loads(text)
+    return {cli: str(data[cli]["version"]) for cli in CLIS}
+
+
+def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
+    """Where this CLI's login comes from (a name, never a value), or None."""
+    for name in KEYS[cli]:
+        if env.get(name):
+            return name
+    if cli == "claude":
+        folder = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")
+        if (folder / ".credentials.json").is_file():
+            return str(folder / ".credentials.json")
+        settings = _json(folder / "settings.json")
+        if isinstance(settings, dict) and settings.get("apiKeyHelper"):
+            return f"apiKeyHelper in {folder / 'settings.json'}"
+    elif cli == "codex":
+        folder = Path(env.get("CODEX_HOME") or home / ".codex")
+        if (folder / "auth.json").is_file():
+            return str(folder / "auth.json")
+        return _codex_provider_key(folder / "config.toml", env)
+    elif cli == "gemini":
+        folder = Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini"
+        if (folder / "oauth_creds.json").is_file():
+            return str(folder / "oauth_creds.json")
+    return None
+
+
+def _codex_provider_key(config: Path, env: dict[str, str]) -> str | None:
+    """A custom model provider in codex's config.toml: its `env_key` variable, if set (a
+    provider without one needs no key)."""
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    name = data.get("model_provider")
+    provider = (data.get("model_providers") or {}).get(name) if isinstance(name, str) else None
+    if not isinstance(provider, dict):
+        return None
+    key = provider.get("env_key")
+    if not key:
+        return f"model provider {name} in {config} (no key needed)"
+    return str(key) if env.get(str(key)) else None
+
+
+def _json(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _version(path: str, env: dict[str, str]) -> str | None:
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True,
+                             timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return next((w for w in out.stdout.split() if w[:1].isdigit()), None)
+
+
+def check(clis: list[str], env: dict[str, str] | None = None,
+          home: Path | None = None) -> dict[str, Readiness]:
+    """Each CLI's readiness, the `--version` calls in parallel."""
+    env = dict(os.environ) if env is None else env
+    home = Path.home() if home is None else home
+    pinned = tested_versions()
+    paths = {cli: shutil.which(cli, path=env.get("PATH")) for cli in clis}
+    with ThreadPoolExecutor(max_workers=max(len(clis), 1)) as pool:
+        versions = {cli: pool.submit(_version, path, env)
+                    for cli, path in paths.items() if path}
+        return {cli: Readiness(cli, paths[cli], versions[cli].result() if cli in versions
+                               else None, pinned[cli], credentials(cli, env, home))
+                for cli in clis}
+
+
+def prepare(options: RunOptions, explicit: bool,
+            found: dict[str, Readiness] | None = None) -> tuple[RunOptions, list[str]]:
+    """The run's options with the seats whose CLI is ready, and the lines to show (skips and
+    version warnings). Seats named with --agents must all be ready, and at least one seat
+    must be: otherwise a UsageError, one line per problem."""
+    clis = sorted({seat.cli for seat in options.seats})
+    found = check(clis) if found is None else found
+    notes = [w for cli in clis if (w := found[cli].warning)]
+    problems = [p for cli in clis if (p := found[cli].problem)]
+    ready = tuple(s for s in options.seats if found[s.cli].ready)
+    if (explicit and problems) or not ready:
+        raise UsageError("\n".join(["no agent can run here" if not ready else
+                                    "an agent you asked for cannot run here", *problems]))
+    skipped = [s.name for s in options.seats if not found[s.cli].ready]
+    if skipped:
+        notes.append(f"skipping {', '.join(skipped)}: "
+                     + "; ".join(problems))
+    synthesizer = options.synthesizer
+    if synthesizer not in {s.name for s in ready}:
+        synthesizer = ready[0].name
+    return replace(options, seats=ready, synthesizer=synthesizer), notes
