@@ -15,9 +15,9 @@ def main() -> None:
         from council.hook import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
-    from council.cli import main as cli_main
+    from council.cli import entry
 
-    cli_main()
+    entry()
 
 
 if __name__ == "__main__":

@@ -143,7 +143,7 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
         click.echo(f"council: {line}", err=True)
     for line in plan(options):
         click.echo(line)
-    if confirm and not click.confirm("Start the council?", default=False):
+    if confirm and not _confirmed("Start the council?"):
         raise UsageError("not started")
     ws = supervisor.start_run(text, options, _research_dir(research_dir))
     click.echo(f"council run {ws.id}: {len(options.seats)} agents "
@@ -182,6 +182,15 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     """Stop a running council (the latest run by default); its files are kept."""
     ws = find_run(run_id, _research_dir(research_dir))
     click.echo(supervisor.cancel_run(ws))
+
+
+def _confirmed(question: str) -> bool:
+    """A yes; end of input (a closed stdin, a script) counts as a no."""
+    try:
+        return click.confirm(question, default=False)
+    except click.Abort:
+        click.echo("", err=True)
+        return False
 
 
 def _readable(ws: Workspace) -> RunState:
@@ -262,3 +271,21 @@ def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> 
         click.echo(json.dumps(status.as_json(state, ws), indent=2))
     else:
         click.echo(status.as_text(state, ws))
+
+
+def entry() -> None:
+    """The `council` command: click's own usage errors in council's one style, `council:
+    error: …` and one hint line, exit 2 (click's is a four-line block)."""
+    try:
+        main(prog_name="council", standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:  # plain `council`: the help
+        click.echo(exc.format_message(), err=True)
+        sys.exit(2)
+    except click.UsageError as exc:
+        where = exc.ctx.command_path if exc.ctx is not None else "council"
+        click.echo(f"council: error: {exc.format_message()}", err=True)
+        click.echo(f"hint: `{where} --help` lists what it takes", err=True)
+        sys.exit(2)
+    except click.Abort:
+        click.echo("council: interrupted", err=True)
+        sys.exit(130)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import Council
 
 from council import cli, preflight, supervisor
 from council.errors import RunNotFoundError
@@ -40,3 +41,27 @@ def test_a_council_error_inside_a_task_group_is_its_own_one_line(
     monkeypatch.setattr(cli, "find_run", lambda *_: None)
     result = CliRunner().invoke(cli.main, ["cancel", "x"])
     assert (result.exit_code, result.stderr) == (1, "council: error: no run x in research\n")
+
+
+@pytest.mark.parametrize(("args", "first", "hint"), [
+    (("run", "--bogus", "q"), "council: error: No such option '--bogus'.",
+     "hint: `council run --help` lists what it takes"),
+    (("nosuch",), "council: error: No such command 'nosuch'.",
+     "hint: `council --help` lists what it takes"),
+    (("run", "--mode", "vibes", "q"), "council: error: Invalid value for '--mode': 'vibes' "
+     "is not one of 'exploratory', 'compliance', 'decision'.",
+     "hint: `council run --help` lists what it takes"),
+])
+def test_usage_errors_are_one_line_and_a_hint(council: Council, args: tuple[str, ...],
+                                              first: str, hint: str) -> None:
+    proc = council.run(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [first, hint]
+
+
+def test_end_of_input_at_the_confirm_is_a_no(council: Council) -> None:
+    proc = council.run("run", "--test", "--confirm", "q", input=b"")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith("council: error: not started")
+    assert "Aborted" not in proc.stderr
+    assert not council.fake_log()

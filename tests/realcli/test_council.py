@@ -106,9 +106,16 @@ def test_cancel_mid_research_leaves_no_cli_alive(cli_env: dict[str, str],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
-        # The three agents are running once the supervisor has its three children (the
-        # server logs a request only as it answers it, a minute later).
-        wait_for(lambda: len(proc.children()) == 3, timeout=60)
+        # The three agents are running once the supervisor has its three agent children
+        # (the server logs a request only as it answers it, a minute later; the preflight's
+        # `--version` calls come and go before).
+        def agents() -> list[psutil.Process]:
+            try:
+                return [c for c in proc.children() if "--version" not in c.cmdline()]
+            except psutil.Error:
+                return []
+
+        wait_for(lambda: len(agents()) == 3, timeout=60)
         tree = proc.children(recursive=True)
         assert {p.name() for p in tree} & {"claude", "codex", "node"}
         proc.send_signal(signal.SIGTERM)
