@@ -17,7 +17,7 @@ from council.config import Overrides, load_options, plan
 from council.errors import CouncilError, StateError, UsageError
 from council.state import RunState, load_state
 from council.topic import read_topic
-from council.workspace import Workspace, find_run, list_runs
+from council.workspace import Workspace, ensure_base, find_run, list_runs
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -139,13 +139,15 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
                                      max_tokens=max_tokens, verify=verify, debate=debate,
                                      mode=mode))
     options, notes = preflight.prepare(options, explicit=bool(names))
+    base = _research_dir(research_dir)
+    ensure_base(base)  # before the plan: a run that cannot start says so first
     for line in notes:
         click.echo(f"council: {line}", err=True)
     for line in plan(options):
         click.echo(line)
     if confirm and not _confirmed("Start the council?"):
         raise UsageError("not started")
-    ws = supervisor.start_run(text, options, _research_dir(research_dir))
+    ws = supervisor.start_run(text, options, base)
     click.echo(f"council run {ws.id}: {len(options.seats)} agents "
                f"({', '.join(s.name for s in options.seats)}), profile {options.profile}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
@@ -219,6 +221,7 @@ def list_cmd(research_dir: Path | None) -> None:
     if not runs:
         click.echo("no council runs yet")
         return
+    click.echo(status.LIST_HEADER)
     for ws in runs:
         try:
             click.echo(status.run_line(load_state(ws.root), ws))

@@ -374,8 +374,11 @@ def plan(options: RunOptions) -> list[str]:
              *(["refinement"] if several else []),
              *(["claim verification", "gap fill (when gaps are found)"]
                if several and options.verify else []),
-             *([f"antagonist ({options.debate})"] if several and options.debate != "off"
-               else []),
+             # auto needs verdicts to weigh: without verification it runs only when forced
+             # or for compliance research (phases/antagonist.should_run)
+             *([f"antagonist ({options.debate})"] if several and (
+                 options.debate == "force" or options.mode == "compliance"
+                 or (options.debate == "auto" and options.verify)) else []),
              f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "
              "iterations)"]
     lines = [f"{len(options.seats)} agents × up to {max(s.max_iterations for s in options.seats)} "

@@ -18,22 +18,29 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def stamp() -> str:
+    """A progress line's time, to the millisecond: events a few ms apart stay in order."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
 def format_line(*parts: str) -> str:
     text = " ".join(p for p in parts if p)
     # One event, one line: a multi-line message (an error from a CLI) is folded.
-    return f"{utc_now()} {' '.join(text.split())}\n"
+    return f"{stamp()} {' '.join(text.split())}\n"
 
 
 def emit(run_dir: str | os.PathLike[str], *parts: str) -> None:
-    """Append e.g. `2026-11-21T14:31:00Z research codex iteration 2/10` to progress.log,
-    and the same event as one JSON object to events.jsonl, for scripts:
+    """Append e.g. `2026-11-21T14:31:00.123Z research codex iteration 2/10` to
+    progress.log, and the same event as one JSON object to events.jsonl, for scripts:
     `{"time": …, "scope": "research", "agent": "codex", "message": "iteration 2/10"}`.
-    The scope is the phase or "run"; an agent's name follows its phase."""
+    The scope is the phase or "run"; an agent's name follows its phase (`emit(run, phase,
+    agent, message)`); an event of the whole phase has no agent (`emit(run, phase, message)`)."""
     line = format_line(*parts)
     time_, _, rest = line.rstrip("\n").partition(" ")
     scope, _, message = rest.partition(" ")
     agent = None
-    if len(parts) >= 3 and scope in ("research", "refinement", "synthesis"):
+    if len(parts) >= 3 and scope != "run":
         agent, _, message = message.partition(" ")
     fields = {"time": time_, "scope": scope, "agent": agent, "message": message}
     _append(os.path.join(run_dir, PROGRESS_FILE), line)

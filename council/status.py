@@ -173,6 +173,10 @@ def _cost(cost: float | None, estimated: bool) -> str:
     return "-" if cost is None else f"{'~' if estimated else ''}${cost:.2f}"
 
 
+LIST_HEADER = (f"{'run':<22}  {'phase':<11} {'started':<20}  {'duration':>8}  {'cost':>8}  "
+               "topic")
+
+
 def run_line(state: RunState, ws: Workspace) -> str:
     """One line per run for `council list`."""
     start = _epoch(state.created_at)

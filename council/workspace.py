@@ -98,6 +98,18 @@ class Workspace:
         return self.root / FINAL_REPORT
 
 
+def ensure_base(base: Path) -> None:
+    """The research folder exists and takes new files, or a UsageError saying it does not:
+    checked before a run prints its plan or asks anything."""
+    try:
+        base.mkdir(parents=True, exist_ok=True)
+        probe = base / f".council-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"cannot create a run folder in {base}: {exc.strerror or exc}") from exc
+
+
 def create_workspace(base: Path | None = None) -> Workspace:
     base = base or paths.research_dir()
     try:

@@ -61,6 +61,10 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     assert proc.returncode == 0, proc.stderr
     assert "scope → research" in proc.stdout  # the plan
     run = council.only_run()
+    # Every phase's agent events name their agent in events.jsonl (scope, claims, checks).
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    started = {(e["scope"], e["agent"]) for e in events if e["message"].startswith("started (")}
+    assert {("scope", "claude"), ("claims", "claude"), ("verification", "codex")} <= started
     assert json.loads((run / "scope.json").read_text())["status"] == "ok"
     for seat in ("claude", "codex", "gemini"):  # every researcher got the same checklist
         prompt = (run / "agents" / seat / "research-prompt.md").read_text()

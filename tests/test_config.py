@@ -86,3 +86,15 @@ def test_verification_defaults() -> None:
     assert load_options(Overrides(test=True)).verify is False
     assert load_options(Overrides(test=True, verify=True)).verify is True
     assert load_options(Overrides(verify=False)).verify is False
+
+
+def test_the_plan_lists_only_the_phases_the_run_can_have() -> None:
+    from council.config import plan
+
+    def steps(**overrides: object) -> str:
+        return plan(load_options(Overrides(**overrides)))[0]  # type: ignore[arg-type]
+
+    assert "antagonist" not in steps(test=True)  # no verdicts to weigh, not forced
+    assert "antagonist (force)" in steps(test=True, debate="force")
+    assert "antagonist (auto)" in steps()  # verification runs, so auto may call it
+    assert "antagonist (auto)" in steps(test=True, mode="compliance")

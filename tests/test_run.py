@@ -13,7 +13,7 @@ from conftest import Council
 
 from council.loop import MARKER
 
-LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S+ .+$")
+LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S+ .+$")
 
 
 def state_of(run: Path) -> dict:  # type: ignore[type-arg]
@@ -53,6 +53,16 @@ def test_full_run_three_agents_in_parallel(council: Council) -> None:
     for seat in ("claude", "codex", "gemini"):
         assert any(line.endswith(f"research {seat} iteration 2/2") for line in log)
     assert log[-1].endswith(f"run done: {run / 'final-report.md'}")
+    # events.jsonl as a script reads it: one JSON object per progress line, same order, and
+    # every event of an agent names it and its phase.
+    events = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()]
+    assert [f"{e['time']} {e['scope']} {e['agent'] + ' ' if e['agent'] else ''}{e['message']}"
+            for e in events] == log
+    by_agent = [e for e in events if e["message"].startswith(("started (", "iteration "))]
+    assert {(e["scope"], e["agent"]) for e in by_agent} >= {
+        (phase, seat) for phase in ("research", "refinement", "synthesis")
+        for seat in ("claude",)}
+    assert all(e["agent"] for e in by_agent)
 
     # The three research agents really ran at the same time.
     starts = [e for e in council.fake_log() if e["event"] == "start"]

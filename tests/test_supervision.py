@@ -163,6 +163,7 @@ def test_unwritable_research_dir(council: Council, kind: str) -> None:
     assert proc.returncode == 2
     assert "cannot create a run folder" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""  # said before the plan, not after it
 
 
 def test_two_runs_in_one_research_dir_never_collide(council: Council) -> None:

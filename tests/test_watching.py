@@ -50,9 +50,10 @@ def test_usage_lands_in_state_status_and_list(council: Council) -> None:
     status = council.run("status").stdout
     assert "spent" in status
     assert "tokens" in status
-    listed = council.run("list").stdout
-    assert run.name in listed
-    assert "done" in listed
+    header, row = council.run("list").stdout.splitlines()
+    assert header.split() == ["run", "phase", "started", "duration", "cost", "topic"]
+    assert row.startswith(f"{run.name}  done")
+    assert row.index("done") == header.index("phase")  # the columns line up
 
 
 def test_watch_without_a_terminal_prints_lines_until_the_end(council: Council) -> None:
