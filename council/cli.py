@@ -230,12 +230,16 @@ def list_cmd(research_dir: Path | None) -> None:
 
 
 @main.command()
+@click.option("--live", is_flag=True,
+              help="Also send each ready CLI one tiny prompt and time its answer (costs a "
+                   "few tokens).")
 @handle_errors
-def doctor() -> None:
-    """Check each CLI: on PATH, version, tested with council, where its login comes from."""
+def doctor(live: bool) -> None:
+    """Check each CLI: on PATH, version, tested with council, where its login comes from,
+    and whether the Claude Code plugin's hooks can run council."""
     from council.doctor import run_doctor
 
-    rows, code = run_doctor()
+    rows, code = run_doctor(live)
     for line in rows:
         click.echo(line)
     if code:

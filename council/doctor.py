@@ -1,26 +1,91 @@
 """`council doctor`: can each CLI run here? On PATH, its version, whether council is tested
-with that version, and where its login comes from (preflight.py's checks, the same a run
-makes before it starts). No network calls, and no secret is ever printed."""
+with that version, where its login comes from (preflight.py's checks, the same a run makes
+before it starts), and whether the plugin's hooks can reach council. No secret is ever
+printed. `--live` also sends each ready CLI one tiny prompt and times its answer."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from council.agents import adapter_for
 from council.config import CLIS
 from council.preflight import Readiness, check
 
+LIVE_PROMPT = "Reply with the single word OK."
+LIVE_TIMEOUT = 120.0
+HEADER = ("cli", "found", "version", "tested", "credentials")
 
-def row(found: Readiness) -> str:
-    """One line per CLI, with the fix when it cannot run."""
-    if found.path is None:
-        return f"{found.cli:<7} not found on PATH: {found.problem}"
+
+def cells(found: Readiness) -> tuple[str, ...]:
     tested = ("-" if found.version is None else "yes" if found.version == found.tested
-              else f"no (council is tested with {found.tested})")
-    login = (f"credentials: {found.credentials}" if found.credentials
-             else f"credentials: none ({found.problem})")
-    return (f"{found.cli:<7} {found.version or 'unknown version'} at {found.path}; "
-            f"tested: {tested}; {login}")
+              else f"no ({found.tested})")
+    return (found.cli, found.path or "no", found.version or "-", tested,
+            found.credentials or "none")
 
 
-def run_doctor() -> tuple[list[str], int]:
-    """The rows, and 0 if at least one agent can run here, else 1."""
-    found = check(list(CLIS))
-    return [row(r) for r in found.values()], 0 if any(r.ready for r in found.values()) else 1
+def table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows]
+
+
+def hooks_line() -> str:
+    """The plugin's hooks call `council` by name: Claude Code must find it on its PATH."""
+    found = shutil.which("council")
+    if found is None:
+        return (f"hooks: `council` is not on PATH, so the Claude Code plugin's hooks cannot "
+                f"run it: add {Path(sys.executable).parent} to PATH, or pip install council "
+                "into an environment that is")
+    return f"hooks: the Claude Code plugin's hooks will run {found}"
+
+
+def live(cli: str) -> str:
+    """One tiny real prompt through the CLI, as council drives it: `ok in 2.1 s` or why not."""
+    with tempfile.TemporaryDirectory(prefix="council-doctor-") as tmp:
+        argv = {
+            "claude": ["claude", "-p", LIVE_PROMPT, "--output-format", "stream-json",
+                       "--verbose", "--max-turns", "2"],
+            "codex": ["codex", "exec", "--json", "--skip-git-repo-check", "-s", "read-only",
+                      "-C", tmp, LIVE_PROMPT],
+            "gemini": ["gemini", "-p", LIVE_PROMPT, "-o", "stream-json"],
+        }[cli]
+        log = Path(tmp) / "out.jsonl"
+        # gemini runs headless only in a trusted folder (the temp dir is council's own)
+        env = {**os.environ, "GEMINI_CLI_NO_RELAUNCH": "true",
+               "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        began = time.monotonic()
+        try:
+            with log.open("wb") as out:
+                code: int | None = subprocess.run(
+                    argv, cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                    stderr=subprocess.DEVNULL, timeout=LIVE_TIMEOUT).returncode
+        except subprocess.TimeoutExpired:
+            return f"no answer in {LIVE_TIMEOUT:g} s"
+        except OSError as exc:
+            return f"cannot start: {exc.strerror or exc}"
+        took = time.monotonic() - began
+        error = adapter_for(cli).outcome(log, code).error
+    return f"failed after {took:.1f} s: {error}" if error else f"ok in {took:.1f} s"
+
+
+def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
+    """The lines to print, and 0 if at least one agent can run here, else 1."""
+    found = list(check(list(CLIS), version_timeout=15).values())
+    header: tuple[str, ...] = HEADER
+    rows = [cells(r) for r in found]
+    if live_check:
+        ready = [r.cli for r in found if r.ready]
+        with ThreadPoolExecutor(max_workers=len(CLIS)) as pool:
+            answers = dict(zip(ready, pool.map(live, ready), strict=True))
+        header = (*HEADER, "live")
+        rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
+    fixes = [p for r in found if (p := r.problem)]
+    return [*table([header, *rows]), *fixes, hooks_line()], 0 if any(r.ready for r in found) \
+        else 1

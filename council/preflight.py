@@ -124,24 +124,25 @@ def _json(path: Path) -> object:
         return None
 
 
-def _version(path: str, env: dict[str, str]) -> str | None:
+def _version(path: str, env: dict[str, str], timeout: float) -> str | None:
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True,
-                             timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL, env=env)
+                             timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return next((w for w in out.stdout.split() if w[:1].isdigit()), None)
 
 
-def check(clis: list[str], env: dict[str, str] | None = None,
-          home: Path | None = None) -> dict[str, Readiness]:
-    """Each CLI's readiness, the `--version` calls in parallel."""
+def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None = None,
+          version_timeout: float = VERSION_TIMEOUT) -> dict[str, Readiness]:
+    """Each CLI's readiness, the `--version` calls in parallel (a version not known in
+    `version_timeout` is left unknown: it only ever warns)."""
     env = dict(os.environ) if env is None else env
     home = Path.home() if home is None else home
     pinned = tested_versions()
     paths = {cli: shutil.which(cli, path=env.get("PATH")) for cli in clis}
     with ThreadPoolExecutor(max_workers=max(len(clis), 1)) as pool:
-        versions = {cli: pool.submit(_version, path, env)
+        versions = {cli: pool.submit(_version, path, env, version_timeout)
                     for cli, path in paths.items() if path}
         return {cli: Readiness(cli, paths[cli], versions[cli].result() if cli in versions
                                else None, pinned[cli], credentials(cli, env, home))

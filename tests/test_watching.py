@@ -72,42 +72,50 @@ def test_watch_without_a_terminal_prints_lines_until_the_end(council: Council) -
     assert lines[-1] == f"final report: {council.only_run() / 'final-report.md'}"
 
 
+def doctor(council: Council, **env: str) -> tuple[int, dict[str, list[str]], list[str]]:
+    """`council doctor`'s exit code, its table by CLI (cells split on runs of spaces), and
+    the lines after the table."""
+    proc = subprocess.run([sys.executable, "-m", "council", "doctor"],
+                          env={**council.env, **env}, capture_output=True, text=True,
+                          timeout=60)
+    lines = proc.stdout.splitlines()
+    header, rows, rest = lines[0], lines[1:4], lines[4:]
+    assert header.split() == ["cli", "found", "version", "tested", "credentials"]
+    return proc.returncode, {r.split()[0]: r.split() for r in rows}, rest
+
+
 def test_doctor(council: Council, tmp_path: Path) -> None:
-    ok = council.run("doctor")
-    assert ok.returncode == 0, ok.stderr
-    assert "claude  2.1.197" in ok.stdout
-    assert "tested: yes" in ok.stdout
+    installed = Path(sys.executable).parent  # where pip put the `council` script
+    code, rows, rest = doctor(council, PATH=f"{installed}{os.pathsep}{council.env['PATH']}")
+    assert code == 0
+    assert rows["claude"][2:] == ["2.1.197", "yes", "ANTHROPIC_API_KEY"]
+    assert rest == [f"hooks: the Claude Code plugin's hooks will run {installed / 'council'}"]
 
     odd = tmp_path / "odd-bin"
     odd.mkdir()
     fake = odd / "claude"
     fake.write_text("#!/bin/sh\necho '9.9.9 (Claude Code)'\n")
     fake.chmod(0o755)
-    env = {**council.env, "PATH": f"{odd}{os.pathsep}/usr/bin:/bin",
-           "ANTHROPIC_API_KEY": "sk-test"}
-    proc = subprocess.run([sys.executable, "-m", "council", "doctor"], env=env,
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0
-    assert "tested: no (council is tested with 2.1.197)" in proc.stdout
-    assert "credentials: ANTHROPIC_API_KEY" in proc.stdout
-    assert "sk-test" not in proc.stdout  # a secret is named, never shown
-    assert "codex   not found on PATH: codex is not installed: npm install -g " \
-           "@openai/codex@0.169.0" in proc.stdout
+    code, rows, rest = doctor(council, PATH=f"{odd}{os.pathsep}/usr/bin:/bin",
+                              ANTHROPIC_API_KEY="sk-test")
+    assert code == 0
+    assert rows["claude"][2:] == ["9.9.9", "no", "(2.1.197)", "ANTHROPIC_API_KEY"]
+    assert rows["codex"][1] == "no"
+    assert "codex is not installed: npm install -g @openai/codex@0.169.0 (Node 20 or newer)" \
+        in rest
+    assert rest[-1].startswith("hooks: `council` is not on PATH")  # as Claude Code would see
+    assert all("sk-test" not in line for line in rest)  # a secret is named, never shown
 
-    none = subprocess.run([sys.executable, "-m", "council", "doctor"],
-                          env={**council.env, "PATH": "/nonexistent"},
-                          capture_output=True, text=True, timeout=60)
-    assert none.returncode == 1
-    assert "no agent can run here" in none.stderr
+    code, rows, rest = doctor(council, PATH="/nonexistent")
+    assert code == 1
 
     # Installed but logged in nowhere: doctor says so, and fails.
-    bare = {k: v for k, v in council.env.items() if not k.endswith("_API_KEY")}
-    nobody = subprocess.run([sys.executable, "-m", "council", "doctor"], env=bare,
-                            capture_output=True, text=True, timeout=60)
-    assert nobody.returncode == 1
-    assert "claude  2.1.197" in nobody.stdout
-    assert "credentials: none (claude has no credentials: log in with `claude` then " \
-           "/login, or set ANTHROPIC_API_KEY)" in nobody.stdout
+    bare = {k: "" for k in council.env if k.endswith("_API_KEY")}
+    code, rows, rest = doctor(council, **bare)
+    assert code == 1
+    assert rows["claude"][2:] == ["2.1.197", "yes", "none"]
+    assert "claude has no credentials: log in with `claude` then /login, or set " \
+           "ANTHROPIC_API_KEY" in rest
 
 
 def test_confirm_declined_spends_nothing(council: Council) -> None:

@@ -211,3 +211,25 @@ def test_a_silent_agent_is_named_while_council_waits(
     log = (run / "progress.log").read_text()
     for seat in ("claude", "codex", "gemini"):
         assert f"research {seat} no output for 1 s (gives up at 4 s)" in log, log
+
+
+def test_doctor_live_asks_each_real_cli_once(cli_env: dict[str, str], server: ScriptedServer,
+                                             tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "council", "doctor", "--live"], env=cli_env,
+                          cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header, *rows = proc.stdout.splitlines()[:4]
+    assert header.split()[-1] == "live"
+    for row in rows:
+        assert " yes " in row, row
+        assert " ok in " in row, row
+    assert {r["api"] for r in server.records()} >= {"anthropic", "openai", "gemini"}
+
+    server.script = {"anthropic": {"status": 401}}
+    failed = subprocess.run([sys.executable, "-m", "council", "doctor", "--live"], env=cli_env,
+                            cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                            stdin=subprocess.DEVNULL)
+    claude = next(line for line in failed.stdout.splitlines() if line.startswith("claude"))
+    assert " failed after " in claude
+    assert "401" in claude
