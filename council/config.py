@@ -367,20 +367,30 @@ def _str_list(value: Any, where: str) -> Sequence[str]:
     return value
 
 
+def planned_phases(options: RunOptions) -> list[str]:
+    """The phases a run with these options can have (state.PHASES names), in order."""
+    several = len(options.seats) >= 2
+    checked = several and options.verify
+    # auto needs verdicts to weigh: without verification the antagonist runs only when
+    # forced or for compliance research (phases/antagonist.should_run)
+    debate = several and (options.debate == "force" or options.mode == "compliance"
+                          or (options.debate == "auto" and options.verify))
+    return [*(["scope"] if checked else []), "research",
+            *(["refinement"] if several else []),
+            *(["claims", "verification", "gapfill"] if checked else []),
+            *(["antagonist"] if debate else []), "synthesis"]
+
+
+STEP_NAMES = {"verification": "claim verification", "gapfill": "gap fill (when gaps are found)"}
+
+
 def plan(options: RunOptions) -> list[str]:
     """What a run will do before it spends anything: agents, models, loops, limits."""
-    several = len(options.seats) >= 2
-    steps = [*(["scope"] if several and options.verify else []), "research",
-             *(["refinement"] if several else []),
-             *(["claim verification", "gap fill (when gaps are found)"]
-               if several and options.verify else []),
-             # auto needs verdicts to weigh: without verification it runs only when forced
-             # or for compliance research (phases/antagonist.should_run)
-             *([f"antagonist ({options.debate})"] if several and (
-                 options.debate == "force" or options.mode == "compliance"
-                 or (options.debate == "auto" and options.verify)) else []),
-             f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "
-             "iterations)"]
+    steps = [
+        f"antagonist ({options.debate})" if phase == "antagonist" else
+        f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "
+        "iterations)" if phase == "synthesis" else STEP_NAMES.get(phase, phase)
+        for phase in planned_phases(options) if phase != "claims"]
     lines = [f"{len(options.seats)} agents × up to {max(s.max_iterations for s in options.seats)} "
              f"iterations per phase: {' → '.join(steps)}"]
     for seat in options.seats:

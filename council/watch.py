@@ -16,6 +16,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 
 from council import status
+from council.config import RunOptions, planned_phases
 from council.progress import PROGRESS_FILE
 from council.state import PHASES, RunState, load_state
 from council.workspace import Workspace
@@ -57,7 +58,7 @@ def table(state: RunState, ws: Workspace) -> Group:
     grid = Table(title=f"council {state.id} · {status.shown_phase(state, ws)} · "
                        f"{' '.join(state.topic.split())[:60]}", expand=True)
     for column in ("agent", "phase", "status", "iter", "elapsed", "report", "tokens", "cost",
-                   "last event"):
+                   "quiet", "last event"):
         grid.add_column(column, overflow="fold" if column == "last event" else "ellipsis")
     rows = status.rows(state, ws)
     for r in rows:
@@ -66,6 +67,7 @@ def table(state: RunState, ws: Workspace) -> Group:
                      "-" if r.elapsed_s is None else status._duration(r.elapsed_s),
                      "-" if r.output_bytes is None else status._size(r.output_bytes),
                      status._tokens(r.tokens), status._cost(r.cost_usd, r.cost_estimated),
+                     "-" if r.quiet_s is None else status._duration(r.quiet_s),
                      (r.last_event or "")[:80])
     if state.completeness:
         done = state.completeness
@@ -73,13 +75,23 @@ def table(state: RunState, ws: Workspace) -> Group:
                         f"{done['cap_reason']})"
                         + ("" if state.phase == "done" else ", provisional"))
     bars = Table.grid(padding=(0, 1))
-    for phase in PHASES:
+    for phase in phases(state):
         records = [rec.phases[phase] for rec in state.agents.values() if phase in rec.phases]
         finished = sum(1 for ap in records if ap.status not in ("pending", "running"))
-        bars.add_row(f"{phase:<11}", ProgressBar(total=max(len(records), 1),
-                                                 completed=finished, width=30),
-                     f"{finished}/{len(records)}")
+        total = len(records) or (len(state.agents) if phase in EVERY_SEAT else 1)
+        bars.add_row(f"{phase:<12}", ProgressBar(total=total, completed=finished, width=30),
+                     f"{finished}/{total}")
     return Group(grid, bars)
+
+
+EVERY_SEAT = ("research", "refinement", "verification")  # phases every seat takes part in
+
+
+def phases(state: RunState) -> list[str]:
+    """The phases this run will have (its options say which), and any it already had."""
+    planned = planned_phases(RunOptions.from_dict(state.options))
+    return [p for p in PHASES if p in planned
+            or any(p in rec.phases for rec in state.agents.values())]
 
 
 def live(ws: Workspace) -> RunState:

@@ -144,3 +144,7 @@ def test_the_live_table_shows_every_agent(council: Council) -> None:
     for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1",
                    f"completeness {score['score']}/100 (cap 1.0: all 3 agents contributed)"):
         assert needle in text
+    # A --test run has no scope, claim checks or antagonist: no bars for them.
+    bars = [line.split()[0] for line in text.splitlines() if line.rstrip().endswith(("/3", "/1"))
+            and not line.startswith(("┃", "│", "|"))]
+    assert bars == ["research", "refinement", "synthesis"], text
