@@ -77,7 +77,7 @@ def live(cli: str) -> str:
 
 def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
     """The lines to print, and 0 if at least one agent can run here, else 1."""
-    found = list(check(list(CLIS), version_timeout=15).values())
+    found = list(check(list(CLIS), version_timeout=15, every_version=True).values())
     header: tuple[str, ...] = HEADER
     rows = [cells(r) for r in found]
     if live_check:

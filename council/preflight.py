@@ -134,18 +134,21 @@ def _version(path: str, env: dict[str, str], timeout: float) -> str | None:
 
 
 def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None = None,
-          version_timeout: float = VERSION_TIMEOUT) -> dict[str, Readiness]:
+          version_timeout: float = VERSION_TIMEOUT,
+          every_version: bool = False) -> dict[str, Readiness]:
     """Each CLI's readiness, the `--version` calls in parallel (a version not known in
-    `version_timeout` is left unknown: it only ever warns)."""
+    `version_timeout` is left unknown: it only ever warns). Only the CLIs that can run are
+    asked their version, unless `every_version` (doctor shows them all)."""
     env = dict(os.environ) if env is None else env
     home = Path.home() if home is None else home
     pinned = tested_versions()
     paths = {cli: shutil.which(cli, path=env.get("PATH")) for cli in clis}
+    logins = {cli: credentials(cli, env, home) for cli in clis}
     with ThreadPoolExecutor(max_workers=max(len(clis), 1)) as pool:
         versions = {cli: pool.submit(_version, path, env, version_timeout)
-                    for cli, path in paths.items() if path}
+                    for cli, path in paths.items() if path and (logins[cli] or every_version)}
         return {cli: Readiness(cli, paths[cli], versions[cli].result() if cli in versions
-                               else None, pinned[cli], credentials(cli, env, home))
+                               else None, pinned[cli], logins[cli])
                 for cli in clis}
 
 
