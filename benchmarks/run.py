@@ -154,15 +154,19 @@ def plugin_release(samples: int) -> dict[str, tuple[float, float]]:
         common = {"session_id": "b8fa594c-0e67-4875-8754-eee246593960", "prompt_id": "p-1",
                   "cwd": tmp, "transcript_path": f"{tmp}/none.jsonl",
                   "permission_mode": "acceptEdits"}
-        runs = {
+        hooks = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+        command = {event: hooks[event][0]["hooks"][0]["command"]
+                   for event in ("UserPromptSubmit", "Stop")}
+        runs = {  # exactly hooks.json's commands, through a shell, as Claude Code runs them
             "pass": ([sys.executable, "-c", "pass"], ""),
-            "prompt": ([str(council), "hook", "prompt"], json.dumps(
+            "prompt": (["/bin/sh", "-c", command["UserPromptSubmit"]], json.dumps(
                 {**common, "hook_event_name": "UserPromptSubmit", "prompt": "What is 2+2?"})),
-            "stop": ([str(council), "hook", "session"], json.dumps(
+            "stop": (["/bin/sh", "-c", command["Stop"]], json.dumps(
                 {**common, "hook_event_name": "Stop", "stop_hook_active": False,
                  "last_assistant_message": "4."})),
         }
-        env = {**os.environ, "CLAUDE_PROJECT_DIR": tmp}
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": tmp, "CLAUDE_PLUGIN_ROOT": str(ROOT),
+               "PATH": f"{council.parent}{os.pathsep}{os.environ['PATH']}"}
         env.pop("COUNCIL_RESEARCH_DIR", None)
         times: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(samples):

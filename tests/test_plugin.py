@@ -406,3 +406,24 @@ def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
     assert f"- claude, on q3: Does wind matter?: {run / 'claude-gaps.md'}" in handover
     assert f"completeness {state_of(run)['completeness']['score']}/100" in header
     assert "synthesised by main-session" in header
+
+
+def test_without_council_on_the_hooks_path_a_request_is_refused_not_lost(
+        council: Council) -> None:
+    cwd = project(council)
+    env = {**council.env, "PATH": council.env["PATH"].replace(
+        f"{Path(sys.executable).parent}{os.pathsep}", "")}
+    assert all(not (Path(d) / "council").exists() for d in env["PATH"].split(os.pathsep))
+
+    def session(prompt: str) -> str:
+        proc = subprocess.run(main_session(prompt, ("json",)), cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stderr
+        return str(json.loads(proc.stdout)["result"])
+
+    assert "Research council not started: the council command is not on the PATH" in \
+        session("/council:deep-research --test q")
+    assert session("What is 2+2?") == "Acknowledged."
+    assert [h["stdout"].strip() for h in hooks_of(council)] == [""]  # the plain one's stop
+    assert not (cwd / "research").exists()
