@@ -18,13 +18,15 @@ import copy
 import fcntl
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from council import progress, yamlout
+from council import progress
 from council.errors import StateError
 from council.progress import utc_now
 
@@ -257,35 +259,42 @@ def _parse(text: str, path: Path) -> RunState:
 
 def _save(run_dir: Path, state: RunState) -> None:
     """Write atomically and remember `state` as the file's content; the caller holds the
-    lock and gives up `state` (it becomes the cache). The owner's write never fails the run:
-    a file it cannot write is said once and tried again at the next change."""
+    lock and gives up `state` (it becomes the cache). An owner's state is mirrored to the
+    file at most every COALESCE seconds and at every phase change (`_Owner.mirror`)."""
     state.updated_at = utc_now()
-    text = yamlout.dump(state.to_dict())
-    if run_dir not in _owned:
+    owner = _owned.get(run_dir)
+    if owner is None:
+        text = dump(state)
         atomic_write(state_path(run_dir), text)
         _known[run_dir] = (text, state)
         return
-    _known[run_dir] = (text, state)  # the truth, whatever happens to the mirror
-    owner = _owned[run_dir]
-    path = state_path(run_dir)
+    _known[run_dir] = (_known[run_dir][0] if run_dir in _known else "", state)
+    owner.mirror(run_dir, state)
+
+
+def dump(state: RunState) -> str:
+    """state.yaml's text: PyYAML, with libyaml's C emitter where it is installed."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    data = state.to_dict()
     try:
-        on_disk: str | None = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        on_disk = None
-    if on_disk != owner.written and not owner.told:
-        owner.told = True
-        progress.emit(run_dir, "run", f"{path.name} was changed by another process "
-                      "(garbled, truncated, replaced or deleted); the supervisor's own state "
-                      "is kept and the file rewritten from it")
-    try:
-        atomic_write(path, text)
-    except OSError as exc:
-        if owner.written is not None:  # said once per failing spell
-            progress.emit(run_dir, "run", f"cannot write {path.name} ({exc.strerror or exc}); "
-                          "the run goes on and tries again at the next change")
-        owner.written = None
-        return
-    owner.written, owner.told = text, False
+        return str(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True,
+                             default_flow_style=False, width=2**31 - 1))
+    except UnicodeEncodeError:  # a lone surrogate (a byte-decoded path or message)
+        return str(yaml.dump(_utf8(data), Dumper=dumper, sort_keys=False,
+                             allow_unicode=True, default_flow_style=False, width=2**31 - 1))
+
+
+def _utf8(value: Any) -> Any:
+    """The same data with every string made writable as UTF-8 (lone surrogates → ?)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_utf8(k): _utf8(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_utf8(v) for v in value]
+    return value
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -321,10 +330,74 @@ def locked(run_dir: Path) -> Iterator[None]:
 _known: dict[Path, tuple[str, RunState]] = {}
 
 
+COALESCE = 0.2  # seconds: the owner writes its mirror at most this often, and at phase changes
+
+
 @dataclass
 class _Owner:
+    """The supervisor's hold on a run's state. Its changes (hundreds per phase with a dozen
+    agents) are mirrored to state.yaml at most every COALESCE seconds, at once when the phase
+    changes, and a timer writes the last one of a burst; so the file is never more than
+    COALESCE behind, and a crash loses at most that. Whatever another process did to the file
+    is overwritten, and said once in progress.log; a file that cannot be written is said once
+    and tried again."""
+
     written: str | None  # the text the owner last wrote to the mirror
     told: bool = False  # whether progress.log already says the file was tampered with
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    phase: str | None = None  # the phase the mirror shows
+    last: float = 0.0  # when the mirror was last written (monotonic)
+    dirty: bool = False
+    timer: threading.Timer | None = None
+
+    def mirror(self, run_dir: Path, state: RunState) -> None:
+        with self.lock:
+            self.dirty = True
+            wait = self.last + COALESCE - time.monotonic()
+            if state.phase != self.phase or wait <= 0:
+                self.write(run_dir, state)
+            elif self.timer is None:
+                self.timer = threading.Timer(wait, self.flush, (run_dir, state))
+                self.timer.daemon = True
+                self.timer.start()
+
+    def flush(self, run_dir: Path, state: RunState) -> None:
+        with self.lock:
+            self.timer = None
+            if self.dirty:
+                self.write(run_dir, state)
+
+    def close(self, run_dir: Path) -> None:
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            if self.dirty and run_dir in _known:
+                self.write(run_dir, _known[run_dir][1])
+
+    def write(self, run_dir: Path, state: RunState) -> None:
+        text = dump(state)
+        path = state_path(run_dir)
+        self.dirty, self.last = False, time.monotonic()
+        try:
+            on_disk: str | None = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            on_disk = None
+        if on_disk != self.written and not self.told:
+            self.told = True
+            progress.emit(run_dir, "run", f"{path.name} was changed by another process "
+                          "(garbled, truncated, replaced or deleted); the supervisor's own "
+                          "state is kept and the file rewritten from it")
+        try:
+            atomic_write(path, text)
+        except OSError as exc:
+            if self.written is not None:  # said once per failing spell
+                progress.emit(run_dir, "run", f"cannot write {path.name} "
+                              f"({exc.strerror or exc}); the run goes on and tries again at "
+                              "the next change")
+            self.written = None
+            return
+        self.written, self.told, self.phase = text, False, state.phase
 
 
 _owned: dict[Path, _Owner] = {}
@@ -335,10 +408,11 @@ def owned(run_dir: Path) -> Iterator[RunState]:
     """Own the run's state for the length of the block (the supervisor, holding the run's
     lock): read once, then kept in memory and only mirrored to the file. Yields a copy."""
     state = _current(run_dir)
-    _owned[run_dir] = _Owner(written=_known[run_dir][0])
+    owner = _owned[run_dir] = _Owner(written=_known[run_dir][0], phase=state.phase)
     try:
         yield copy.deepcopy(state)
     finally:
+        owner.close(run_dir)  # the last change reaches the file before anyone else reads it
         _owned.pop(run_dir, None)
         _known.pop(run_dir, None)  # the next reader believes the file again
 
@@ -347,7 +421,8 @@ def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
     """Load, change and save the state under the lock; returns (a copy of) what `change`
     returns. `change` works on the cached state itself, so an update costs no copy of the
     whole state; if it fails half-way, the cache is dropped and the file is left as it was."""
-    with locked(run_dir):
+    owner = _owned.get(run_dir)
+    with locked(run_dir), owner.lock if owner else nullcontext():
         state = _current(run_dir)
         try:
             result = change(state)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import wait_for
 
 from council.config import Overrides, load_options
 from council.errors import StateError
-from council.state import load_state, owned, update_state
+from council.state import RunState, load_state, owned, update_state
 from council.supervisor import start_run
 
 
@@ -103,9 +104,19 @@ def test_the_parsed_state_is_reused_but_never_shared_or_stale(tmp_path: Path) ->
     assert load_state(root).phase == "research"
     # Another process rewrites the file: same size, possibly the same inode and tick.
     path = root / "state.yaml"
-    text = path.read_text()
-    path.write_text(text.replace('phase: "research"', 'phase: "refinement"'))
+    data = yaml.safe_load(path.read_text())
+    data["phase"] = "refinement"
+    path.write_text(yaml.safe_dump(data))
     assert load_state(root).phase == "refinement"
+
+
+def _mirrored(path: Path) -> int | None:
+    """The claude research iteration state.yaml shows, or None while it is not whole."""
+    try:
+        data = yaml.safe_load(path.read_text())
+        return int(data["agents"]["claude"]["phases"]["research"]["iteration"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return None
 
 
 def _iteration(root: Path) -> int:
@@ -134,8 +145,7 @@ def test_the_owner_keeps_its_state_whatever_happens_to_the_file(
             (other / "state.yaml").replace(path)
         assert _iteration(root) == 3  # decisions read the owner's state, not the file
         _set_iteration(root, 4)
-        assert yaml.safe_load(path.read_text())["agents"]["claude"]["phases"]["research"][
-            "iteration"] == 4  # the mirror is whole again
+        wait_for(lambda: _mirrored(path) == 4)  # whole again within COALESCE
         _set_iteration(root, 5)
     log = (root / "progress.log").read_text()
     assert log.count("state.yaml was changed by another process") == 1
@@ -156,3 +166,29 @@ def test_the_owner_goes_on_when_the_mirror_cannot_be_written(tmp_path: Path) -> 
     assert _iteration(root) == 4
     log = (root / "progress.log").read_text()
     assert log.count("cannot write state.yaml") == 1
+
+
+TRICKY = ["", "plain", "yes", "no", "null", "~", "1", "0x1F", "1e3", "- item", "key: value",
+          "# not a comment", "'single'", '"double"', "back\\slash", "tab\there", "new\nline",
+          "cr\rlf", "\x00nul\x01", "ünï 研究 🦉", "\u2028\u2029\x85\ufeff", "  spaces  ",
+          "{{ 7*7 }}", "$(rm -rf /)", "@at", "`tick`", "%percent", "!tag", "&anchor *alias",
+          "? question", ">folded", "|literal", "2026-11-22T01:00:00Z", "..."]
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_every_string_in_the_state_reads_back_exactly(tmp_path: Path, text: str) -> None:
+    root = _run(tmp_path)
+
+    def change(state: RunState) -> None:
+        state.error = text
+        state.agents["claude"].phase("research").error = text
+
+    update_state(root, change)
+    back = load_state(root)
+    assert (back.error, back.agents["claude"].phases["research"].error) == (text, text)
+
+
+def test_a_lone_surrogate_never_stops_a_write(tmp_path: Path) -> None:
+    root = _run(tmp_path)
+    update_state(root, lambda s: setattr(s, "error", "bad \ud800 byte"))
+    assert yaml.safe_load((root / "state.yaml").read_text())["error"] == "bad ? byte"
