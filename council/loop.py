@@ -37,25 +37,10 @@ class Decision:
                 f"{self.why!r})")
 
 
-def has_marker(report: str | None) -> bool:
+def _complete(lines: Iterable[str]) -> bool:
     """Whether the report says it is complete: the marker alone on a line (surrounding
     blanks allowed), outside fenced code. A report that quotes the marker (explaining the
-    protocol, pasting a page that holds it) does not end its loop.
-
-    Linear in the report's size, and free for the usual report without the marker."""
-    return report is not None and MARKER in report and _complete(_lines(report))
-
-
-def _lines(text: str) -> Iterator[str]:
-    start, size = 0, len(text)
-    while start < size:
-        end = text.find("\n", start)
-        end = size if end < 0 else end
-        yield text[start:end]
-        start = end + 1
-
-
-def _complete(lines: Iterable[str]) -> bool:
+    protocol, pasting a page that holds it) does not end its loop."""
     fence = ""  # the fence that opened the code block we are in, if any
     for raw in lines:
         line = raw.strip()
@@ -87,15 +72,11 @@ def report_facts(path: str | os.PathLike[str]) -> tuple[bool, bool]:
 
     with handle:
         complete = _complete(lines())
-    return text or complete, complete
+    return text, complete
 
 
-def decide(report: str | None, iteration: int, max_iterations: int) -> Decision:
-    """After turn `iteration`: go on to the next turn, or let the agent stop?"""
-    return _decide(has_marker(report), iteration, max_iterations)
-
-
-def _decide(complete: bool, iteration: int, max_iterations: int) -> Decision:
+def decide(complete: bool, iteration: int, max_iterations: int) -> Decision:
+    """After turn `iteration` (the report `complete` or not): go on, or let the agent stop?"""
     if complete:
         return Decision(False, iteration, max_iterations, "complete")
     if iteration >= max_iterations:
@@ -103,13 +84,8 @@ def _decide(complete: bool, iteration: int, max_iterations: int) -> Decision:
     return Decision(True, iteration + 1, max_iterations, "continue")
 
 
-def final_status(*, report: str | None, iteration: int, max_iterations: int) -> str:
-    """An agent's status once its CLI has exited cleanly."""
-    return status_of(bool(report and report.strip()), has_marker(report), iteration,
-                     max_iterations)
-
-
-def status_of(has_text: bool, complete: bool, iteration: int, max_iterations: int) -> str:
+def final_status(has_text: bool, complete: bool, iteration: int, max_iterations: int) -> str:
+    """An agent's status once its CLI has exited cleanly (`report_facts` of its report)."""
     if not has_text:
         return "failed"
     if complete:
@@ -186,7 +162,7 @@ def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[s
         if not active:
             # Finished, failed or cancelled: never keep an agent going.
             return Decision(False, iteration, cap, "inactive")
-        decision = _decide(complete, iteration, cap)
+        decision = decide(complete, iteration, cap)
         if decision.proceed:
             write_loop(loop_path, decision.iteration, cap, True)
     if decision.why == "continue":

@@ -159,7 +159,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     if outcome.error is not None:
         status = "failed"
     else:
-        status = loop.status_of(has_text, complete, iteration, task.max_iterations)
+        status = loop.final_status(has_text, complete, iteration, task.max_iterations)
         if status == "failed":
             outcome = Outcome(outcome.session_id, f"{seat.cli} exited without writing its report")
     snapshot = None

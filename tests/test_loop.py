@@ -1,25 +1,45 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
-from council.loop import MARKER, decide, final_status, has_marker
+from council.loop import MARKER, decide, final_status, report_facts
+
+Facts = Callable[[str | None], tuple[bool, bool]]
 
 
-def test_continue_until_cap() -> None:
-    d = decide("# draft", 1, 3)
+@pytest.fixture
+def facts(tmp_path: Path) -> Facts:
+    """(has text, complete) of a report with this text, read as the hook and runner read it
+    (None: no report file at all)."""
+    def read(text: str | None) -> tuple[bool, bool]:
+        path = tmp_path / "report.md"
+        path.unlink(missing_ok=True)
+        if text is not None:
+            path.write_text(text)
+        return report_facts(path)
+
+    return read
+
+
+def test_continue_until_cap(facts: Facts) -> None:
+    draft = facts("# draft")[1]
+    d = decide(draft, 1, 3)
     assert (d.proceed, d.iteration, d.why) == (True, 2, "continue")
-    d = decide("# draft", 3, 3)
+    d = decide(draft, 3, 3)
     assert (d.proceed, d.iteration, d.why) == (False, 3, "capped")
 
 
-def test_marker_ends_the_loop_before_the_cap() -> None:
-    d = decide(f"# done\n{MARKER}\n", 1, 10)
+def test_marker_ends_the_loop_before_the_cap(facts: Facts) -> None:
+    d = decide(facts(f"# done\n{MARKER}\n")[1], 1, 10)
     assert (d.proceed, d.why) == (False, "complete")
 
 
-def test_missing_report_keeps_asking_until_cap() -> None:
-    assert decide(None, 1, 2).proceed
-    assert not decide(None, 2, 2).proceed
+def test_missing_report_keeps_asking_until_cap(facts: Facts) -> None:
+    assert decide(facts(None)[1], 1, 2).proceed
+    assert not decide(facts(None)[1], 2, 2).proceed
 
 
 @pytest.mark.parametrize(
@@ -32,8 +52,9 @@ def test_missing_report_keeps_asking_until_cap() -> None:
         ("x", 1, 3, "stopped"),
     ],
 )
-def test_final_status(report: str | None, iteration: int, cap: int, status: str) -> None:
-    assert final_status(report=report, iteration=iteration, max_iterations=cap) == status
+def test_final_status(facts: Facts, report: str | None, iteration: int, cap: int,
+                      status: str) -> None:
+    assert final_status(*facts(report), iteration, cap) == status
 
 
 @pytest.mark.parametrize(("report", "complete"), [
@@ -48,13 +69,14 @@ def test_final_status(report: str | None, iteration: int, cap: int, status: str)
     (f"# r\n```\nnever closed\n{MARKER}\n", False),
     (f"# r\n```\n{MARKER}\n```\n{MARKER}\n", True),
 ])
-def test_the_marker_counts_alone_on_a_line_outside_code(report: str, complete: bool) -> None:
-    assert has_marker(report) is complete
-    assert (decide(report, 1, 10).why == "complete") is complete
+def test_the_marker_counts_alone_on_a_line_outside_code(facts: Facts, report: str,
+                                                        complete: bool) -> None:
+    assert facts(report)[1] is complete
+    assert (decide(facts(report)[1], 1, 10).why == "complete") is complete
 
 
-def test_a_marker_quoted_at_the_end_of_a_huge_report() -> None:
+def test_a_marker_quoted_at_the_end_of_a_huge_report(facts: Facts) -> None:
     # A 20 MB report that only quotes the marker, at its very end: the whole text is read.
     report = ("word " * 20 + "\n") * 200_000 + f"```\n{MARKER}\n```\n"
     assert len(report) > 20_000_000
-    assert not has_marker(report)
+    assert facts(report) == (True, False)
