@@ -1,12 +1,13 @@
 """state.yaml: the run's phase and every agent's progress.
 
 During a run the state has one owner, the supervisor, and lives in its memory (`owned`):
-state.yaml is only its mirror, written atomically (temp file, fsync, rename) after every
-change and never read back to decide anything. Whatever another process does to the file
-(garbles, truncates, deletes or replaces it: an agent that escaped its folder, a user's
-editor) changes no decision and ends nothing: the next write puts the true state back and
-progress.log says so once. Outside a run (`council status`, `cancel` with no supervisor,
-the plugin's hooks), the file is the state, read and changed under an exclusive lock.
+state.yaml is only its mirror, written atomically (temp file, fsync, rename) at most every
+200 ms and at every phase change, and never read back to decide anything. Whatever another
+process does to the file (garbles, truncates, deletes or replaces it: an agent that escaped
+its folder, a user's editor) changes no decision and ends nothing: the next write puts the
+true state back and progress.log says so once. Outside a run (`council status`, `cancel`
+with no supervisor, the plugin's hooks), the file is the state, read and changed under an
+exclusive lock.
 
 The records are mutable dataclasses on purpose: they are only ever changed inside
 `update_state`, which holds the lock for the whole read-modify-write.
@@ -21,7 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext, suppress
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -228,7 +229,7 @@ def _current(run_dir: Path) -> RunState:
     """The cached state object itself (never handed out): the owner's, or parsed again only
     if the file's text is not what this process last wrote or read."""
     if run_dir in _owned:
-        return _known[run_dir][1]
+        return _owned[run_dir].state
     path = state_path(run_dir)
     try:
         text = path.read_text(encoding="utf-8")
@@ -268,8 +269,7 @@ def _save(run_dir: Path, state: RunState) -> None:
         atomic_write(state_path(run_dir), text)
         _known[run_dir] = (text, state)
         return
-    _known[run_dir] = (_known[run_dir][0] if run_dir in _known else "", state)
-    owner.mirror(run_dir, state)
+    owner.mirror(run_dir)
 
 
 def dump(state: RunState) -> str:
@@ -342,6 +342,7 @@ class _Owner:
     is overwritten, and said once in progress.log; a file that cannot be written is said once
     and tried again."""
 
+    state: RunState  # the truth, whatever happens to the file
     written: str | None  # the text the owner last wrote to the mirror
     told: bool = False  # whether progress.log already says the file was tampered with
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -350,32 +351,28 @@ class _Owner:
     dirty: bool = False
     timer: threading.Timer | None = None
 
-    def mirror(self, run_dir: Path, state: RunState) -> None:
+    def mirror(self, run_dir: Path) -> None:
         with self.lock:
             self.dirty = True
             wait = self.last + COALESCE - time.monotonic()
-            if state.phase != self.phase or wait <= 0:
-                self.write(run_dir, state)
+            if self.state.phase != self.phase or wait <= 0:
+                self.write(run_dir)
             elif self.timer is None:
-                self.timer = threading.Timer(wait, self.flush, (run_dir, state))
+                self.timer = threading.Timer(wait, self.flush, (run_dir,))
                 self.timer.daemon = True
                 self.timer.start()
 
-    def flush(self, run_dir: Path, state: RunState) -> None:
-        with self.lock:
-            self.timer = None
-            if self.dirty:
-                self.write(run_dir, state)
-
-    def close(self, run_dir: Path) -> None:
+    def flush(self, run_dir: Path) -> None:
+        """Write what is not written yet (the timer, and the owner's exit)."""
         with self.lock:
             if self.timer is not None:
                 self.timer.cancel()
                 self.timer = None
-            if self.dirty and run_dir in _known:
-                self.write(run_dir, _known[run_dir][1])
+            if self.dirty:
+                self.write(run_dir)
 
-    def write(self, run_dir: Path, state: RunState) -> None:
+    def write(self, run_dir: Path) -> None:
+        state = self.state
         text = dump(state)
         path = state_path(run_dir)
         self.dirty, self.last = False, time.monotonic()
@@ -408,11 +405,11 @@ def owned(run_dir: Path) -> Iterator[RunState]:
     """Own the run's state for the length of the block (the supervisor, holding the run's
     lock): read once, then kept in memory and only mirrored to the file. Yields a copy."""
     state = _current(run_dir)
-    owner = _owned[run_dir] = _Owner(written=_known[run_dir][0], phase=state.phase)
+    owner = _owned[run_dir] = _Owner(state, written=_known[run_dir][0], phase=state.phase)
     try:
         yield copy.deepcopy(state)
     finally:
-        owner.close(run_dir)  # the last change reaches the file before anyone else reads it
+        owner.flush(run_dir)  # the last change reaches the file before anyone else reads it
         _owned.pop(run_dir, None)
         _known.pop(run_dir, None)  # the next reader believes the file again
 
@@ -420,9 +417,11 @@ def owned(run_dir: Path) -> Iterator[RunState]:
 def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
     """Load, change and save the state under the lock; returns (a copy of) what `change`
     returns. `change` works on the cached state itself, so an update costs no copy of the
-    whole state; if it fails half-way, the cache is dropped and the file is left as it was."""
+    whole state; if it fails half-way, the cache is dropped and the file is left as it was.
+    An owner's changes need no file lock (no other process writes during a run), only its
+    own lock against the thread that writes its mirror."""
     owner = _owned.get(run_dir)
-    with locked(run_dir), owner.lock if owner else nullcontext():
+    with owner.lock if owner else locked(run_dir):
         state = _current(run_dir)
         try:
             result = change(state)
