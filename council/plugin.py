@@ -84,7 +84,9 @@ def on_prompt(payload: dict[str, Any]) -> dict[str, Any]:
     args = command_args(prompt)
     if args is None:
         if (base / ".sessions" / f"{session_id}.json").exists():
-            _forget_pending(base, session_id)
+            from council import sessions
+
+            sessions.update(base, session_id, sessions.drop_pending)
         return {}
     try:
         check_request(args)
@@ -96,32 +98,20 @@ def on_prompt(payload: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _forget_pending(base: Path, session_id: str) -> None:
-    """Another prompt in the same session: a request whose stop never came (the user
-    interrupted that turn) must not start at some later stop."""
-    from council import sessions
-
-    def change(requests: list[Request]) -> None:
-        for request in requests:
-            if request.status == sessions.PENDING:
-                request.status = sessions.RELEASED
-
-    sessions.update(base, session_id, change)
-
-
-def check_request(args: str) -> RunOptions:
-    """The run options of a request, or the CouncilError that says why it cannot run."""
+def check_request(args: str) -> tuple[str, RunOptions]:
+    """The topic and run options of a request, or the CouncilError that says why it cannot
+    run."""
     from council import preflight
     from council.config import Overrides, load_options
     from council.topic import check_topic
 
     request = parse_request(args)
-    check_topic(request.topic, f"the /{COMMAND} command")
+    topic = check_topic(request.topic, f"the /{COMMAND} command")
     options = load_options(Overrides(test=request.test, agents=request.agents,
                                      mode=request.mode, debate=request.debate,
                                      verify=request.verify))
     options, _ = preflight.prepare(options, explicit=bool(request.agents))
-    return plugin_limits(options)
+    return topic, plugin_limits(options)
 
 
 def _reason(exc: Exception, base: Path) -> str:
@@ -279,10 +269,8 @@ def _interrupted(base: Path, stale: list[Request]) -> str | None:
 
 def _start(base: Path, args: str) -> str:
     from council.supervisor import start_run
-    from council.topic import check_topic
 
-    options = check_request(args)  # checked again: the config may have changed since
-    topic = check_topic(parse_request(args).topic, f"the /{COMMAND} command")
+    topic, options = check_request(args)  # again: the config or a login may have changed
     return start_run(topic, options, base).id
 
 

@@ -74,9 +74,7 @@ def load(path: Path) -> list[Request]:
     council's binding, or a damaged file, never starts anything."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return []
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # missing, unreadable or not JSON
         return []
     items = data.get("requests") if isinstance(data, dict) else None
     if not isinstance(items, list):
@@ -143,15 +141,22 @@ def supersede(requests: list[Request], keep: Request | None = None) -> list[Requ
     return stale
 
 
-def record(base: Path, session_id: str, prompt_id: str | None, args: str) -> list[Request]:
-    """A typed request, pending until its turn's Stop. Returns the older open requests it
-    replaced that were bound to a run."""
-    def change(requests: list[Request]) -> list[Request]:
-        stale = supersede(requests)
-        requests.append(Request(prompt_id=prompt_id, args=args))
-        return stale
+def drop_pending(requests: list[Request]) -> None:
+    """A new prompt: the requests whose Stop never came (the user interrupted that turn) must
+    not start at some later stop. Running ones are left to the next Stop, which names them
+    (`supersede`): a prompt typed while a council runs must not orphan it."""
+    for request in requests:
+        if request.status == PENDING:
+            request.status = RELEASED
 
-    return update(base, session_id, change)
+
+def record(base: Path, session_id: str, prompt_id: str | None, args: str) -> None:
+    """A typed request, pending until its turn's Stop."""
+    def change(requests: list[Request]) -> None:
+        drop_pending(requests)
+        requests.append(Request(prompt_id=prompt_id, args=args))
+
+    update(base, session_id, change)
 
 
 def _each_session(base: Path) -> Iterator[Path]:

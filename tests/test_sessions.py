@@ -32,15 +32,19 @@ def test_a_stop_matches_its_own_prompt_or_the_newest_open_request() -> None:
     assert sessions.match([old], None) is None
 
 
-def test_a_new_prompt_supersedes_open_requests(tmp_path: Path) -> None:
-    stale = sessions.record(tmp_path, "s", "p-1", "first")
-    assert stale == []
-    sessions.update(tmp_path, "s", bind_first("r1"))
-    stale = sessions.record(tmp_path, "s", "p-2", "second")
-    assert [(r.prompt_id, r.run) for r in stale] == [("p-1", "r1")]
+def test_a_new_prompt_drops_pending_requests_and_a_stop_names_running_ones(
+        tmp_path: Path) -> None:
+    sessions.record(tmp_path, "s", "p-1", "first")
+    sessions.update(tmp_path, "s", bind_first("r1"))  # its Stop started run r1
+    sessions.record(tmp_path, "s", "p-2", "second")  # never stopped: interrupted
+    sessions.record(tmp_path, "s", "p-3", "third")
     requests = sessions.load(sessions.session_file(tmp_path, "s"))
-    assert [(r.args, r.status) for r in requests] == [("first", RELEASED),
-                                                      ("second", "pending")]
+    assert [(r.args, r.status) for r in requests] == [
+        ("first", RUNNING), ("second", RELEASED), ("third", "pending")]
+    # The third prompt's Stop keeps it and releases the rest, naming the one bound to a run.
+    stale = sessions.supersede(requests, keep=requests[2])
+    assert [(r.prompt_id, r.run) for r in stale] == [("p-1", "r1")]
+    assert [r.status for r in requests] == [RELEASED, RELEASED, "pending"]
 
 
 def test_sessions_never_share_requests(tmp_path: Path) -> None:
