@@ -4,7 +4,7 @@ goes on to synthesis with what it has."""
 
 from __future__ import annotations
 
-from council import loop, progress
+from council import events, loop
 from council.ledger import Usage, over_budget
 from council.state import RunState, update_state
 from council.workspace import Workspace
@@ -44,6 +44,6 @@ def check(ws: Workspace) -> str | None:
             except (OSError, ValueError):
                 continue
     if newly:
-        progress.emit(ws.root, "run", f"budget reached: {why}; agents stop after their "
-                      "current turn and the run goes on to synthesis")
+        events.emit(ws.root, "run", f"budget reached: {why}; agents stop after their "
+                    "current turn and the run goes on to synthesis")
     return why

@@ -17,7 +17,7 @@ import re
 import shutil
 from dataclasses import replace
 
-from council import progress
+from council import events
 from council.config import PROFILES, RunOptions, Seat
 from council.preflight import LOGIN
 from council.state import RunState, update_state
@@ -85,10 +85,10 @@ def give_up(ws: Workspace, seat: Seat, phase: str, kind: str, error: str | None)
 
     moved = update_state(ws.root, change)
     if moved is not None:
-        progress.emit(ws.root, phase, seat.name, f"{seat.cli} failed for good ({why}); the "
-                      f"seat goes on with its fallback, {moved.cli}")
+        events.emit(ws.root, phase, f"{seat.cli} failed for good ({why}); the "
+                    f"seat goes on with its fallback, {moved.cli}", agent=seat.name)
     else:
         hint = f"; {LOGIN[seat.cli]}" if kind == "auth" and seat.cli in LOGIN else ""
-        progress.emit(ws.root, phase, seat.name,
-                      f"dropped for the rest of the run ({why}){hint}")
+        events.emit(ws.root, phase, f"dropped for the rest of the run ({why}){hint}",
+                    agent=seat.name)
     return moved

@@ -62,7 +62,7 @@ def main(argv: list[str]) -> int:
         print(f"council hook: {exc}; allowing the stop", file=sys.stderr)
         out = render(cli, None, error=str(exc))
     if out:
-        sys.stdout.buffer.write((out + "\n").encode("utf-8"))
+        sys.stdout.buffer.write((out + "\n").encode("utf-8", "replace"))
         sys.stdout.flush()
     return 0
 

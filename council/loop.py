@@ -175,5 +175,5 @@ def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[s
         message = f"marked its report complete after iteration {iteration}/{cap}"
     else:
         message = f"reached its cap of {cap} iterations"
-    progress.emit(run_dir, phase, seat, message)
+    progress.emit(run_dir, phase, message, agent=seat)
     return decision

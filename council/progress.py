@@ -1,8 +1,9 @@
-"""progress.log: one human line per event, so `tail -f` shows a run live.
+"""progress.log: one human line per event, so `tail -f` shows a run live, and events.jsonl:
+the same event as one JSON object, for scripts.
 
-Each line is written with a single O_APPEND write, so lines from parallel hooks and the
-supervisor never interleave, and nothing is buffered. Hooks import this module: it uses only
-`os` and `time`.
+The supervisor writes events through council.events (structlog). This module is the minimal
+writer the hooks use after every agent turn: it imports only `os` and `time`. Each line is a
+single O_APPEND write, so lines from parallel hooks and the supervisor never interleave.
 """
 
 from __future__ import annotations
@@ -24,30 +25,22 @@ def stamp() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
-def format_line(*parts: str) -> str:
-    text = " ".join(p for p in parts if p)
-    # One event, one line: a multi-line message (an error from a CLI) is folded.
-    return f"{stamp()} {' '.join(text.split())}\n"
+def emit(run_dir: str | os.PathLike[str], scope: str, message: str,
+         agent: str | None = None) -> None:
+    """The hooks' writer of an event: the same progress.log line and events.jsonl record as
+    council.events.emit (structlog), which the supervisor uses, without its import cost:
+    `2026-11-21T14:31:00.123Z research codex iteration 2/10` and
+    `{"time": …, "scope": "research", "agent": "codex", "message": "iteration 2/10"}`."""
+    time_ = stamp()
+    message = " ".join(message.split())  # one event, one line: a CLI's error is folded
+    line = f"{time_} {scope}{f' {agent}' if agent else ''} {message}\n"
+    fields = {"time": time_, "scope": scope, "agent": agent or None, "message": message}
+    append(os.path.join(run_dir, PROGRESS_FILE), line)
+    append(os.path.join(run_dir, EVENTS_FILE), json_object(fields) + "\n")
 
 
-def emit(run_dir: str | os.PathLike[str], *parts: str) -> None:
-    """Append e.g. `2026-11-21T14:31:00.123Z research codex iteration 2/10` to
-    progress.log, and the same event as one JSON object to events.jsonl, for scripts:
-    `{"time": …, "scope": "research", "agent": "codex", "message": "iteration 2/10"}`.
-    The scope is the phase or "run"; an agent's name follows its phase (`emit(run, phase,
-    agent, message)`); an event of the whole phase has no agent (`emit(run, phase, message)`)."""
-    line = format_line(*parts)
-    time_, _, rest = line.rstrip("\n").partition(" ")
-    scope, _, message = rest.partition(" ")
-    agent = None
-    if len(parts) >= 3 and scope != "run":
-        agent, _, message = message.partition(" ")
-    fields = {"time": time_, "scope": scope, "agent": agent, "message": message}
-    _append(os.path.join(run_dir, PROGRESS_FILE), line)
-    _append(os.path.join(run_dir, EVENTS_FILE), json_object(fields) + "\n")
-
-
-def _append(path: str, text: str) -> None:
+def append(path: str, text: str) -> None:
+    """One O_APPEND write: lines from parallel hooks and the supervisor never interleave."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, text.encode("utf-8", "replace"))
@@ -62,15 +55,18 @@ def json_object(fields: dict[str, str | None]) -> str:
                            for k, v in fields.items()) + "}"
 
 
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+            "\b": "\\b", "\f": "\\f"}
+
+
 def json_string(text: str) -> str:
-    """A JSON string literal (RFC 8259): quote, backslash and control characters escaped."""
+    """A JSON string literal escaped exactly as `json.dumps(text, ensure_ascii=False)` does,
+    so the hooks' events.jsonl lines equal the supervisor's byte for byte."""
     out = ['"']
     for ch in text:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch < " " or "\ud800" <= ch <= "\udfff" or ch in "\u2028\u2029\x7f":
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " ":
             out.append(f"\\u{ord(ch):04x}")
         else:
             out.append(ch)

@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from council import loop, progress, snapshots
+from council import events, loop, snapshots
 from council.config import RunOptions
 from council.errors import StateError
 from council.progress import utc_now
@@ -53,7 +53,7 @@ def rebuild(ws: Workspace) -> str:
         old.replace(ws.root / f"{STATE_FILE}.corrupt-{time.strftime('%Y%m%dT%H%M%SZ')}")
     replace_state(ws.root, state)
     what = ", ".join(kept) if kept else "no finished report"
-    progress.emit(ws.root, "run", f"state rebuilt from {RUN_SPEC} and the reports: {what}")
+    events.emit(ws.root, "run", f"state rebuilt from {RUN_SPEC} and the reports: {what}")
     return f"rebuilt the state of run {ws.id} from its reports ({what}); the rest is redone"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import budget, failures, loop, progress, prompts, snapshots, spawn
+from council import budget, events, failures, loop, prompts, snapshots, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.config import Seat
@@ -104,8 +104,8 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     how = "resumed" if task.previous else "started"
     if task.previous and session:
         how += f" session {session}"
-    progress.emit(ws.root, phase, seat.name, f"{how} ({seat.cli}, {model}, "
-                  f"iteration {first_iteration}/{task.max_iterations})")
+    events.emit(ws.root, phase, f"{how} ({seat.cli}, {model}, "
+                f"iteration {first_iteration}/{task.max_iterations})", agent=seat.name)
 
     began = time.monotonic()
     returncode: int | None = None
@@ -150,7 +150,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         meter.read(force=True, final=True)
         _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
                 "stopped: the run was cancelled", iteration, meter.record())
-        progress.emit(ws.root, phase, seat.name, "stopped (run cancelled)")
+        events.emit(ws.root, phase, "stopped (run cancelled)", agent=seat.name)
         raise
     iteration = loop.deactivate(loop_file)
     meter.read(force=True, final=True)
@@ -168,23 +168,23 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
                                      limits.report_cap)
         if snapshot.cut_at is not None:
             assert snapshot.full is not None
-            progress.emit(ws.root, phase, seat.name,
-                          f"report is {snapshot.size:,} bytes, over the {limits.report_cap:,}-"
-                          f"byte cap: the next phases get its first {snapshot.cut_at:,} "
-                          f"bytes, with a note; all of it is in {snapshot.full.name}")
+            events.emit(ws.root, phase, f"report is {snapshot.size:,} bytes, over the "
+                        f"{limits.report_cap:,}-byte cap: the next phases get its first "
+                        f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
+                        f"{snapshot.full.name}", agent=seat.name)
     final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error,
                     iteration, meter.record(), snapshot)
     if limits.budgeted:
         budget.check(ws)
     elapsed = time.monotonic() - began
     if status == "failed":
-        progress.emit(ws.root, phase, seat.name,
-                      f"failed ({final.failure}) after {elapsed:.0f} s: {outcome.error}")
+        events.emit(ws.root, phase, f"failed ({final.failure}) after {elapsed:.0f} s: "
+                    f"{outcome.error}", agent=seat.name)
     else:
         size = report.stat().st_size
-        progress.emit(ws.root, phase, seat.name,
-                      f"{status} after {final.iteration} iteration(s), {elapsed:.0f} s, "
-                      f"{size} bytes, {format_usage(meter.total)}")
+        events.emit(ws.root, phase, f"{status} after {final.iteration} iteration(s), "
+                    f"{elapsed:.0f} s, {size} bytes, {format_usage(meter.total)}",
+                    agent=seat.name)
     return final
 
 
@@ -244,8 +244,8 @@ def _quarantine_memory_files(ws: Workspace, seat: str, phase: str) -> None:
             target = ws.root / "loops" / "quarantine" / f"{seat}-{phase}-{name}"
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(planted, target)
-            progress.emit(ws.root, phase, seat, f"moved {name}, which an agent wrote into its "
-                          f"folder, out of the way: {target}")
+            events.emit(ws.root, phase, f"moved {name}, which an agent wrote into its "
+                        f"folder, out of the way: {target}", agent=seat)
 
 
 RESUME_NOTE = (
@@ -389,8 +389,8 @@ class Quiet:
 
     def say(self, silent: float, idle: float | None) -> None:
         limit = f"gives up at {idle:g} s" if idle else "no idle limit"
-        progress.emit(self.ws.root, self.phase, self.seat,
-                      f"no output for {silent:g} s ({limit})")
+        events.emit(self.ws.root, self.phase, f"no output for {silent:g} s ({limit})",
+                    agent=self.seat)
 
 
 async def _idle_watchdog(activity: Activity, idle: float | None, scope: anyio.CancelScope,
@@ -455,7 +455,7 @@ def fail_seat(ws: Workspace, seat: str, phase: str, error: str) -> AgentPhase:
     """Record a seat as failed when council itself could not run it to its end."""
     with suppress(OSError, ValueError):
         loop.deactivate(ws.loop_file(seat, phase))
-    progress.emit(ws.root, phase, seat, f"failed: {error}")
+    events.emit(ws.root, phase, f"failed: {error}", agent=seat)
     try:
         return _finish(ws, seat, phase, "failed", None, None, error,
                        loop.read_loop(ws.loop_file(seat, phase))[0])

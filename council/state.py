@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from council import progress
 from council.errors import StateError
 from council.progress import utc_now
 
@@ -372,6 +371,8 @@ class _Owner:
                 self.write(run_dir)
 
     def write(self, run_dir: Path) -> None:
+        from council import events  # only the supervisor owns a state: hooks never pay for it
+
         state = self.state
         text = dump(state)
         path = state_path(run_dir)
@@ -382,16 +383,16 @@ class _Owner:
             on_disk = None
         if on_disk != self.written and not self.told:
             self.told = True
-            progress.emit(run_dir, "run", f"{path.name} was changed by another process "
-                          "(garbled, truncated, replaced or deleted); the supervisor's own "
-                          "state is kept and the file rewritten from it")
+            events.emit(run_dir, "run", f"{path.name} was changed by another process "
+                        "(garbled, truncated, replaced or deleted); the supervisor's own "
+                        "state is kept and the file rewritten from it")
         try:
             atomic_write(path, text)
         except OSError as exc:
             if self.written is not None:  # said once per failing spell
-                progress.emit(run_dir, "run", f"cannot write {path.name} "
-                              f"({exc.strerror or exc}); the run goes on and tries again at "
-                              "the next change")
+                events.emit(run_dir, "run", f"cannot write {path.name} "
+                            f"({exc.strerror or exc}); the run goes on and tries again at "
+                            "the next change")
             self.written = None
             return
         self.written, self.told, self.phase = text, False, state.phase

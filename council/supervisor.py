@@ -20,8 +20,8 @@ import psutil
 from council import (
     claims,
     crash,
+    events,
     loop,
-    progress,
     prompts,
     regression,
     score,
@@ -83,7 +83,7 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
     )
     create_state(ws.root, state)
     seats = ", ".join(f"{s.name} ({s.cli})" for s in options.seats)
-    progress.emit(ws.root, "run", f"{ws.id} created with {len(options.seats)} agents: {seats}")
+    events.emit(ws.root, "run", f"{ws.id} created with {len(options.seats)} agents: {seats}")
     return ws
 
 
@@ -105,8 +105,8 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
         options = RunOptions.from_dict(state.options)
         orphans = _stop_orphans(ws, state, options.grace_period)
         if orphans:
-            progress.emit(ws.root, "run", f"stopped agents left running by an earlier "
-                          f"supervisor: {', '.join(orphans)}")
+            events.emit(ws.root, "run", f"stopped agents left running by an earlier "
+                        f"supervisor: {', '.join(orphans)}")
         return anyio.run(_execute, ws, options, state.topic, synthesise)
 
 
@@ -134,7 +134,7 @@ async def _execute(ws: Workspace, options: RunOptions, topic: str,
             result = await _pipeline(ctx, synthesise)
         except PhaseFailedError as exc:
             _set_phase(ws, "failed", str(exc))
-            progress.emit(ws.root, "run", f"failed: {exc}")
+            events.emit(ws.root, "run", f"failed: {exc}")
             result = RunResult(ws, EXIT_FAILED, str(exc))
         finally:
             root.cancel_scope.cancel()
@@ -143,7 +143,7 @@ async def _execute(ws: Workspace, options: RunOptions, topic: str,
         stopped = _mark_cancelled(ws, sig.name)
         message = f"cancelled by {sig.name}" + (f"; stopped {', '.join(stopped)}"
                                                 if stopped else "")
-        progress.emit(ws.root, "run", message)
+        events.emit(ws.root, "run", message)
         return RunResult(ws, SIGNAL_EXIT[sig], message)
     assert result is not None
     return result
@@ -179,7 +179,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     source_phase = "research"
     exhausted = load_state(ws.root).budget_exhausted
     if exhausted:
-        progress.emit(ws.root, "refinement", f"skipped: {exhausted}")
+        events.emit(ws.root, "refinement", f"skipped: {exhausted}")
     elif len(survivors) >= refinement.MIN_SEATS:
         _set_phase(ws, "refinement")
         _announce(ctx, "refinement", survivors, "read each other's reports")
@@ -188,8 +188,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
         source_phase = "refinement"
         _record_regressions(ws)
     else:
-        progress.emit(ws.root, "refinement",
-                      "skipped: fewer than two agents finished research")
+        events.emit(ws.root, "refinement", "skipped: fewer than two agents finished research")
 
     exhausted = load_state(ws.root).budget_exhausted
     if ctx.options.verify and len(survivors) >= 2 and not exhausted:
@@ -200,7 +199,7 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     if len(survivors) >= 2 and not exhausted:
         run_it, why = antagonist.should_run(ctx.options.debate, verification_facts(ws),
                                             ctx.options.mode)
-        progress.emit(ws.root, "antagonist", ("started: " if run_it else "skipped: ") + why)
+        events.emit(ws.root, "antagonist", ("started: " if run_it else "skipped: ") + why)
         if run_it:
             _set_phase(ws, "antagonist")
             await antagonist.run(ctx, survivors, source_phase, verification_facts(ws))
@@ -209,25 +208,25 @@ async def _pipeline(ctx: RunContext, synthesise: bool) -> RunResult:
     _record_completeness(ws)  # before the synthesis, which is told the score and the gaps
     if not synthesise:
         update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
-        progress.emit(ws.root, "synthesis", f"handed to the main Claude session: "
-                      f"{len(survivors)} reports to synthesise")
+        events.emit(ws.root, "synthesis", f"handed to the main Claude session: "
+                    f"{len(survivors)} reports to synthesise")
         return RunResult(ws, EXIT_OK, "handed over")
     chosen = load_state(ws.root).synthesizer
     writer = next((s for s in survivors if s.name == chosen), None) or \
         synthesis.choose_synthesizer(ctx.options.synthesizer, ctx.seats() or seats, survivors)
     if writer.name != ctx.options.synthesizer:
-        progress.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
-                      f"{writer.name} writes the final report instead")
+        events.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
+                    f"{writer.name} writes the final report instead")
     update_state(ws.root, lambda s: setattr(s, "synthesizer", writer.name))
-    progress.emit(ws.root, "synthesis",
-                  f"started: {writer.name} synthesises {len(survivors)} reports")
+    events.emit(ws.root, "synthesis",
+                f"started: {writer.name} synthesises {len(survivors)} reports")
     record = await synthesis.run(ctx, writer, survivors, source_phase)
     if not record.usable:
         raise PhaseFailedError(f"synthesis failed: {record.error}; the agents' reports are "
                                f"kept in {ws.root}")
     _stamp_final_report(ws, [s.name for s in survivors], total, source_phase, writer.name)
     _set_phase(ws, "done")
-    progress.emit(ws.root, "run", f"done: {ws.final_report}")
+    events.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))
 
 
@@ -237,7 +236,7 @@ async def _fill_gaps(ctx: RunContext, survivors: list[Seat], source_phase: str) 
     todo = gapfill.gaps(verification_facts(ws))
     exhausted = load_state(ws.root).budget_exhausted
     if not todo or exhausted:
-        progress.emit(ws.root, "gapfill", "skipped: " + (
+        events.emit(ws.root, "gapfill", "skipped: " + (
             exhausted or "no open sub-question, refuted answer or uncovered dimension"))
         return
     plan = gapfill.assign(todo, survivors)
@@ -246,7 +245,7 @@ async def _fill_gaps(ctx: RunContext, survivors: list[Seat], source_phase: str) 
     if not pending:
         return  # a resumed run that had finished its gap fill
     _set_phase(ws, "gapfill")
-    progress.emit(ws.root, "gapfill", (
+    events.emit(ws.root, "gapfill", (
         f"started: {len(todo)} gap(s), " if len(pending) == len(plan)
         else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
         f"{seat} ({', '.join(g.id for g in batch)})" for seat, batch in plan.items()))
@@ -255,17 +254,17 @@ async def _fill_gaps(ctx: RunContext, survivors: list[Seat], source_phase: str) 
     failed = [(seat, rec) for seat in plan
               if (rec := state.agents[seat].phases.get("gapfill")) is not None
               and not rec.usable]
-    progress.emit(ws.root, "gapfill", f"finished: {len(plan) - len(failed)} of {len(plan)} "
-                  "gap reports" + "".join(f"; {seat} failed ({rec.error})"
+    events.emit(ws.root, "gapfill", f"finished: {len(plan) - len(failed)} of {len(plan)} "
+                "gap reports" + "".join(f"; {seat} failed ({rec.error})"
                                           for seat, rec in failed))
 
 
 def _announce(ctx: RunContext, phase: str, seats: list[Seat], how: str) -> None:
     todo = [seat.name for seat, _ in ctx.to_run(phase, seats)]
     if len(todo) == len(seats):
-        progress.emit(ctx.ws.root, phase, f"started: {len(todo)} agents {how}")
+        events.emit(ctx.ws.root, phase, f"started: {len(todo)} agents {how}")
     elif todo:
-        progress.emit(ctx.ws.root, phase, f"resumed: {', '.join(todo)} still to finish")
+        events.emit(ctx.ws.root, phase, f"resumed: {', '.join(todo)} still to finish")
 
 
 def _survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
@@ -273,8 +272,8 @@ def _survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
     if not survivors:
         raise PhaseFailedError(f"every agent failed in {phase}; see "
                                f"{ctx.ws.root / 'progress.log'}")
-    progress.emit(ctx.ws.root, phase,
-                  f"finished: {len(survivors)} of {total} agents produced a report")
+    events.emit(ctx.ws.root, phase,
+                f"finished: {len(survivors)} of {total} agents produced a report")
     return survivors
 
 
@@ -348,7 +347,7 @@ def _check_snapshots(ws: Workspace) -> list[str]:
     if new:
         update_state(ws.root, lambda s: setattr(s, "provenance", [*(s.provenance or []), *new]))
         for line in new:
-            progress.emit(ws.root, "run", f"provenance: {line}")
+            events.emit(ws.root, "run", f"provenance: {line}")
     return [*(state.provenance or []), *new]
 
 
@@ -409,8 +408,8 @@ def cancel_run(ws: Workspace) -> str:
     with RunLock(ws.root):
         orphans = _stop_orphans(ws, state, options.grace_period)
         stopped = _mark_cancelled(ws, "council cancel")
-        progress.emit(ws.root, "run", "cancelled by council cancel" +
-                      (f"; stopped {', '.join(orphans)}" if orphans else ""))
+        events.emit(ws.root, "run", "cancelled by council cancel" +
+                    (f"; stopped {', '.join(orphans)}" if orphans else ""))
     return f"cancelled run {ws.id}" + (f"; stopped {', '.join(stopped)}" if stopped else "")
 
 
@@ -465,13 +464,13 @@ def complete_handover(ws: Workspace) -> bool:
     source, names = contributions(state)
     _stamp_final_report(ws, names, len(state.agents), source, MAIN_SESSION)
     _set_phase(ws, "done")
-    progress.emit(ws.root, "run", f"done: {ws.final_report}")
+    events.emit(ws.root, "run", f"done: {ws.final_report}")
     return True
 
 
 def fail_run(ws: Workspace, reason: str) -> None:
     _set_phase(ws, "failed", reason)
-    progress.emit(ws.root, "run", f"failed: {reason}")
+    events.emit(ws.root, "run", f"failed: {reason}")
 
 
 def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
@@ -514,9 +513,8 @@ def _record_regressions(ws: Workspace) -> None:
         return found
 
     for name, dropped, gone in update_state(ws.root, change):
-        progress.emit(ws.root, "refinement", name,
-                      f"dropped {dropped} source(s) and {gone} cited claim(s) its research "
-                      "report had")
+        events.emit(ws.root, "refinement", f"dropped {dropped} source(s) and {gone} cited claim(s) "
+                    "its research report had", agent=name)
 
 
 def verification_facts(ws: Workspace) -> dict[str, Any] | None:

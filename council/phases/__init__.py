@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from council import failover, progress
+from council import events, failover
 from council.config import RunOptions, Seat
 from council.loop import read_report
 from council.runner import Limits, SeatTask, fail_seat, run_seat
@@ -91,9 +91,8 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
                 record.failure if record.status == "failed" else None, retries, record.error)
             if step == "retry":  # a rate limit: pause, then go on where it stopped
                 retries += 1
-                progress.emit(ctx.ws.root, task.phase, task.seat.name,
-                              f"rate-limited; trying again in {wait:g} s (retry {retries} of "
-                              f"{failover.RETRIES})")
+                events.emit(ctx.ws.root, task.phase, f"rate-limited; trying again in {wait:g} s "
+                            f"(retry {retries} of {failover.RETRIES})", agent=task.seat.name)
                 await anyio.sleep(wait)
                 task = replace(task, previous=record)
                 continue
@@ -144,5 +143,5 @@ async def ask_json(ctx: RunContext, phase: str, seats: Sequence[Seat], render: R
             return validate(json.loads(text), attempt == ATTEMPTS), None
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError too
             error = feedback = f"invalid {phase} file: {exc}"
-            progress.emit(ctx.ws.root, phase, seat.name, error)
+            events.emit(ctx.ws.root, phase, error, agent=seat.name)
     return None, error

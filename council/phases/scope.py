@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from council import progress, prompts
+from council import events, prompts
 from council.config import Seat
 from council.phases import RunContext, ask_json
 from council.phases.synthesis import choose_synthesizer
@@ -40,14 +40,14 @@ async def run(ctx: RunContext) -> Scope | None:
             questions=QUESTIONS, dimensions=DIMENSIONS,
             report_path=str(ws.working_output(seat.name, "scope"))), {}
 
-    progress.emit(ws.root, "scope", f"started: {first.name} splits the question")
+    events.emit(ws.root, "scope", f"started: {first.name} splits the question")
     found, error = await ask_json(ctx, "scope", candidates, render,
                                   lambda data, _last: validate_scope(data))
     data = found.to_dict() if found else {"status": "degraded", "error": error}
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    progress.emit(ws.root, "scope", f"finished: {len(found.questions)} sub-questions, "
-                  f"{len(found.dimensions)} dimensions" if found
-                  else f"degraded: {error}; the research goes on unscoped")
+    events.emit(ws.root, "scope", f"finished: {len(found.questions)} sub-questions, "
+                f"{len(found.dimensions)} dimensions" if found
+                else f"degraded: {error}; the research goes on unscoped")
     return found
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from council import progress, prompts
+from council import events, prompts
 from council.claims import (
     MAX_CLAIMS,
     Claim,
@@ -76,11 +76,11 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
         return _write(ctx, {"status": "degraded", "error": error, "claims": []})
     claims, coverage, coverage_error = answer
     if coverage_error:
-        progress.emit(ws.root, "claims", f"coverage not judged: {coverage_error}")
+        events.emit(ws.root, "claims", f"coverage not judged: {coverage_error}")
 
     plan = assign(claims, {s.name: s.cli for s in contributors})
-    progress.emit(ws.root, "verification", f"started: {len(claims)} claims, checked by "
-                  + ", ".join(f"{seat} ({len(batch)})" for seat, batch in plan.items()))
+    events.emit(ws.root, "verification", f"started: {len(claims)} claims, checked by "
+                + ", ".join(f"{seat} ({len(batch)})" for seat, batch in plan.items()))
     seats = {s.name: s for s in contributors}
     tasks = []
     for seat, batch in plan.items():
@@ -98,7 +98,7 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str) -> d
             text = read_report(ws.published_output(seat, "verification")) or ""
             verdicts.update(validate_verdicts(json.loads(text), [c.id for c in batch], seat))
         except ValueError as exc:
-            progress.emit(ws.root, "verification", seat, f"invalid verdicts file: {exc}")
+            events.emit(ws.root, "verification", f"invalid verdicts file: {exc}", agent=seat)
     counts = tally(claims, verdicts)
     status = "ok" if counts["UNVERIFIED"] == 0 else "partial"
     data: dict[str, Any] = {"status": status, "tally": counts,
@@ -127,5 +127,5 @@ def _entry(claim: Claim, verdict: Verdict | None) -> dict[str, Any]:
 def _write(ctx: RunContext, data: dict[str, Any]) -> dict[str, Any]:
     atomic_write(ctx.ws.root / CLAIMS, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     done = summary(data) if "tally" in data else f"degraded: {data.get('error')}"
-    progress.emit(ctx.ws.root, "verification", f"finished: {done}")
+    events.emit(ctx.ws.root, "verification", f"finished: {done}")
     return data
