@@ -35,7 +35,8 @@ def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_hook_writer_and_structlog_writer_produce_identical_lines(tmp_path: Path,
                                                                   frozen: None) -> None:
     hooks, supervisor = tmp_path / "hooks", tmp_path / "supervisor"
-    hooks.mkdir(), supervisor.mkdir()
+    hooks.mkdir()
+    supervisor.mkdir()
     for scope, message, agent in EVENTS:
         progress.emit(hooks, scope, message, agent=agent)
         events.emit(supervisor, scope, message, agent=agent)
