@@ -27,7 +27,7 @@ EVENTS = [(scope, message, agent) for message in TRICKY
           for scope, agent in (("run", None), ("research", "codex"), ("gapfill", None))]
 
 
-@pytest.fixture()
+@pytest.fixture
 def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(progress, "stamp", lambda: "2026-11-24T01:02:03.456Z")
 
@@ -62,7 +62,7 @@ def test_events_read_as_a_script_reads_them(tmp_path: Path, frozen: None) -> Non
     ]
 
 
-@pytest.mark.parametrize("text", TRICKY + ["".join(map(chr, range(0x80)))])
+@pytest.mark.parametrize("text", [*TRICKY, "".join(map(chr, range(0x80)))])
 def test_json_string_escapes_as_json_dumps_does(text: str) -> None:
     assert progress.json_string(text) == json.dumps(text, ensure_ascii=False)
 
