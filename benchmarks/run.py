@@ -4,8 +4,11 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
     python benchmarks/run.py [--delay SECONDS] [--hook-samples N]
 
 1. Orchestration overhead: wall time of `council run` over the agents' own critical path
-   (per phase, the slowest seat's total process time, summed over phases), with fake agents
-   that each take a fixed time per turn. Target <= 1.05 with 3 agents and with 12 seats.
+   (per phase, the slowest seat's total process time, along the longest chain of the phase
+   graph), with fake agents that each take a fixed time per turn. Target <= 1.05 with 3
+   agents and with 12 seats.
+1b. The phase graph (`--only graph`): every phase of it, 3 agents; the graph's critical path
+   over the old end-to-end sequence's (< 1), and wall time over the graph's (<= 1.10).
 2. Hook cost: median time of one `council hook` call over `python -c pass`. Target <= 2x.
 3. Supervisor peak RSS with 12 seats. Target <= 80 MB.
 4. Usage accounting: reading what a 19 MB agent log gained over re-reading all of it.
@@ -15,7 +18,8 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
    runs them (the installed `council` script, a project with a research/ folder), median and
    p95 next to `python -c pass`. Target: median <= 50 ms.
 
-`--only plugin` runs just the last one (a few seconds).
+`--only plugin` runs just the last one (a few seconds); `--only graph` and `--only big` run
+theirs.
 """
 
 from __future__ import annotations
@@ -42,8 +46,11 @@ TWELVE = "synthesizer: claude1\nagents:\n" + "".join(
 
 
 def council_run(work: Path, seats_yaml: str | None, delay: float,
-                behaviour: Mapping[str, object] | None = None) -> dict[str, float]:
-    """One `council run --test` with fakes; returns wall time, critical path and peak RSS."""
+                behaviour: Mapping[str, object] | None = None,
+                options: tuple[str, ...] = ()) -> dict[str, float]:
+    """One `council run --test` with fakes; returns wall time, the agents' critical path
+    through the graph and, for comparison, the same phase times laid end to end (the
+    hand-written sequence council ran before the graph), and peak RSS."""
     work.mkdir(parents=True)
     (work / "home").mkdir()
     if seats_yaml:
@@ -57,7 +64,7 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
            # logged in, as far as council's preflight can tell: the fakes need no key
            "ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake", "GEMINI_API_KEY": "fake"}
     began = time.perf_counter()
-    proc = psutil.Popen([sys.executable, "-m", "council", "run", "--test", "benchmark"],
+    proc = psutil.Popen([sys.executable, "-m", "council", "run", "--test", *options, "benchmark"],
                         cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = 0
     while proc.poll() is None:
@@ -70,11 +77,13 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
     if proc.returncode != 0:
         detail = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"council run failed: {detail}")
-    return {"wall": wall, "critical": critical_path(work / "fake.jsonl"), "rss_mb": peak / 2**20}
+    times = phase_times(work / "fake.jsonl")
+    return {"wall": wall, "critical": critical_path(times), "sequence": sum(times.values()),
+            "rss_mb": peak / 2**20}
 
 
-def critical_path(fake_log: Path) -> float:
-    """Sum over phases of the slowest seat's own process time in that phase."""
+def phase_times(fake_log: Path) -> dict[str, float]:
+    """Per phase, the slowest seat's own process time in it (summed over its processes)."""
     starts: dict[int, float] = {}
     own: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     phase_of: dict[int, tuple[str, str]] = {}
@@ -88,7 +97,36 @@ def critical_path(fake_log: Path) -> float:
         elif event["event"] == "exit" and pid in starts:
             phase, seat = phase_of.get(pid, ("?", event["seat"]))
             own[phase][seat] += event["t"] - starts.pop(pid)
-    return sum(max(seats.values()) for seats in own.values())
+    return {phase: max(seats.values()) for phase, seats in own.items()}
+
+
+def critical_path(times: Mapping[str, float]) -> float:
+    """The longest chain of phase times through the declared graph (council.graph): what
+    the run would take if council itself cost nothing."""
+    from council.graph import GRAPH
+
+    finish: dict[str, float] = {}
+    for phase in GRAPH:  # dependencies are declared first
+        start = max((finish[d] for d in phase.after), default=0.0)
+        finish[phase.name] = start + times.get(phase.name, 0.0)
+    unknown = set(times) - set(finish)
+    if unknown:
+        raise SystemExit(f"fake agents ran in phases the graph does not declare: {unknown}")
+    return max(finish.values())
+
+
+def graph_rows(work: Path, delay: float) -> list[tuple[str, str, float, str]]:
+    """Every phase of the graph (dissent beside research, verification beside the
+    antagonist), 3 agents: the critical path of the old end-to-end sequence and of the
+    graph, and the wall time over the graph's."""
+    r = council_run(work, None, delay, options=("--verify", "--debate", "auto"))
+    return [
+        ("full graph, 3 agents: graph's / old sequence's critical path",
+         f"{r['critical']:.2f} s / {r['sequence']:.2f} s", r["critical"] / r["sequence"],
+         "< 1.00"),
+        ("full graph, 3 agents: wall / graph's critical path",
+         f"{r['wall']:.2f} s / {r['critical']:.2f} s", r["wall"] / r["critical"], "<= 1.10"),
+    ]
 
 
 def hook_ratio(samples: int) -> tuple[float, float]:
@@ -228,13 +266,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
     parser.add_argument("--hook-samples", type=int, default=40)
-    parser.add_argument("--only", choices=["plugin", "big"], help="run one measure only")
+    parser.add_argument("--only", choices=["plugin", "big", "graph"],
+                        help="run one measure only")
     parser.add_argument("--big-mb", type=int, nargs="+", default=[20, 100],
                         help="report sizes for the big-report measure")
     args = parser.parse_args()
     rows = []
     if args.only == "plugin":
         print_rows(plugin_rows(args.hook_samples * 2))
+        return
+    if args.only == "graph":
+        with tempfile.TemporaryDirectory() as tmp:
+            print_rows(graph_rows(Path(tmp) / "graph", args.delay))
         return
     if args.only == "big":
         print_rows(big_reports(args.big_mb))
@@ -248,6 +291,7 @@ def main() -> None:
             if seats:
                 rows.append(("supervisor peak RSS, 12 seats", f"{r['rss_mb']:.1f} MB",
                              r["rss_mb"] / 80, "<= 1.00 (80 MB)"))
+        rows += graph_rows(Path(tmp) / "graph", args.delay)
     hook_ms, pass_ms = hook_ratio(args.hook_samples)
     rows.append(("hook call / python -c pass (median)", f"{hook_ms:.1f} ms / {pass_ms:.1f} ms",
                  hook_ms / pass_ms, "<= 2.00"))

@@ -122,4 +122,25 @@ def summary(data: Mapping[str, Any]) -> str:
     """`1 supported, 1 contradicted`, or why the claims were not verified."""
     if data.get("status") == "degraded":
         return "not verified (verification degraded)"
+    if data.get("status") == "extracted":
+        return f"{len(data.get('claims', []))} listed, not verified"
     return ", ".join(f"{n} {v.lower()}" for v, n in data.get("tally", {}).items() if n)
+
+
+def coverage_summary(data: Mapping[str, Any]) -> str:
+    """`3 of 5 sub-questions answered, 1 partly; 4 of 6 dimensions covered`."""
+    questions = data.get("questions") or []
+    dims = data.get("dimensions") or []
+    answered = sum(1 for q in questions if q.get("status") == "answered")
+    partly = sum(1 for q in questions if q.get("status") == "partial")
+    covered = sum(1 for d in dims if d.get("covered"))
+    return (f"{answered} of {len(questions)} sub-questions answered, {partly} partly; "
+            f"{covered} of {len(dims)} dimensions covered")
+
+
+def coverage_change(data: Mapping[str, Any] | None) -> str | None:
+    """Coverage before and after the gap fill, when it was judged twice (else None)."""
+    if not data or not isinstance(data.get("before"), Mapping) or "questions" not in data:
+        return None
+    return (f"Coverage before the gap fill: {coverage_summary(data['before'])}. "
+            f"After it: {coverage_summary(data)}.")

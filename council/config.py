@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +125,10 @@ class RunOptions:
     synthesis_max_iterations: int = 3
     config_file: str | None = None
     max_report_bytes: int = DEFAULT_MAX_REPORT_BYTES
+    # Seed 004's dissent: "auto" (a seat of another vendor than the synthesiser, with the full
+    # council), "off", or the name of the seat that builds the opposing case.
+    dissent: str = "auto"
+    max_parallel: int | None = None  # CLI processes at once over the whole run; None: every seat
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:
@@ -148,30 +152,25 @@ class RunOptions:
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
             "max_report_bytes": self.max_report_bytes,
+            "dissent": self.dissent,
+            "max_parallel": self.max_parallel,
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
+        """The options stored in a run's state. A key an older council did not write takes
+        the field's default, declared once, above."""
         seats = tuple(
             Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
             for i, s in enumerate(data.get("seats", []))
         )
-        return cls(
-            seats=seats,
-            synthesizer=str(data.get("synthesizer", "claude")),
-            profile=str(data.get("profile", "production")),
-            timeout=data.get("timeout"),
-            grace_period=float(data.get("grace_period", DEFAULT_GRACE_SECONDS)),
-            idle_timeout=data.get("idle_timeout", DEFAULT_IDLE_SECONDS),
-            max_cost=data.get("max_cost"),
-            max_tokens=data.get("max_tokens"),
-            verify=bool(data.get("verify", False)),
-            debate=str(data.get("debate", "off")),
-            mode=str(data.get("mode", "exploratory")),
-            synthesis_max_iterations=int(data.get("synthesis_max_iterations", 3)),
-            config_file=data.get("config_file"),
-            max_report_bytes=int(data.get("max_report_bytes", DEFAULT_MAX_REPORT_BYTES)),
-        )
+        known = {f.name for f in fields(cls)} - {"seats"}
+        return cls(seats=seats, **{k: v for k, v in data.items() if k in known})
+
+
+def default(option: str) -> Any:
+    """A run option's default (RunOptions's field), for the config file and the flags."""
+    return next(f.default for f in fields(RunOptions) if f.name == option)
 
 
 @dataclass(frozen=True)
@@ -190,6 +189,8 @@ class Overrides:
     verify: bool | None = None
     debate: str | None = None
     mode: str | None = None
+    dissent: str | None = None
+    max_parallel: int | None = None
 
 
 def load_options(overrides: Overrides) -> RunOptions:
@@ -197,7 +198,7 @@ def load_options(overrides: Overrides) -> RunOptions:
     config_path, data = _read_config(overrides.config)
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
                    "max_cost", "max_tokens", "verify", "debate", "mode", "agents",
-                   "max_report_bytes"}
+                   "max_report_bytes", "dissent", "max_parallel"}
     where = str(config_path) if config_path else "config"
     _reject_unknown(data, top_allowed, where)
 
@@ -260,11 +261,11 @@ def load_options(overrides: Overrides) -> RunOptions:
         "verify", profile != "test")  # on by default, outside the cheap test profile
     if not isinstance(verify, bool):
         raise ConfigError(f"{where}: verify must be true or false")
-    debate = overrides.debate or data.get("debate", "auto")
+    debate = overrides.debate or data.get("debate", default("debate"))
     if debate not in ("auto", "force", "off"):  # named where the bad value came from
         raise ConfigError(f"{'--debate' if overrides.debate else where + ': debate'} "
                           "must be auto, force or off")
-    mode = overrides.mode or data.get("mode", "exploratory")
+    mode = overrides.mode or data.get("mode", default("mode"))
     if mode not in MODES:
         raise ConfigError(f"{'--mode' if overrides.mode else where + ': mode'} must be one "
                           f"of {', '.join(MODES)}")
@@ -272,6 +273,16 @@ def load_options(overrides: Overrides) -> RunOptions:
         raise UsageError("compliance research is always challenged by the antagonist: "
                          "drop --debate off (or debate: off in the config), or use another "
                          "--mode")
+    dissent = overrides.dissent or data.get("dissent", default("dissent"))
+    if dissent not in ("auto", "off", *names):
+        raise UsageError(f"{'--dissent' if overrides.dissent else where + ': dissent'} must "
+                         f"be auto, off or an agent of this council ({', '.join(names)})")
+    parallel = (overrides.max_parallel if overrides.max_parallel is not None
+                else data.get("max_parallel"))
+    if parallel is not None and (isinstance(parallel, bool) or not isinstance(parallel, int)
+                                 or parallel < 1):
+        flag = "--max-parallel" if overrides.max_parallel is not None else f"{where}: max_parallel"
+        raise ConfigError(f"{flag} must be a whole number of CLI processes, at least 1")
     grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
     if not isinstance(grace, int | float) or grace < 0:
         raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
@@ -294,6 +305,8 @@ def load_options(overrides: Overrides) -> RunOptions:
         synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
         config_file=str(config_path) if config_path else None,
         max_report_bytes=cap,
+        dissent=str(dissent),
+        max_parallel=parallel,
     )
 
 
@@ -365,44 +378,3 @@ def _str_list(value: Any, where: str) -> Sequence[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: expected a list of strings")
     return value
-
-
-def planned_phases(options: RunOptions) -> list[str]:
-    """The phases a run with these options can have (state.PHASES names), in order."""
-    several = len(options.seats) >= 2
-    checked = several and options.verify
-    # auto needs verdicts to weigh: without verification the antagonist runs only when
-    # forced or for compliance research (phases/antagonist.should_run)
-    debate = several and (options.debate == "force" or options.mode == "compliance"
-                          or (options.debate == "auto" and options.verify))
-    return [*(["scope"] if checked else []), "research",
-            *(["refinement"] if several else []),
-            *(["claims", "verification", "gapfill"] if checked else []),
-            *(["antagonist"] if debate else []), "synthesis"]
-
-
-STEP_NAMES = {"verification": "claim verification", "gapfill": "gap fill (when gaps are found)"}
-
-
-def plan(options: RunOptions) -> list[str]:
-    """What a run will do before it spends anything: agents, models, loops, limits."""
-    steps = [
-        f"antagonist ({options.debate})" if phase == "antagonist" else
-        f"synthesis by {options.synthesizer} (up to {options.synthesis_max_iterations} "
-        "iterations)" if phase == "synthesis" else STEP_NAMES.get(phase, phase)
-        for phase in planned_phases(options) if phase != "claims"]
-    lines = [f"{len(options.seats)} agents × up to {max(s.max_iterations for s in options.seats)} "
-             f"iterations per phase: {' → '.join(steps)}"]
-    for seat in options.seats:
-        effort = f", effort {seat.effort}" if seat.effort else ""
-        lines.append(f"  {seat.name}: {seat.cli}, model {seat.model or 'default'}{effort}, "
-                     f"up to {seat.max_iterations} iterations per phase")
-    limits = []
-    if options.max_cost is not None:
-        limits.append(f"budget ${options.max_cost:.2f}")
-    if options.max_tokens is not None:
-        limits.append(f"budget {options.max_tokens} tokens")
-    if options.timeout is not None:
-        limits.append(f"{options.timeout:g} s per agent per phase")
-    lines.append("limits: " + (", ".join(limits) if limits else "no budget set (--max-cost)"))
-    return lines

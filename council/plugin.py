@@ -32,10 +32,11 @@ if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for 
 COMMAND = "council:deep-research"
 REMINDERS = 1  # ask once more for a missing final report, then give up
 # Per agent per phase, so that every phase before the synthesis fits in the Stop hook's 7200 s:
-# research and refinement 2 × 1800 s, the short phases a quarter of it (phases.SHORT_PHASES):
-# scope and claims twice at worst (one retry each), verification, gap fill and antagonist
-# once, so 3600 + 7 × 450 s plus the grace periods in the worst case.
-PHASE_TIMEOUT = 1800.0
+# the longest chain of the phase graph (graph.critical_path) is research (or dissent, beside
+# it) and refinement at 1700 s each, and the short phases at a quarter of it: scope, claims and
+# recheck twice at worst (one retry each), gap fill and verification (or the antagonist,
+# beside it) once, so 3400 + 8 × 425 s plus the grace periods in the worst case.
+PHASE_TIMEOUT = 1700.0
 MAX_GRACE = 15.0  # SIGTERM → SIGKILL, per stopped agent: part of the same budget
 
 
@@ -103,13 +104,21 @@ def check_request(args: str) -> tuple[str, RunOptions]:
     run."""
     from council import preflight
     from council.config import Overrides, load_options
+    from council.errors import UsageError
     from council.topic import check_topic
 
     request = parse_request(args)
     topic = check_topic(request.topic, f"the /{COMMAND} command")
+    parallel = None
+    if request.max_parallel is not None:
+        if not request.max_parallel.isdigit():
+            raise UsageError(f"--max-parallel takes a whole number, not "
+                             f"{request.max_parallel!r}")
+        parallel = int(request.max_parallel)
     options = load_options(Overrides(test=request.test, agents=request.agents,
                                      mode=request.mode, debate=request.debate,
-                                     verify=request.verify))
+                                     verify=request.verify, dissent=request.dissent,
+                                     max_parallel=parallel))
     options, _ = preflight.prepare(options, explicit=bool(request.agents))
     return topic, plugin_limits(options)
 
@@ -142,16 +151,19 @@ class CommandArgs(NamedTuple):
     mode: str | None = None
     debate: str | None = None
     verify: bool | None = None
+    dissent: str | None = None
+    max_parallel: str | None = None
 
 
 # The `council run` options a command may carry: each takes a value or is a flag.
-VALUED = ("--agents", "--mode", "--debate")
+VALUED = ("--agents", "--mode", "--debate", "--dissent", "--max-parallel")
 FLAGS = {"--test": ("test", True), "--verify": ("verify", True),
          "--no-verify": ("verify", False)}
 
 
 def parse_request(args: str) -> CommandArgs:
-    """`[--test] [--agents a,b] [--mode M] [--debate D] [--verify|--no-verify] TOPIC`:
+    """`[--test] [--agents a,b] [--mode M] [--debate D] [--dissent D] [--max-parallel N]
+    [--verify|--no-verify] TOPIC`:
     options first (`--opt value` or `--opt=value`, any whitespace between), the rest verbatim
     is the topic. Values are checked by load_options like the command line's; an option
     council does not know is an error, not the start of the topic."""
@@ -169,9 +181,9 @@ def parse_request(args: str) -> CommandArgs:
             key, flag = FLAGS[word]
             found[key] = flag
         elif name in VALUED and eq:
-            found[name[2:]] = value
+            found[name[2:].replace("-", "_")] = value
         elif word in VALUED and (nxt := re.match(r"\s*(\S+)", after)) is not None:
-            found[word[2:]], after = nxt.group(1), after[nxt.end():]
+            found[word[2:].replace("-", "_")], after = nxt.group(1), after[nxt.end():]
         elif word in VALUED:
             raise UsageError(f"{word} needs a value before the topic")
         elif word.startswith("--") and len(word) > 2:
@@ -302,7 +314,7 @@ def _release(base: Path, session_id: str, request: Request) -> None:
 
 def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool,
            fresh: bool) -> dict[str, str]:
-    from council import supervisor
+    from council import handover, report, supervisor
     from council.state import PHASES, load_state
     from council.workspace import find_run
 
@@ -311,7 +323,7 @@ def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool
     state = load_state(ws.root)
     follow = f"tail -f {ws.root / 'progress.log'}"
 
-    if state.phase in PHASES and state.synthesizer != supervisor.MAIN_SESSION:
+    if state.phase in PHASES and state.synthesizer != handover.MAIN_SESSION:
         if not fresh:
             # Another copy of this hook drives it (the plugin loaded twice), or this turn's
             # hook was stopped mid-research: that turn ends without it, and the next stop of
@@ -320,8 +332,8 @@ def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool
         result = supervisor.execute(ws, synthesise=False)
         state = load_state(ws.root)
         if state.phase == "synthesis" and result.exit_code == 0:
-            _, names = supervisor.contributions(state)
-            return block(supervisor.handover(ws),
+            _, names = report.contributions(state)
+            return block(handover.handover(ws),
                          f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
                          f"agents finished research and refinement. Phase 3/3: synthesis "
                          f"({follow})")
@@ -333,7 +345,7 @@ def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool
                     f"`council resume {ws.id}` continues it.")
 
     if state.phase == "synthesis":
-        if supervisor.complete_handover(ws):
+        if handover.complete_handover(ws):
             _release(base, session_id, request)
             return allow(f"Research council {ws.id} done: {ws.final_report}")
         if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
@@ -343,7 +355,7 @@ def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool
                          f"now, as instructed above, to this file:\nReport file: "
                          f"{ws.final_report}",
                          f"Research council {ws.id}: waiting for the final report")
-        supervisor.fail_run(ws, "the main session did not write the final report")
+        handover.fail_run(ws, "the main session did not write the final report")
         _release(base, session_id, request)
         return allow(f"Research council {ws.id}: no final report was written; the agents' "
                      f"reports are in {ws.root}. Resume with `council resume {ws.id}`.")

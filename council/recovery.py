@@ -23,7 +23,8 @@ from council.state import (
 )
 from council.workspace import Workspace
 
-REPORT_PHASES = ("research", "refinement", "gapfill")  # the agents' own markdown reports
+# The agents' own reports, one file per seat (dissent.md is one for the run: it is redone).
+REPORT_PHASES = ("research", "refinement", "gapfill")
 
 
 def rebuild(ws: Workspace) -> str:

@@ -57,11 +57,52 @@ class Activity:
     idle_fired: bool = False
 
 
+@dataclass
+class SeatRun:
+    """One seat's turn at one phase, from its first prompt to its final record: what
+    `_prepare` sets up, `_drive` fills in and `_finish` records."""
+
+    ws: Workspace
+    task: SeatTask
+    limits: Limits
+    adapter: Adapter
+    job: AgentJob
+    report: Path
+    instructions: Path
+    loop_file: Path
+    logs: tuple[Path, Path]  # the CLI's stdout and stderr
+    session: str | None  # the session to continue, for an interrupted seat
+    meter: Meter
+    activity: Activity = field(default_factory=Activity)
+    began: float = field(default_factory=time.monotonic)
+    returncode: int | None = None
+    outcome: Outcome = field(default_factory=Outcome)
+
+    @property
+    def seat(self) -> str:
+        return self.task.seat.name
+
+    @property
+    def phase(self) -> str:
+        return self.task.phase
+
+
 async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     """Run the seat's loop to its end and return its final record for the phase."""
+    run = _prepare(ws, task, limits)
+    try:
+        await _drive(run)
+    except anyio.get_cancelled_exc_class():
+        _finish(run, cancelled=True)  # synchronous: the cancellation cannot interrupt it
+        raise
+    return _finish(run, cancelled=False)
+
+
+def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
+    """Lay out the seat's folder, prompt, instructions and loop file; mark it running."""
     seat, phase = task.seat, task.phase
-    seat_dir = ws.seat_dir(seat.name)
-    seat_dir.mkdir(parents=True, exist_ok=True)
+    folder = ws.work_dir(seat.name, phase)
+    folder.mkdir(parents=True, exist_ok=True)
     report = ws.working_output(seat.name, phase)
     log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
     log.parent.mkdir(exist_ok=True)
@@ -77,13 +118,13 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     loop_file = ws.loop_file(seat.name, phase)
     first_iteration, session, prompt = _starting_point(task, adapter, report, instructions,
                                                        loop_file)
-    prompt_file = seat_dir / f"{phase}-prompt.md"
+    prompt_file = folder / f"{phase}-prompt.md"
     prompt_file.write_text(prompt, encoding="utf-8")
     loop.write_loop(loop_file, first_iteration, task.max_iterations, active=True)
     job = AgentJob(
         seat=seat,
         tag=phase,
-        cwd=seat_dir,
+        cwd=folder,
         prompt_file=prompt_file,
         hook_args=("--run-dir", str(ws.root), "--seat", seat.name, "--phase", phase,
                    "--report", str(report), "--loop", str(loop_file),
@@ -106,96 +147,89 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         how += f" session {session}"
     events.emit(ws.root, phase, f"{how} ({seat.cli}, {model}, "
                 f"iteration {first_iteration}/{task.max_iterations})", agent=seat.name)
+    return SeatRun(ws, task, limits, adapter, job, report, instructions, loop_file,
+                   (log, err_log), session, Meter(adapter, seat, log, first_iteration))
 
-    began = time.monotonic()
-    returncode: int | None = None
-    outcome = Outcome()
 
-    activity = Activity()
-    meter = Meter(adapter, seat, log, first_iteration)
-
-    async def attempt() -> None:
-        nonlocal returncode, outcome
-        try:
-            _copy_inputs(ws.peers_dir(seat.name, phase), task.inputs)
-            returncode, outcome = await _drive(adapter, job, ws, report, instructions,
-                                               (log, err_log), limits, session, meter)
-        except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
-            outcome = Outcome(outcome.session_id, str(exc))
-
-    async def drive() -> None:
-        nonlocal outcome
-        with anyio.move_on_after(limits.timeout) as scope:
+async def _drive(run: SeatRun) -> None:
+    """Run the CLI under its time limit and idle watchdog, with state.yaml kept live;
+    whatever goes wrong ends up in `run.outcome`, never as an exception."""
+    limits = run.limits
+    stop_watch = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_watch_agent, run, stop_watch)
+        with anyio.move_on_after(limits.timeout) as deadline:
             async with anyio.create_task_group() as watched:
-                watched.start_soon(_idle_watchdog, activity, limits.idle,
-                                   watched.cancel_scope, Quiet(ws, phase, seat.name))
-                await attempt()
+                watched.start_soon(_idle_watchdog, run.activity, limits.idle,
+                                   watched.cancel_scope, Quiet(run.ws, run.phase, run.seat))
+                try:
+                    _copy_inputs(run.ws.peers_dir(run.seat, run.phase), run.task.inputs)
+                    run.returncode, run.outcome = await _turns(run)
+                except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
+                    run.outcome = Outcome(run.outcome.session_id, str(exc))
                 watched.cancel_scope.cancel()
-        if scope.cancelled_caught:
-            outcome = Outcome(outcome.session_id, f"timed out after {limits.timeout:g} s")
-        elif activity.idle_fired:
-            outcome = Outcome(outcome.session_id,
-                              f"no output or report change for {limits.idle:g} s")
+        stop_watch.set()
+    session = run.outcome.session_id
+    if deadline.cancelled_caught:
+        run.outcome = Outcome(session, f"timed out after {limits.timeout:g} s")
+    elif run.activity.idle_fired:
+        run.outcome = Outcome(session, f"no output or report change for {limits.idle:g} s")
 
-    try:
-        stop_mirror = anyio.Event()
-        async with anyio.create_task_group() as group:
-            group.start_soon(_watch_agent, ws, seat.name, phase, meter, activity, stop_mirror,
-                             limits.budgeted)
-            await drive()
-            stop_mirror.set()
-    except anyio.get_cancelled_exc_class():
-        # Synchronous on purpose: nothing here can be interrupted by the cancellation.
-        iteration = loop.deactivate(loop_file)
-        meter.read(force=True, final=True)
-        _finish(ws, seat.name, phase, "cancelled", returncode, outcome.session_id,
-                "stopped: the run was cancelled", iteration, meter.record())
-        events.emit(ws.root, phase, "stopped (run cancelled)", agent=seat.name)
-        raise
-    iteration = loop.deactivate(loop_file)
-    meter.read(force=True, final=True)
 
-    has_text, complete = loop.report_facts(report)
+def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
+    """The one teardown, for a seat that ended and one whose run was cancelled: stop its
+    loop, book its usage, judge its report, publish it and record the result. Synchronous,
+    so that a cancellation cannot cut it short."""
+    ws, seat, phase, outcome = run.ws, run.seat, run.phase, run.outcome
+    iteration = loop.deactivate(run.loop_file)
+    run.meter.read(force=True, final=True)
+    if cancelled:
+        final = _record(ws, seat, phase, "cancelled", run.returncode, outcome.session_id,
+                        "stopped: the run was cancelled", iteration, run.meter.record())
+        events.emit(ws.root, phase, "stopped (run cancelled)", agent=seat)
+        return final
+
+    has_text, complete = loop.report_facts(run.report)
     if outcome.error is not None:
         status = "failed"
     else:
-        status = loop.final_status(has_text, complete, iteration, task.max_iterations)
+        status = loop.final_status(has_text, complete, iteration, run.task.max_iterations)
         if status == "failed":
-            outcome = Outcome(outcome.session_id, f"{seat.cli} exited without writing its report")
+            outcome = Outcome(outcome.session_id,
+                              f"{run.adapter.cli} exited without writing its report")
     snapshot = None
+    cap = run.limits.report_cap
     if status != "failed":  # what every later phase reads, whatever the agent does next
-        snapshot = snapshots.publish(report, ws.published_output(seat.name, phase),
-                                     limits.report_cap)
+        snapshot = snapshots.publish(run.report, ws.published_output(seat, phase), cap)
         if snapshot.cut_at is not None:
             assert snapshot.full is not None
+            assert cap is not None
             events.emit(ws.root, phase, f"report is {snapshot.size:,} bytes, over the "
-                        f"{limits.report_cap:,}-byte cap: the next phases get its first "
+                        f"{cap:,}-byte cap: the next phases get its first "
                         f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
-                        f"{snapshot.full.name}", agent=seat.name)
-    final = _finish(ws, seat.name, phase, status, returncode, outcome.session_id, outcome.error,
-                    iteration, meter.record(), snapshot)
-    if limits.budgeted:
+                        f"{snapshot.full.name}", agent=seat)
+    final = _record(ws, seat, phase, status, run.returncode, outcome.session_id, outcome.error,
+                    iteration, run.meter.record(), snapshot)
+    if run.limits.budgeted:
         budget.check(ws)
-    elapsed = time.monotonic() - began
+    elapsed = time.monotonic() - run.began
     if status == "failed":
         events.emit(ws.root, phase, f"failed ({final.failure}) after {elapsed:.0f} s: "
-                    f"{outcome.error}", agent=seat.name)
+                    f"{outcome.error}", agent=seat)
     else:
-        size = report.stat().st_size
+        size = run.report.stat().st_size
         events.emit(ws.root, phase, f"{status} after {final.iteration} iteration(s), "
-                    f"{elapsed:.0f} s, {size} bytes, {format_usage(meter.total)}",
-                    agent=seat.name)
+                    f"{elapsed:.0f} s, {size} bytes, {format_usage(run.meter.total)}",
+                    agent=seat)
     return final
 
 
-async def _drive(
-    adapter: Adapter, job: AgentJob, ws: Workspace, report: Path, instructions: Path,
-    logs: tuple[Path, Path], limits: Limits, session: str | None, meter: Meter,
-) -> tuple[int | None, Outcome]:
+async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
     """Start the CLI; for CLIs without a native loop, re-invoke it on the same session. Each
     of those turns is one process: its usage is booked, and the budget checked, before the
     loop decides whether to go on."""
-    phase, (log, err_log) = job.tag, logs
+    ws, adapter, job, limits, meter = run.ws, run.adapter, run.job, run.limits, run.meter
+    phase, (log, err_log), session = job.tag, run.logs, run.session
     invocation = adapter.prepare(job, session)
     while True:
         offset = log.stat().st_size if log.exists() else 0
@@ -217,17 +251,18 @@ async def _drive(
             return returncode, Outcome(session, f"{adapter.cli} resumed session "
                                        f"{outcome.session_id} instead of {session}")
         session = outcome.session_id
+        run.outcome = Outcome(session)  # a cancel from here on still records the session
         _set(ws, job.seat.name, phase, session_id=session)
         if meter.read(force=True, final=True):
             _set(ws, job.seat.name, phase, usage=meter.record())
             if limits.budgeted:
                 budget.check(ws)  # a spent budget deactivates the loop: end_turn stops
-        decision = loop.end_turn(ws.loop_file(job.seat.name, phase), report, ws.root, phase,
-                                 job.seat.name)
+        decision = loop.end_turn(run.loop_file, run.report, ws.root, phase, job.seat.name)
         meter.advance(decision.iteration)
         if not decision.proceed:
             return returncode, outcome
-        prompt = loop.continuation_prompt(instructions.read_text(encoding="utf-8"), decision)
+        prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
+                                          decision)
         invocation = adapter.resume(job, session, prompt)
 
 
@@ -239,7 +274,7 @@ MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md")
 
 def _quarantine_memory_files(ws: Workspace, seat: str, phase: str) -> None:
     for name in MEMORY_FILES:
-        planted = ws.seat_dir(seat) / name
+        planted = ws.work_dir(seat, phase) / name
         if planted.is_file():
             target = ws.root / "loops" / "quarantine" / f"{seat}-{phase}-{name}"
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -335,15 +370,15 @@ class Meter:
             for it, u in sorted(self.per_iteration.items())]}
 
 
-async def _watch_agent(ws: Workspace, seat: str, phase: str, meter: Meter,
-                       activity: Activity, stop: anyio.Event, budgeted: bool) -> None:
+async def _watch_agent(run: SeatRun, stop: anyio.Event) -> None:
     """Keep state.yaml live while the agent runs: copy the loop file's iteration as hooks
     move it on (hooks stay cheap, with no YAML), record the session id as soon as the CLI
     prints it (so a run whose supervisor is killed can still resume that session), and keep
     the ledger and the budget current. `stop` ends the watch at once; `rust_timeout` bounds
     the wait on a cancel."""
-    loop_file, log = ws.loop_file(seat, phase), ws.log_file(seat, phase)
-    signs_of_life = (str(ws.seat_dir(seat)), str(log), str(ws.stderr_file(seat, phase)))
+    ws, seat, phase, meter, activity = run.ws, run.seat, run.phase, run.meter, run.activity
+    budgeted, loop_file, log = run.limits.budgeted, run.loop_file, run.logs[0]
+    signs_of_life = (str(ws.work_dir(seat, phase)), str(log), str(run.logs[1]))
     offset = log.stat().st_size if log.exists() else 0
     seen, session = loop.read_loop(loop_file)[0], None
     async for _ in watchfiles.awatch(
@@ -428,7 +463,7 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
     update_state(ws.root, change)
 
 
-def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
+def _record(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
             session_id: str | None, error: str | None, iteration: int,
             usage: dict[str, object] | None = None,
             snapshot: snapshots.Published | None = None) -> AgentPhase:
@@ -450,14 +485,11 @@ def _finish(ws: Workspace, seat: str, phase: str, status: str, returncode: int |
     return update_state(ws.root, change)
 
 
-
 def fail_seat(ws: Workspace, seat: str, phase: str, error: str) -> AgentPhase:
-    """Record a seat as failed when council itself could not run it to its end."""
+    """Record a seat as failed when council itself could not run it to its end, even
+    before it had a loop file."""
+    iteration = 0
     with suppress(OSError, ValueError):
-        loop.deactivate(ws.loop_file(seat, phase))
+        iteration = loop.deactivate(ws.loop_file(seat, phase))
     events.emit(ws.root, phase, f"failed: {error}", agent=seat)
-    try:
-        return _finish(ws, seat, phase, "failed", None, None, error,
-                       loop.read_loop(ws.loop_file(seat, phase))[0])
-    except (OSError, ValueError):
-        return AgentPhase(status="failed", error=error)
+    return _record(ws, seat, phase, "failed", None, None, error, iteration)

@@ -32,13 +32,17 @@ from council.progress import utc_now
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.yaml"
-PHASES = ("scope", "research", "refinement", "claims", "verification", "gapfill", "antagonist",
-          "synthesis")
+# graph.NAMES, in the graph's order (a test keeps the two equal; state.py imports nothing of
+# council's own above it).
+PHASES = ("scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck",
+          "verification", "antagonist", "synthesis")
 RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
-# pending → running → one of the ends. complete: wrote the marker; capped: hit its iteration
+# pending → (queued: waiting for a process slot, --max-parallel) → running → one of the
+# ends. complete: wrote the marker; capped: hit its iteration
 # cap; stopped: the CLI ended its loop early but left a report; failed: no usable output.
 AGENT_STATUSES = (
-    "pending", "running", "complete", "capped", "stopped", "failed", "cancelled", "skipped",
+    "pending", "queued", "running", "complete", "capped", "stopped", "failed", "cancelled",
+    "skipped",
 )
 USABLE = ("complete", "capped", "stopped")
 
@@ -99,6 +103,9 @@ class RunState:
     completeness: dict[str, Any] | None = None  # score.Completeness.to_dict()
     provenance: list[str] | None = None  # snapshots changed after publication, seats moved
     dropped: dict[str, str] | None = None  # seats given up for the rest of the run, and why
+    # Each phase of the graph that has ended: "done", or "skipped: why". `council resume`
+    # starts from what is not here (graph.py, pipeline.py).
+    steps: dict[str, str] | None = None
     updated_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
@@ -119,6 +126,7 @@ class RunState:
             "completeness": self.completeness,
             "provenance": self.provenance,
             "dropped": self.dropped,
+            "steps": self.steps,
             "options": self.options,
             "agents": {
                 name: {
@@ -149,6 +157,10 @@ class RunState:
         phase = data.get("phase")
         if phase not in RUN_PHASES:
             raise StateError(f"{where}: phase {phase!r} is not one of {', '.join(RUN_PHASES)}")
+        steps = data.get("steps")
+        if steps is not None and (not isinstance(steps, Mapping) or not all(
+                k in PHASES and isinstance(v, str) for k, v in steps.items())):
+            raise StateError(f"{where}: 'steps' must map phase names to what became of them")
         agents_raw = data.get("agents") or {}
         options = data.get("options") or {}
         if not isinstance(agents_raw, Mapping) or not isinstance(options, Mapping):
@@ -182,6 +194,7 @@ class RunState:
             completeness=data.get("completeness"),
             provenance=data.get("provenance"),
             dropped=data.get("dropped"),
+            steps=dict(steps) if steps is not None else None,
             updated_at=data.get("updated_at"),
             ended_at=data.get("ended_at"),
             error=data.get("error"),

@@ -15,8 +15,8 @@ from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 
-from council import status
-from council.config import RunOptions, planned_phases
+from council import graph, status
+from council.config import RunOptions
 from council.progress import PROGRESS_FILE
 from council.state import PHASES, RunState, load_state
 from council.workspace import Workspace
@@ -89,7 +89,7 @@ EVERY_SEAT = ("research", "refinement", "verification")  # phases every seat tak
 
 def phases(state: RunState) -> list[str]:
     """The phases this run will have (its options say which), and any it already had."""
-    planned = planned_phases(RunOptions.from_dict(state.options))
+    planned = graph.planned(RunOptions.from_dict(state.options))
     return [p for p in PHASES if p in planned
             or any(p in rec.phases for rec in state.agents.values())]
 

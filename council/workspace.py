@@ -29,6 +29,11 @@ OUTPUT_SUFFIX = {"research": "report", "refinement": "refined", "gapfill": "gaps
 FINAL_REPORT = "final-report.md"
 CLAIMS = "claims.json"
 COUNTERPOINTS = "counterpoints.md"
+DISSENT = "dissent.md"  # the dissent memo: the strongest case against the emerging answer
+GAPS = "gaps.json"  # the gaps the first coverage judgement found, and who researches each
+# A phase that runs beside the same seat's research works in a folder of its own: each CLI
+# keeps per-folder settings (gemini's .gemini/settings.json carries the phase's hook).
+OWN_FOLDER = ("dissent",)
 
 
 def new_run_id() -> str:
@@ -64,19 +69,28 @@ class Workspace:
             return "claims-draft.json"  # the extractor's list; council adds the verdicts
         if phase == "verification":
             return f"{seat}-verdicts.json"
+        if phase == "recheck":
+            return "recheck-draft.json"  # the second coverage judgement, after gap fill
         if phase == "antagonist":
             return COUNTERPOINTS
+        if phase == "dissent":
+            return DISSENT
         return f"{seat}-{OUTPUT_SUFFIX[phase]}.md"
+
+    def work_dir(self, seat: str, phase: str) -> Path:
+        """The agent's working folder for `phase`: its cwd, the one place it may write."""
+        folder = self.seat_dir(seat)
+        return folder / phase if phase in OWN_FOLDER else folder
 
     def working_output(self, seat: str, phase: str) -> Path:
         """Where the agent writes (inside its own folder)."""
-        return self.seat_dir(seat) / self.output_name(seat, phase)
+        return self.work_dir(seat, phase) / self.output_name(seat, phase)
 
     def published_output(self, seat: str, phase: str) -> Path:
         return self.root / self.output_name(seat, phase)
 
     def peers_dir(self, seat: str, phase: str) -> Path:
-        return self.seat_dir(seat) / f"{phase}-inputs"
+        return self.work_dir(seat, phase) / f"{phase}-inputs"
 
     def loop_file(self, seat: str, phase: str) -> Path:
         """The running loop's counters, shared by the runner and the agent's hook. Kept out

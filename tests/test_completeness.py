@@ -30,6 +30,15 @@ CLAIMS: dict[str, Any] = {
     "dimensions": [{"id": "d1", "covered": True}, {"id": "d2", "covered": True},
                    {"id": "d3", "covered": False}],
 }
+# After the gap fill: the gap reports answered q2 and covered d3.
+CLAIMS_AFTER: dict[str, Any] = {
+    **CLAIMS,
+    "questions": [{"id": "q1", "status": "answered", "claims": ["c1"]},
+                  {"id": "q2", "status": "answered", "claims": ["c3"]},
+                  {"id": "q3", "status": "answered", "claims": ["c2"]}],
+    "dimensions": [{"id": "d1", "covered": True}, {"id": "d2", "covered": True},
+                   {"id": "d3", "covered": True}],
+}
 VERDICTS = {
     "codex:verification": {"content": json.dumps({"verdicts": [
         {"id": "c1", "verdict": "SUPPORTED", "evidence": "the moon"}]})},
@@ -53,9 +62,14 @@ def state_of(run: Any) -> dict[str, Any]:
     return data
 
 
+def agents_with(run: Any, phase: str) -> list[str]:
+    return [n for n, a in state_of(run)["agents"].items() if phase in a["phases"]]
+
+
 def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -> None:
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
                     "claude:claims": {"content": json.dumps(CLAIMS)},
+                    "claude:recheck": {"content": json.dumps(CLAIMS_AFTER)},
                     "gemini:research": {"content": GEMINI_RESEARCH}, **VERDICTS})
     proc = council.run("run", "--test", "--verify", "--debate", "off", "How do tides work?")
     assert proc.returncode == 0, proc.stderr
@@ -64,7 +78,8 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     # Every phase's agent events name their agent in events.jsonl (scope, claims, checks).
     events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
     started = {(e["scope"], e["agent"]) for e in events if e["message"].startswith("started (")}
-    assert {("scope", "claude"), ("claims", "claude"), ("verification", "codex")} <= started
+    assert {("scope", "claude"), ("claims", "claude"), ("recheck", "claude"),
+            ("verification", "codex")} <= started
     assert json.loads((run / "scope.json").read_text())["status"] == "ok"
     for seat in ("claude", "codex", "gemini"):  # every researcher got the same checklist
         prompt = (run / "agents" / seat / "research-prompt.md").read_text()
@@ -73,51 +88,63 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     assert "- q1: What raises the tides?" in (
         run / "agents" / "claude" / "claims-prompt.md").read_text()
 
+    # Coverage was judged twice: before the gap fill (kept under "before") and after it,
+    # with the gap reports; verification checked the claims of the second judgement.
     data = json.loads((run / "claims.json").read_text())
-    assert [(q["id"], q["status"], q["question"]) for q in data["questions"]][1] == (
-        "q2", "partial", "How high do spring tides get?")
+    assert data["judged_by"] == "recheck"
+    assert [q["status"] for q in data["before"]["questions"]] == ["answered", "partial",
+                                                                 "answered"]
+    assert [q["status"] for q in data["questions"]] == ["answered"] * 3
+    assert data["tally"]["CONTRADICTED"] == 1
+    recheck = (run / "agents" / "claude" / "recheck-prompt.md").read_text()
+    assert str(run / "agents" / "claude" / "recheck-inputs" / "codex-gaps.md") in recheck
     synthesis = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
-    assert "- q3 [answered]: Does wind matter?" in synthesis
-    assert "No report covered these dimensions" in synthesis
-    assert "- Coastal engineering practice" in synthesis
+    assert "- q2 [answered]: How high do spring tides get?" in synthesis
+    assert "No report covered these dimensions" not in synthesis
 
     # By hand: diversity 2/3 (github = code, stackoverflow = community); verification 1/3
-    # supported; gaps 2/3 covered; closure (q1 1 + q2 partial·overstated 0.5 + q3 refuted 0)/3.
-    raw = 100 * (0.30 * 2 / 3 + 0.30 / 3 + 0.25 * 2 / 3 + 0.15 * 0.5)
+    # supported; gaps 3/3 covered; closure (q1 1 + q2 answered·overstated 0.5 + q3 refuted 0)/3.
+    raw = 100 * (0.30 * 2 / 3 + 0.30 / 3 + 0.25 * 3 / 3 + 0.15 * 0.5)
     done = state_of(run)["completeness"]
-    assert done["score"] == round(raw) == 54
+    assert done["score"] == round(raw)
     assert (done["cap"], done["cap_reason"]) == (1.0, "all 3 agents contributed")
     # The synthesis is told the provisional score (the same: it adds no agent's source).
-    assert "Completeness score computed by council: 54/100" in synthesis
+    assert f"Completeness score computed by council: {round(raw)}/100" in synthesis
 
     report = (run / "final-report.md").read_text()
     header = report.splitlines()[0]
     assert "3 of 3 agents contributed" in header
-    assert "completeness 54/100 ·" in header
-    assert "scope → research → refinement → verification → gap fill → synthesis" in header
+    assert f"completeness {round(raw)}/100 ·" in header
+    assert ("scope → research ∥ dissent → refinement → claims → gap fill → recheck → "
+            "verification → synthesis") in header
+    # --verify makes it the full council: codex (not the synthesiser's CLI) dissented beside
+    # the research, and every later reader got the memo.
+    assert agents_with(run, "dissent") == ["codex"]
+    assert (run / "dissent.md").is_file()
+    assert str(run / "agents" / "gemini" / "refinement-inputs" / "dissent.md") in (
+        run / "agents" / "gemini" / "refinement-prompt.md").read_text()
+    assert str(run / "agents" / "claude" / "synthesis-inputs" / "dissent.md") in synthesis
     assert report.index("## Completeness") < report.index("## Sources")
-    assert "| Gap coverage | 25% | 67% | 2 of 3 dimensions covered; gaps: Coastal engineering " \
-        "practice |" in report
-    assert "score  54/100 completeness" in council.run("status").stdout
+    assert ("Coverage before the gap fill: 2 of 3 sub-questions answered, 1 partly; 2 of 3 "
+            "dimensions covered. After it: 3 of 3 sub-questions answered, 0 partly; 3 of 3 "
+            "dimensions covered.") in report
+    assert f"{round(raw)}/100" in council.run("status").stdout
 
-    # Gap fill: q3's only claim was contradicted, d3 was not covered, q2 only partly answered:
-    # one gap each, most important first, one agent each.
+    # Gap fill, chosen before verification from the coverage alone: d3 was not covered, q2
+    # only partly answered: one gap each, most important first, one agent each.
     agents = state_of(run)["agents"]
     assert [n for n in ("claude", "codex", "gemini") if "gapfill" in agents[n]["phases"]] == [
-        "claude", "codex", "gemini"]
-    claude_gaps = (run / "agents" / "claude" / "gapfill-prompt.md").read_text()
-    assert "- q3 (question, its evidence did not survive verification): Does wind matter?" \
-        in claude_gaps
+        "claude", "codex"]
     assert "- d3 (dimension, no report covered it): Coastal engineering practice" in (
-        run / "agents" / "codex" / "gapfill-prompt.md").read_text()
+        run / "agents" / "claude" / "gapfill-prompt.md").read_text()
     assert "q2 (question, answered only in part)" in (
-        run / "agents" / "gemini" / "gapfill-prompt.md").read_text()
+        run / "agents" / "codex" / "gapfill-prompt.md").read_text()
     assert (run / "codex-gaps.md").is_file()
-    assert (f"- codex, on d3: Coastal engineering practice: "
+    assert json.loads((run / "gaps.json").read_text())["plan"]["codex"][0]["id"] == "q2"
+    assert (f"- codex, on q2: How high do spring tides get?: "
             f"{run / 'agents' / 'claude' / 'synthesis-inputs' / 'codex-gaps.md'}") in synthesis
-    assert "these\nreports were not cross-checked by another agent" in synthesis
-    assert "judged before the gap-filling round" in report
-    assert "gapfill started: 3 gap(s), claude (q3), codex (d3), gemini (q2)" in (
+    assert "their claims were listed and checked with the rest" in synthesis
+    assert "gapfill started: 2 gap(s), claude (d3), codex (q2)" in (
         run / "progress.log").read_text()
 
     # No silent regression: gemini's refined report (the fake's default) lost its claims.
@@ -222,7 +249,7 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)}})
     for var in ("PATH", "COUNCIL_FAKE_SCRIPT"):
         monkeypatch.setenv(var, council.env[var])
-    found = anyio.run(scoping.run, RunContext(ws, options, "q"))
+    found = anyio.run(scoping.find, RunContext(ws, options, "q"))
     assert found is not None
     assert list(found.questions) == ["q1", "q2", "q3"]
     assert json.loads((ws.root / "scope.json").read_text())["status"] == "ok"
@@ -232,20 +259,36 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
     from council.state import update_state
     update_state(ws.root, lambda st: setattr(
         st.agents["codex"].phase("research"), "started_at", "2026-11-22T00:00:00Z"))
-    assert anyio.run(scoping.run, RunContext(ws, options, "q")) is None
+    assert anyio.run(scoping.find, RunContext(ws, options, "q")) is None
 
 
 def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
                     "claude:claims": {"content": json.dumps(CLAIMS)},
+                    "claude:recheck": {"content": json.dumps(CLAIMS)},
                     "codex:gapfill": {"crash": True}, **VERDICTS})
     proc = council.run("run", "--test", "--verify", "--debate", "off", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     synthesis = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
-    assert "- codex, on d3: Coastal engineering practice: no report (codex exited with " \
+    assert "- codex, on q2: How high do spring tides get?: no report (codex exited with " \
         "code 1" in synthesis
     assert "those gaps stay open" in synthesis
     log = (run / "progress.log").read_text()
-    assert "gapfill finished: 2 of 3 gap reports; codex failed (codex exited with code 1" in log
-    assert "→ gap fill →" in (run / "final-report.md").read_text().splitlines()[0]
+    assert "gapfill finished: 1 of 2 gap reports; codex failed (codex exited with code 1" in log
+    assert "→ gap fill → recheck →" in (run / "final-report.md").read_text().splitlines()[0]
+
+
+def test_a_recheck_that_fails_keeps_the_first_judgement(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
+                    "claude:claims": {"content": json.dumps(CLAIMS)},
+                    "claude:recheck": {"content": "not json"},
+                    "codex:recheck": {"content": "not json either"}, **VERDICTS})
+    proc = council.run("run", "--test", "--verify", "--debate", "off", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    data = json.loads((run / "claims.json").read_text())
+    assert data["judged_by"] == "claims"
+    assert "invalid recheck file" in data["recheck_error"]
+    assert data["status"] == "ok"  # its claims were still verified
+    assert "recheck failed: " in (run / "progress.log").read_text()

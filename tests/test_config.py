@@ -89,12 +89,15 @@ def test_verification_defaults() -> None:
 
 
 def test_the_plan_lists_only_the_phases_the_run_can_have() -> None:
-    from council.config import plan
+    from council.graph import plan
 
     def steps(**overrides: object) -> str:
-        return plan(load_options(Overrides(**overrides)))[0]  # type: ignore[arg-type]
+        return str(plan(load_options(Overrides(**overrides)))[0])  # type: ignore[arg-type]
 
-    assert "antagonist" not in steps(test=True)  # no verdicts to weigh, not forced
-    assert "antagonist (force)" in steps(test=True, debate="force")
-    assert "antagonist (auto)" in steps()  # verification runs, so auto may call it
-    assert "antagonist (auto)" in steps(test=True, mode="compliance")
+    assert "antagonist" not in steps(test=True)  # auto: only beside verification, off here
+    assert "→ antagonist →" in steps(test=True, debate="force")
+    assert "claim verification ∥ antagonist" in steps()
+    assert "→ antagonist →" in steps(test=True, mode="compliance")
+    assert "research ∥ dissent →" in steps()
+    assert "dissent" not in steps(test=True)
+    assert "research ∥ dissent by codex →" in steps(test=True, dissent="codex")

@@ -22,7 +22,7 @@ from test_sessions import bind_first
 
 from council import sessions
 from council.errors import UsageError
-from council.plugin import failure_summary, parse_request
+from council.plugin import check_request, failure_summary, parse_request
 from council.state import AgentPhase, AgentRecord, RunState
 
 REPO = Path(__file__).resolve().parent.parent
@@ -355,6 +355,10 @@ def test_parse_request() -> None:
     r = parse_request("--mode decision --debate=force --no-verify Postgres or SQLite?")
     assert (r.mode, r.debate, r.verify, r.topic) == ("decision", "force", False,
                                                      "Postgres or SQLite?")
+    r = parse_request("--dissent gemini --max-parallel=2 q")
+    assert (r.dissent, r.max_parallel, r.topic) == ("gemini", "2", "q")
+    with pytest.raises(UsageError, match="--max-parallel takes a whole number"):
+        check_request("--max-parallel two q")
     with pytest.raises(UsageError, match="--mode needs a value"):
         parse_request("--mode")
     r = parse_request("--agents\tclaude,codex\n  Tides:  why?")
@@ -367,7 +371,8 @@ def test_parse_request() -> None:
 
 def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) -> None:
     from council.config import PROFILES, RunOptions
-    from council.phases import ATTEMPTS, SHORT_PHASES, RunContext
+    from council.graph import critical_path
+    from council.phases import SHORT_PHASES, RunContext
     from council.plugin import PHASE_TIMEOUT, plugin_limits
     from council.workspace import Workspace
 
@@ -378,14 +383,16 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
                                        grace_period=60))
     assert (options.timeout, options.grace_period) == (PHASE_TIMEOUT, 15)
     ctx = RunContext(Workspace(tmp_path), options, "q")
-    # scope and claims are asked again after a bad answer (phases.ask_json)
-    runs = {"research": 1, "refinement": 1, "scope": ATTEMPTS, "claims": ATTEMPTS,
-            "verification": 1, "gapfill": 1, "antagonist": 1}
-    assert set(runs) - {"research", "refinement"} == set(SHORT_PHASES)
-    limits = {p: ctx.limits(p) for p in runs}
-    worst = sum(n * (limits[p].timeout or 0) + n * limits[p].grace for p, n in runs.items())
-    assert limits["claims"].timeout == pytest.approx(PHASE_TIMEOUT / 4)
+    # The longest chain of the phase graph, each phase at its worst: every attempt of a JSON
+    # answer (phases.ask_json) timing out, then its grace period.
+    worst = critical_path(lambda phase: phase.attempts * (
+        (ctx.limits(phase.name).timeout or 0) + ctx.limits(phase.name).grace))
+    assert ctx.limits("claims").timeout == pytest.approx(PHASE_TIMEOUT / 4)
+    assert set(SHORT_PHASES) == {"scope", "claims", "gapfill", "recheck", "verification",
+                                 "antagonist"}
     assert worst < hook_timeout
+    # ... and the chain is the declared one: research or dissent, then refinement, ...
+    assert worst == pytest.approx(2 * (PHASE_TIMEOUT + 15) + 8 * (PHASE_TIMEOUT / 4 + 15))
 
 
 def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
@@ -401,9 +408,11 @@ def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
     assert "- q2 [partial]: How high do spring tides get?" in handover
     assert "Completeness score computed by council: " in handover
     header = (run / "final-report.md").read_text().splitlines()[0]
-    assert "scope → research → refinement → verification → gap fill → synthesis" in header
-    # The main session reads the gap reports where they were published.
-    assert f"- claude, on q3: Does wind matter?: {run / 'claude-gaps.md'}" in handover
+    assert ("scope → research ∥ dissent → refinement → claims → gap fill → recheck → "
+            "verification → synthesis") in header
+    # The main session reads the gap reports and the dissent memo where they were published.
+    assert f"- claude, on d3: Coastal engineering practice: {run / 'claude-gaps.md'}" in handover
+    assert str(run / "dissent.md") in handover
     assert f"completeness {state_of(run)['completeness']['score']}/100" in header
     assert "synthesised by main-session" in header
 

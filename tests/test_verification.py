@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import yaml
 from conftest import Council
+
+from council.config import Overrides, load_options
 
 CLAIMS = {"claims": [
     {"id": "c1", "agent": "claude", "claim": "Tides follow the moon.",
@@ -71,22 +74,22 @@ def test_verification_is_off_in_the_test_profile_and_on_request(council: Council
     assert not (council.only_run() / "claims.json").exists()
 
 
-def test_antagonist_triggers() -> None:
-    from council.phases.antagonist import should_run
+def test_when_the_antagonist_runs_is_declared_in_the_graph() -> None:
+    from council.graph import Facts, skip_antagonist
 
-    def tally(**n: int) -> dict[str, object]:
-        return {"status": "ok", "tally": {"SUPPORTED": 0, "UNSUPPORTED": 0, "OVERSTATED": 0,
-                                          "CONTRADICTED": 0, "UNVERIFIED": 0, **n}}
+    def why(facts: Facts) -> str | None:
+        return skip_antagonist(facts)
 
-    assert should_run("force", None)[0]
-    assert not should_run("off", tally(CONTRADICTED=3))[0]
-    assert should_run("auto", tally(SUPPORTED=5, CONTRADICTED=1)) == (
-        True, "1 claim(s) contradicted")
-    assert should_run("auto", tally(SUPPORTED=1, UNSUPPORTED=2)) == (
-        True, "only 1 of 3 checked claims supported")
-    assert not should_run("auto", tally(SUPPORTED=2, OVERSTATED=2))[0]  # exactly half holds
-    assert not should_run("auto", {"status": "degraded"})[0]
-    assert not should_run("auto", None)[0]
+    full = load_options(Overrides())  # verification on: auto runs it beside verification
+    cheap = load_options(Overrides(test=True))
+    assert why(Facts(full)) is None
+    assert why(Facts(full, survivors=2)) is None
+    assert why(Facts(full, survivors=1)) == "fewer than 2 agents have a report to attack"
+    assert why(Facts(full, budget_exhausted="$5 spent")) == "$5 spent"
+    assert "verification, which is off" in (why(Facts(cheap)) or "")
+    assert why(Facts(replace(cheap, debate="force"), survivors=1)) is None
+    assert why(Facts(replace(cheap, mode="compliance"))) is None  # always challenged
+    assert why(Facts(replace(full, debate="off"))) == "off (--debate off)"
 
 
 def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
@@ -99,10 +102,15 @@ def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
             {"id": "c2", "verdict": "CONTRADICTED", "evidence": "no"},
             {"id": "c3", "verdict": "SUPPORTED", "evidence": "yes"}]})},
     })
-    proc = council.run("run", "--test", "--verify", "q")  # debate auto: c2 is contradicted
+    proc = council.run("run", "--test", "--verify", "q")  # debate auto: beside verification
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
-    assert "antagonist started: 1 claim(s) contradicted" in (run / "progress.log").read_text()
+    log = (run / "progress.log").read_text()
+    assert "antagonist started: codex attacks the consensus" in log
+    # The antagonist ran beside the verification: it started before the verdicts were in.
+    assert log.index("antagonist started") < log.index("verification finished")
+    assert "- c2 (codex): Tides are caused by wind." in (
+        run / "agents" / "codex" / "antagonist-prompt.md").read_text()
     st = yaml.safe_load((run / "state.yaml").read_text())
     # Another vendor than the synthesiser (claude) plays the antagonist.
     assert [n for n, a in st["agents"].items() if "antagonist" in a["phases"]] == ["codex"]
@@ -110,7 +118,8 @@ def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
     prompt = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
     assert "## Counterpoints" in prompt
     assert str(run / "agents" / "claude" / "synthesis-inputs" / "counterpoints.md") in prompt
-    assert "→ antagonist →" in (run / "final-report.md").read_text().splitlines()[0]
+    assert "→ verification ∥ antagonist → synthesis" in (
+        run / "final-report.md").read_text().splitlines()[0]
 
 
 def test_debate_off_and_force(council: Council) -> None:
@@ -118,20 +127,10 @@ def test_debate_off_and_force(council: Council) -> None:
     assert council.run("run", "--test", "--debate", "force", "q").returncode == 0
     run = council.only_run()
     assert (run / "counterpoints.md").is_file()
-    assert "antagonist started: forced" in (run / "progress.log").read_text()
+    assert "antagonist started: codex attacks the consensus" in (run / "progress.log").read_text()
 
 
 def test_modes_shape_prompts_and_the_debate_trigger(council: Council) -> None:
-    from council.phases.antagonist import should_run
-
-    mostly = {"status": "ok", "tally": {"SUPPORTED": 6, "UNSUPPORTED": 4, "OVERSTATED": 0,
-                                        "CONTRADICTED": 0, "UNVERIFIED": 0}}
-    assert not should_run("auto", mostly, "exploratory")[0]  # 60 % holds: enough to explore
-    assert should_run("auto", mostly, "decision")[0]  # a decision asks for 70 %
-    assert should_run("auto", None, "compliance") == (
-        True, "compliance research is always challenged")
-    assert not should_run("off", mostly, "decision")[0]
-
     council.script({"*": {"finish_after": 1}})
     assert council.run("run", "--test", "--mode", "compliance", "q").returncode == 0
     run = council.only_run()
@@ -139,8 +138,7 @@ def test_modes_shape_prompts_and_the_debate_trigger(council: Council) -> None:
         run / "agents" / "codex" / "research-prompt.md").read_text()
     assert "This is compliance research" in (
         run / "agents" / "claude" / "synthesis-prompt.md").read_text()
-    assert "antagonist started: compliance research is always challenged" in (
-        run / "progress.log").read_text()
+    assert "antagonist started: codex attacks the consensus" in (run / "progress.log").read_text()
     refused = council.run("run", "--test", "--mode", "compliance", "--debate", "off", "q")
     assert refused.returncode == 2
     assert "compliance research is always challenged" in refused.stderr

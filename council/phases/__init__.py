@@ -1,9 +1,10 @@
-"""The pipeline's phases, one module each: scope → research → refinement → verification →
-gap fill → antagonist → synthesis.
+"""The run's phases, one module each, in the order graph.py declares: scope → research ∥
+dissent → refinement → claims → gap fill → recheck → verification ∥ antagonist → synthesis.
 
-A phase chooses which seats take part and what each is asked; `run_parallel` runs them all
-at once in one task group and returns each seat's final record; `ask_json` gets one agent's
-answer as a JSON file council can check."""
+Each module's `run(ctx)` chooses which seats take part and what each is asked; `run_parallel`
+runs them at once in one task group (no more CLI processes than `--max-parallel` allows) and
+returns each seat's final record; `ask_json` gets one agent's answer as a JSON file council
+can check."""
 
 from __future__ import annotations
 
@@ -17,16 +18,18 @@ import anyio
 
 from council import events, failover
 from council.config import RunOptions, Seat
+from council.errors import PhaseFailedError
+from council.graph import GRAPH, SHORT
 from council.loop import read_report
 from council.runner import Limits, SeatTask, fail_seat, run_seat
-from council.state import AgentPhase, load_state
+from council.state import AgentPhase, RunState, load_state, update_state
 from council.workspace import Workspace
 
 T = TypeVar("T")
 ATTEMPTS = 2  # a malformed answer gets one retry; a crashed agent hands over to another
 
-UNFINISHED = ("pending", "running", "cancelled")
-SHORT_PHASES = ("scope", "claims", "verification", "gapfill", "antagonist")
+UNFINISHED = ("pending", "queued", "running", "cancelled")
+SHORT_PHASES = tuple(p.name for p in GRAPH if p.length == SHORT)
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,9 @@ class RunContext:
     ws: Workspace
     options: RunOptions
     topic: str
+    synthesise: bool = True  # False: the Claude Code session writes the synthesis (plugin)
+    # --max-parallel: one token per running CLI process, over the whole run
+    limiter: anyio.CapacityLimiter | None = None
 
     def limits(self, phase: str) -> Limits:
         """The short phases (a one- or two-turn answer) get a quarter of the per-phase timeout:
@@ -68,6 +74,13 @@ class RunContext:
         return [seat for seat in RunOptions.from_dict(state.options).seats
                 if seat.name not in dropped]
 
+    def contributors(self) -> tuple[str, list[Seat]]:
+        """The reports later phases build on: the refined ones once refinement is done,
+        else the research ones; and the seats that wrote one."""
+        steps = load_state(self.ws.root).steps or {}
+        phase = "refinement" if steps.get("refinement") == "done" else "research"
+        return phase, self.usable(phase)
+
     def usable(self, phase: str) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
         state = load_state(self.ws.root)
@@ -77,6 +90,45 @@ class RunContext:
         ]
 
 
+def announce(ctx: RunContext, phase: str, seats: list[Seat], how: str) -> None:
+    todo = [seat.name for seat, _ in ctx.to_run(phase, seats)]
+    if len(todo) == len(seats):
+        events.emit(ctx.ws.root, phase, f"started: {len(todo)} agents {how}")
+    elif todo:
+        events.emit(ctx.ws.root, phase, f"resumed: {', '.join(todo)} still to finish")
+
+
+def survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
+    """The seats with a usable report for `phase`; none at all stops the run."""
+    usable = ctx.usable(phase)
+    if not usable:
+        raise PhaseFailedError(f"every agent failed in {phase}; see "
+                               f"{ctx.ws.root / 'progress.log'}")
+    events.emit(ctx.ws.root, phase,
+                f"finished: {len(usable)} of {total} agents produced a report")
+    return usable
+
+
+async def _seat_turn(ctx: RunContext, task: SeatTask) -> AgentPhase:
+    """One run of a seat's CLI, holding one of the run's process slots (--max-parallel)
+    while it runs: a seat that must wait says so in progress.log and in its state."""
+    limiter = ctx.limiter
+    if limiter is None:
+        return await run_seat(ctx.ws, task, ctx.limits(task.phase))
+    if limiter.available_tokens < 1:
+        update_state(ctx.ws.root, lambda s: _queue(s, task))
+        events.emit(ctx.ws.root, task.phase, f"queued: all {limiter.total_tokens:g} process "
+                    "slots (--max-parallel) are in use", agent=task.seat.name)
+    async with limiter:
+        return await run_seat(ctx.ws, task, ctx.limits(task.phase))
+
+
+def _queue(state: RunState, task: SeatTask) -> None:
+    record = state.agents[task.seat.name].phase(task.phase)
+    if record.status != "running":
+        record.status = "queued"
+
+
 async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, AgentPhase]:
     results: dict[str, AgentPhase] = {}
 
@@ -84,7 +136,7 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
         retries = 0
         while True:
             try:
-                record = await run_seat(ctx.ws, task, ctx.limits(task.phase))
+                record = await _seat_turn(ctx, task)
             except Exception as exc:  # one seat's trouble (a full disk, a mangled file)
                 record = fail_seat(ctx.ws, task.seat.name, task.phase, f"council error: {exc}")
             step, wait = failover.next_step(

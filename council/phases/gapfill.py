@@ -1,21 +1,25 @@
-"""Seed 004's gap fill: once verification has judged the reports against the scope, the
-sub-questions they left open (or answered only with refuted evidence), the dimensions no
+"""Seed 004's gap fill: once the reports have been judged against the scope (phases/claims.py),
+the sub-questions they left open (or answered only with refuted evidence), the dimensions no
 report covered, and the partly answered sub-questions, at most MAX_GAPS of them in that order,
-are researched in one bounded round before the synthesis, each by one agent. The round's
-findings are not cross-checked; the synthesis is told so and says so."""
+are researched in one bounded round, each by one agent. The plan goes to gaps.json. Coverage
+is then judged again with the gap reports (recheck), whose claims verification checks like
+the rest."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
-from council import loop, prompts
+from council import claims, events, loop, prompts
 from council.config import Seat
 from council.phases import RunContext, run_parallel
 from council.runner import SeatTask
-from council.score import closures
-from council.state import AgentPhase
+from council.score import STATUS_VALUE, closures
+from council.state import atomic_write, load_state
+from council.workspace import CLAIMS, GAPS
 
 MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round
 ITERATIONS = 2
@@ -30,10 +34,13 @@ class Gap:
 
 
 def gaps(verification: Mapping[str, Any] | None) -> list[Gap]:
-    """The gaps worth one more round, most important first (pure)."""
+    """The gaps worth one more round, most important first (pure). Before verification (the
+    claims are listed, not checked) a sub-question counts as far as its status says."""
     questions = closures(verification)
     if not verification or not questions:
         return []
+    if verification.get("status") == "extracted":
+        questions = [(q, STATUS_VALUE.get(q.get("status", "open"), 0.0)) for q, _ in questions]
     closed: list[tuple[float, Gap]] = []
     for q, value in questions:
         if value < 1.0:
@@ -57,11 +64,39 @@ def assign(todo: list[Gap], seats: list[Seat]) -> dict[str, list[Gap]]:
     return out
 
 
-async def run(ctx: RunContext, contributors: list[Seat], source_phase: str,
-              plan: dict[str, list[Gap]]) -> dict[str, AgentPhase]:
-    """Each seat of `plan` (see `assign`) researches its gaps, reading every report."""
+def load_plan(path: Path) -> dict[str, list[dict[str, str]]]:
+    """gaps.json: each gap-filling seat and the gaps it was given (empty when none)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    plan = data.get("plan") if isinstance(data, dict) else None
+    return plan if isinstance(plan, dict) else {}
+
+
+def count(ctx: RunContext) -> int:
+    """How many gaps the first judgement left (graph.Facts.gaps)."""
+    return len(gaps(claims.load(ctx.ws.root / CLAIMS)))
+
+
+async def run(ctx: RunContext) -> None:
+    """One bounded round on what the first coverage judgement found missing. The plan is
+    written once, so a resumed run fills the same gaps with the same seats."""
     ws = ctx.ws
+    source_phase, contributors = ctx.contributors()
+    plan = load_plan(ws.root / GAPS)
+    if not plan:
+        todo = gaps(claims.load(ws.root / CLAIMS))
+        plan = {seat: [asdict(g) for g in batch]
+                for seat, batch in assign(todo, contributors).items()}
+        atomic_write(ws.root / GAPS, json.dumps({"plan": plan}, indent=2, ensure_ascii=False)
+                     + "\n")
     seats = [s for s in contributors if s.name in plan]
+    pending = [seat.name for seat, _ in ctx.to_run("gapfill", seats)]
+    events.emit(ws.root, "gapfill", (
+        f"started: {sum(map(len, plan.values()))} gap(s), " if len(pending) == len(plan)
+        else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
+        f"{seat} ({', '.join(g['id'] for g in batch)})" for seat, batch in plan.items()))
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
     tasks = []
@@ -70,10 +105,17 @@ async def run(ctx: RunContext, contributors: list[Seat], source_phase: str,
         iterations = min(seat.max_iterations, ITERATIONS)
         prompt = prompts.render(
             "gapfill", topic=ctx.topic, mode=ctx.options.mode, marker=loop.MARKER,
-            gaps=[asdict(g) for g in plan[seat.name]],
+            gaps=plan[seat.name],
             reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
                      for s in contributors],
             report_path=str(ws.working_output(seat.name, "gapfill")))
         tasks.append(SeatTask(replace(seat, max_iterations=iterations), "gapfill", prompt,
                               iterations, inputs, previous))
-    return await run_parallel(ctx, tasks)
+    await run_parallel(ctx, tasks)
+    state = load_state(ws.root)
+    failed = [(seat, rec) for seat in plan
+              if (rec := state.agents[seat].phases.get("gapfill")) is not None
+              and not rec.usable]
+    events.emit(ws.root, "gapfill", f"finished: {len(plan) - len(failed)} of {len(plan)} "
+                "gap reports" + "".join(f"; {seat} failed ({rec.error})"
+                                        for seat, rec in failed))

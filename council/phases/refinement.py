@@ -3,11 +3,12 @@ and writes a refined report in a fresh session."""
 
 from __future__ import annotations
 
-from council import loop, prompts
+from council import events, loop, prompts, regression, sources
 from council.config import Seat
-from council.phases import RunContext, run_parallel
+from council.phases import RunContext, announce, run_parallel, survivors
 from council.runner import SeatTask
-from council.state import AgentPhase
+from council.state import RunState, update_state
+from council.workspace import DISSENT, Workspace
 
 MIN_SEATS = 2  # cross-pollination needs someone to cross with
 
@@ -20,6 +21,9 @@ def tasks(ctx: RunContext, seats: list[Seat]) -> list[SeatTask]:
         inputs_dir = ws.peers_dir(seat.name, "refinement")
         inputs = {ws.output_name(s.name, "research"): ws.published_output(s.name, "research")
                   for s in seats}
+        dissent = ws.root / DISSENT
+        if dissent.is_file():  # the dissenter's memo: every agent weighs the opposing case
+            inputs[DISSENT] = dissent
         peers = [
             {"name": s.name, "cli": s.cli,
              "path": str(inputs_dir / ws.output_name(s.name, "research"))}
@@ -36,6 +40,7 @@ def tasks(ctx: RunContext, seats: list[Seat]) -> list[SeatTask]:
                 peers=peers,
                 report_path=str(ws.working_output(seat.name, "refinement")),
                 marker=loop.MARKER,
+                dissent=str(inputs_dir / DISSENT) if DISSENT in inputs else None,
             ),
             max_iterations=seat.max_iterations,
             inputs=inputs,
@@ -44,5 +49,33 @@ def tasks(ctx: RunContext, seats: list[Seat]) -> list[SeatTask]:
     return result
 
 
-async def run(ctx: RunContext, seats: list[Seat]) -> dict[str, AgentPhase]:
-    return await run_parallel(ctx, tasks(ctx, seats))
+async def run(ctx: RunContext) -> None:
+    """The research survivors refine in parallel; a run where every one failed stops here."""
+    seats = ctx.usable("research")
+    announce(ctx, "refinement", seats, "read each other's reports")
+    await run_parallel(ctx, tasks(ctx, seats))
+    survivors(ctx, "refinement", len(ctx.options.seats))
+    record_regressions(ctx.ws)
+
+
+def record_regressions(ws: Workspace) -> None:
+    """No silent regression: sources and cited claims an agent dropped between its research
+    and refined reports go into state.yaml, progress.log and the synthesis's methodology."""
+    def change(state: RunState) -> list[tuple[str, int, int]]:
+        found = []
+        for name, rec in state.agents.items():
+            ap = rec.phases.get("refinement")
+            before = loop.read_report(ws.published_output(name, "research"))
+            after = loop.read_report(ws.published_output(name, "refinement"))
+            if ap is None or not ap.usable or before is None or after is None:
+                continue
+            ap.dropped_sources = sources.disappeared(before, after)
+            ap.dropped_claims = regression.listed(regression.dropped_claims(before, after))
+            gone = regression.total(ap.dropped_claims) if ap.dropped_claims else 0
+            if ap.dropped_sources or gone:
+                found.append((name, len(ap.dropped_sources), gone))
+        return found
+
+    for name, dropped, gone in update_state(ws.root, change):
+        events.emit(ws.root, "refinement", f"dropped {dropped} source(s) and {gone} cited "
+                    "claim(s) its research report had", agent=name)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from council import loop, prompts
-from council.phases import RunContext, run_parallel
+from council.phases import RunContext, announce, run_parallel, survivors
 from council.runner import SeatTask
-from council.scope import Scope
-from council.state import AgentPhase
+from council.scope import SCOPE, Scope
+from council.scope import load as load_scope
 
 
 def tasks(ctx: RunContext, scope: Scope | None = None) -> list[SeatTask]:
@@ -30,5 +30,9 @@ def tasks(ctx: RunContext, scope: Scope | None = None) -> list[SeatTask]:
     ]
 
 
-async def run(ctx: RunContext, scope: Scope | None = None) -> dict[str, AgentPhase]:
-    return await run_parallel(ctx, tasks(ctx, scope))
+async def run(ctx: RunContext) -> None:
+    """Every seat still in the run researches, against the scope when there is one; a run
+    where every seat failed stops here."""
+    announce(ctx, "research", ctx.seats(), "in parallel")
+    await run_parallel(ctx, tasks(ctx, load_scope(ctx.ws.root / SCOPE)))
+    survivors(ctx, "research", len(ctx.options.seats))

@@ -20,7 +20,11 @@ from council.scope import load as load_scope
 from council.state import atomic_write, load_state
 
 
-async def run(ctx: RunContext) -> Scope | None:
+async def run(ctx: RunContext) -> None:
+    await find(ctx)
+
+
+async def find(ctx: RunContext) -> Scope | None:
     """The run's scope (written now, or by an earlier attempt of a resumed run)."""
     ws = ctx.ws
     path = ws.root / SCOPE

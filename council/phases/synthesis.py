@@ -6,13 +6,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from council import budget, claims, loop, prompts, regression
+from council import budget, claims, events, loop, prompts, regression, report
 from council.config import Seat
+from council.errors import PhaseFailedError
 from council.ledger import Usage, format_usage
 from council.phases import RunContext, gapfill, run_parallel
 from council.runner import SeatTask
-from council.state import AgentPhase, RunState, load_state
-from council.workspace import CLAIMS, COUNTERPOINTS, Workspace
+from council.state import RunState, load_state, update_state
+from council.workspace import CLAIMS, COUNTERPOINTS, DISSENT, GAPS, Workspace
+
+MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
 
 
 def choose_synthesizer(preferred: str, seats: list[Seat], contributors: list[Seat]) -> Seat:
@@ -87,6 +90,8 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     counter = counterpoints(ws)
     if counter:  # read from the synthesiser's own folder, like the reports
         inputs[COUNTERPOINTS] = ws.root / COUNTERPOINTS
+    if (ws.root / DISSENT).is_file():
+        inputs[DISSENT] = ws.root / DISSENT
     gaps = gap_reports(ws, state, contributors, inputs_dir)
     for gap in gaps:
         if gap["path"]:
@@ -106,6 +111,7 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         marker=loop.MARKER,
         verification=claims.load(ws.root / CLAIMS),
         counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,
+        dissent=str(inputs_dir / DISSENT) if DISSENT in inputs else None,
         gap_reports=gaps,
     )
     seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
@@ -115,37 +121,51 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
                     previous=pending.get(synthesizer))
 
 
-async def run(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
-              source_phase: str) -> AgentPhase:
-    """Write the final report (or return the finished record of an earlier attempt)."""
-    done = load_state(ctx.ws.root).agents[synthesizer.name].phases.get("synthesis")
-    if done is not None and done.usable and ctx.ws.final_report.is_file():
-        return done  # a resumed run that had finished its synthesis
-
-    results = await run_parallel(ctx, [task(ctx, synthesizer, contributors, source_phase)])
-    return results[synthesizer.name]
+async def run(ctx: RunContext) -> None:
+    """Write the final report and stamp it; under the Claude Code plugin, hand it to the main
+    session instead (handover.py). A synthesis that fails stops the run, keeping the reports."""
+    ws = ctx.ws
+    source_phase, survivors = ctx.contributors()
+    report.record_completeness(ws)  # before the synthesis, which is told the score and gaps
+    if not ctx.synthesise:
+        update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
+        events.emit(ws.root, "synthesis", f"handed to the main Claude session: "
+                    f"{len(survivors)} reports to synthesise")
+        return
+    chosen = load_state(ws.root).synthesizer
+    writer = next((s for s in survivors if s.name == chosen), None) or \
+        choose_synthesizer(ctx.options.synthesizer, ctx.seats() or survivors, survivors)
+    if writer.name != ctx.options.synthesizer:
+        events.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
+                    f"{writer.name} writes the final report instead")
+    update_state(ws.root, lambda s: setattr(s, "synthesizer", writer.name))
+    done = load_state(ws.root).agents[writer.name].phases.get("synthesis")
+    if not (done is not None and done.usable and ws.final_report.is_file()):
+        events.emit(ws.root, "synthesis",
+                    f"started: {writer.name} synthesises {len(survivors)} reports")
+        record = (await run_parallel(ctx, [task(ctx, writer, survivors, source_phase)]))[
+            writer.name]
+        if not record.usable:
+            raise PhaseFailedError(f"synthesis failed: {record.error}; the agents' reports "
+                                   f"are kept in {ws.root}")
+    report.stamp_final_report(ws, [s.name for s in survivors], len(ctx.options.seats),
+                              writer.name)
 
 
 def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],
                 folder: Path | None = None) -> list[dict[str, Any]]:
-    """The gap-filling round, seat by seat: the gaps it was given, and its report (in
-    `folder` when given, else where it was published) or why there is none."""
-    plan = gapfill.assign(gapfill.gaps(claims.load(ws.root / CLAIMS)), contributors)
+    """The gap-filling round, seat by seat (gaps.json): the gaps it was given, and its report
+    (in `folder` when given, else where it was published) or why there is none."""
     out = []
-    for name, batch in plan.items():
-        ap = state.agents[name].phases.get("gapfill")
+    for name, batch in gapfill.load_plan(ws.root / GAPS).items():
+        ap = state.agents[name].phases.get("gapfill") if name in state.agents else None
         published = ws.published_output(name, "gapfill")
         usable = ap is not None and ap.usable and published.is_file()
-        out.append({"name": name, "gaps": [f"{g.id}: {g.text}" for g in batch],
+        out.append({"name": name, "gaps": [f"{g.get('id')}: {g.get('text')}" for g in batch],
                     "path": str(folder / published.name if folder else published)
                     if usable else None,
                     "error": None if usable else (ap.error if ap and ap.error else "did not run")})
     return out
-
-
-def gap_fill_ran(state: RunState) -> bool:
-    return any((ap := rec.phases.get("gapfill")) is not None and ap.usable
-               for rec in state.agents.values())
 
 
 def counterpoints(ws: Workspace) -> str | None:

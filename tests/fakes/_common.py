@@ -132,6 +132,10 @@ def phase_of(report: str | None) -> str:
         return "scope"
     if name == "claims-draft.json":
         return "claims"
+    if name == "recheck-draft.json":
+        return "recheck"
+    if name == "dissent.md":
+        return "dissent"
     if name.endswith("-verdicts.json"):
         return "verification"
     if name == "counterpoints.md":

@@ -119,7 +119,7 @@ def content(cli: str, conv: Conversation, n: int, finish_after: int,
                           for i in range(1, 4)],
             "dimensions": [{"id": f"d{i}", "dimension": f"Scripted dimension {i}"}
                            for i in range(1, 4)]}) + "\n"
-    if path.endswith("claims-draft.json"):
+    if path.endswith(("claims-draft.json", "recheck-draft.json")):  # either judgement
         found = re.search(r'"agent" is one of: ([^;\n]+);', text)
         agents = [a.strip() for a in found.group(1).split(",")] if found else [cli]
         answer: dict[str, Any] = {"claims": [

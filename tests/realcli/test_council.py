@@ -142,10 +142,10 @@ def test_verification_and_antagonist_with_the_real_clis(
     assert data["tally"]["CONTRADICTED"] >= 1
     for claim in data["claims"]:
         assert claim["verifier"] != claim["agent"]
-    assert (run / "counterpoints.md").is_file()  # auto: a claim was contradicted
+    assert (run / "counterpoints.md").is_file()  # auto: the full council debates
+    assert (run / "dissent.md").is_file()  # and dissents, beside the research
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert "contradicted" in header
-    assert "→ antagonist →" in header
     # The scope went through a real CLI too, and every researcher got its sub-questions.
     assert json.loads((run / "scope.json").read_text())["status"] == "ok"
     for seat in ("claude", "codex", "gemini"):
@@ -156,8 +156,8 @@ def test_verification_and_antagonist_with_the_real_clis(
     done = state(run)["completeness"]
     assert done["signals"]["gap_coverage"]["value"] == pytest.approx(2 / 3, abs=1e-3)
     assert f"completeness {done['score']}/100 ·" in header
-    assert "scope → research → refinement → verification → gap fill → antagonist → synthesis" \
-        in header
+    assert ("scope → research ∥ dissent → refinement → claims → gap fill → recheck → "
+            "verification ∥ antagonist → synthesis") in header
 
 
 def test_a_gemini_seat_effort_reaches_the_model(cli_env: dict[str, str],

@@ -1,0 +1,54 @@
+"""The hand-back to a host session (the Claude Code plugin): the council stops before the
+synthesis, the main session writes the final report from these instructions, and council then
+stamps it and ends the run."""
+
+from __future__ import annotations
+
+from council import events, loop, prompts, report
+from council.config import RunOptions
+from council.phases import synthesis
+from council.phases.synthesis import MAIN_SESSION
+from council.pipeline import set_phase
+from council.state import load_state
+from council.workspace import DISSENT, Workspace
+
+__all__ = ["MAIN_SESSION", "complete_handover", "fail_run", "handover"]
+
+
+def handover(ws: Workspace) -> str:
+    """The instructions that hand the synthesis to the main Claude session."""
+    state = load_state(ws.root)
+    source, names = report.contributions(state)
+    options = RunOptions.from_dict(state.options)
+    seats = [options.seat(n) for n in names]
+    contributors = [{"name": s.name, "cli": s.cli, "model": s.model,
+                     "path": str(ws.published_output(s.name, source))} for s in seats]
+    dissent = ws.root / DISSENT
+    return prompts.render(
+        "synthesis", topic=state.topic, contributors=contributors, mode=options.mode,
+        total_agents=len(state.agents), report_path=str(ws.final_report),
+        methodology=synthesis.methodology(state, seats, source),
+        dropped=synthesis.dropped_claims(state), marker=loop.MARKER,
+        verification=report.verification_facts(ws),
+        counterpoints=synthesis.counterpoints(ws),
+        dissent=str(dissent) if dissent.is_file() else None,
+        gap_reports=synthesis.gap_reports(ws, state, seats),
+    )
+
+
+def complete_handover(ws: Workspace) -> bool:
+    """After the main session's turn: stamp the final report and end the run, if it exists."""
+    text = loop.read_report(ws.final_report)
+    if not text or not text.strip():
+        return False
+    state = load_state(ws.root)
+    _, names = report.contributions(state)
+    report.stamp_final_report(ws, names, len(state.agents), MAIN_SESSION)
+    set_phase(ws, "done")
+    events.emit(ws.root, "run", f"done: {ws.final_report}")
+    return True
+
+
+def fail_run(ws: Workspace, reason: str) -> None:
+    set_phase(ws, "failed", reason)
+    events.emit(ws.root, "run", f"failed: {reason}")

@@ -1,0 +1,150 @@
+"""The final report's frame, written by council rather than by an agent: the stamp line at the
+top (who contributed, the phases that ran, the score), the completeness score and coverage
+before and after the gap fill, the provenance notes and the Sources rebuilt from the ledger."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from council import claims, events, graph, loop, score, snapshots, sources
+from council.config import RunOptions
+from council.scope import SCOPE
+from council.scope import load as load_scope
+from council.state import RunState, load_state, update_state
+from council.workspace import CLAIMS, Workspace
+
+STAMP = "> council run "
+PROVENANCE = "## Provenance"
+PROVENANCE_HEADING = re.compile(r"^##\s+Provenance\s*$", re.M | re.I)
+# The agents' own markdown reports (the ledger's sources; recovery rebuilds from them).
+REPORT_PHASES = ("research", "dissent", "refinement", "gapfill")
+
+
+def verification_facts(ws: Workspace) -> dict[str, Any] | None:
+    return claims.load(ws.root / CLAIMS)
+
+
+def contributions(state: RunState) -> tuple[str, list[str]]:
+    """(the phase whose reports feed the synthesis, the agents that produced one)."""
+    for phase in ("refinement", "research"):
+        names = [n for n, rec in state.agents.items()
+                 if (ap := rec.phases.get(phase)) is not None and ap.usable]
+        if names:
+            return phase, names
+    return "research", []
+
+
+def stamp_final_report(ws: Workspace, contributors: list[str], total: int, writer: str) -> None:
+    """Put who actually contributed at the top: a degraded run must not read like a full one."""
+    state = load_state(ws.root)
+    cut = state.budget_exhausted
+    facts = verification_facts(ws)
+    checked = claims.summary(facts) if facts else None
+    body = ws.final_report.read_text(encoding="utf-8", errors="replace")
+    if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
+        body = body.split("\n\n", 1)[-1]
+    ledger = _write_ledger(ws, body)
+    result = record_completeness(ws, ledger)
+    changed = check_snapshots(ws)  # with the seats that moved to a fallback CLI
+    gaps_filled = gap_fill_ran(load_state(ws.root))
+    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
+              f"({', '.join(contributors)}) · {score.headline(result)} · "
+              f"{phases_ran(ws, load_state(ws.root))} · synthesised by {writer}"
+              + (f" · claims: {checked}" if checked else "")
+              + (f" · cut short by the budget ({cut})" if cut else "")
+              + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
+              + "\n\n")
+    section = score.section(result)
+    change = claims.coverage_change(facts)
+    if change:
+        section += f"\n{change}\n"
+    if changed:
+        section += (f"\n{PROVENANCE}\n\n" + "".join(f"- {line}\n" for line in changed))
+    if gaps_filled and not change:
+        section += ("\n_The gap-filling round's findings were not judged again: coverage is "
+                    "as judged before it._\n")
+    body = sources.replace_sources(sources.remove_section(
+        sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
+                                   section + "\n" + sources.sources_section(ledger))
+    ws.final_report.write_text(header + body, encoding="utf-8")
+
+
+def gap_fill_ran(state: RunState) -> bool:
+    return any((ap := rec.phases.get("gapfill")) is not None and ap.usable
+               for rec in state.agents.values())
+
+
+NAMES = {"gapfill": "gap fill"}
+
+
+def phases_ran(ws: Workspace, state: RunState) -> str:
+    """`scope → research ∥ dissent → refinement → … → synthesis`: the phases that ran, from
+    the graph and the state, with what was skipped or degraded."""
+    steps = state.steps or {}
+    facts = verification_facts(ws)
+    ran = {name for name, what in steps.items() if what == "done"} | {"synthesis"}
+    if not steps:  # a run made before the graph was recorded: what its files show
+        ran |= {p for p in ("research", "refinement", "gapfill", "antagonist")
+                if any(p in rec.phases for rec in state.agents.values())}
+
+    def label(name: str) -> str:
+        if name == "scope" and not load_scope(ws.root / SCOPE):
+            return "scope (degraded)"
+        if name == "verification" and facts and facts.get("status") in ("degraded", "extracted"):
+            return "verification (degraded)"
+        return NAMES.get(name, name)
+
+    out = " → ".join(" ∥ ".join(label(n) for n in group) for group in graph.groups(ran))
+    if "refinement" not in ran:
+        out = out.replace("research", "research → (refinement skipped)", 1)
+    return out
+
+
+def record_completeness(ws: Workspace,
+                        ledger: sources.Ledger | None = None) -> score.Completeness:
+    """The run's completeness score (score.py) from its reports, verdicts and survivors,
+    recorded in state.yaml."""
+    state = load_state(ws.root)
+    if ledger is None:
+        ledger = sources.build(_reports(ws, state))
+    _, contributors = contributions(state)
+    result = score.compute(RunOptions.from_dict(state.options).mode,
+                           [s.url for s in ledger.ordered() if s.agents],
+                           verification_facts(ws), len(contributors), len(state.agents))
+    update_state(ws.root, lambda s: setattr(s, "completeness", result.to_dict()))
+    return result
+
+
+def check_snapshots(ws: Workspace) -> list[str]:
+    """Name, once each, the published snapshots (or their originals) that changed since
+    publication; returns them all, for the final report's provenance."""
+    state = load_state(ws.root)
+    found = snapshots.changes(ws, state)
+    new = [line for line in found if line not in (state.provenance or [])]
+    if new:
+        update_state(ws.root, lambda s: setattr(s, "provenance", [*(s.provenance or []), *new]))
+        for line in new:
+            events.emit(ws.root, "run", f"provenance: {line}")
+    return [*(state.provenance or []), *new]
+
+
+def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
+    out = []
+    for name, rec in state.agents.items():
+        for phase in REPORT_PHASES:
+            text = loop.read_report(ws.published_output(name, phase))
+            if text and (ap := rec.phases.get(phase)) is not None and ap.usable:
+                out.append((name, phase, text))
+    return out
+
+
+def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
+    """sources.json from every report of the run; the final report's Sources come from it."""
+    state = load_state(ws.root)
+    writer = state.synthesizer or "synthesis"
+    ledger = sources.build([*_reports(ws, state), (writer, "synthesis", final_report)])
+    regressions = {name: ap.dropped_sources for name, rec in state.agents.items()
+                   if (ap := rec.phases.get("refinement")) and ap.dropped_sources}
+    sources.write(ws.root / "sources.json", ledger, regressions)
+    return ledger

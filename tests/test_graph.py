@@ -1,0 +1,167 @@
+"""The phase graph as data (graph.py) and the engine that runs it (pipeline.py): the order,
+the parallel branches, the skips, resume, and --max-parallel."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+import pytest
+import yaml
+from conftest import Council
+
+from council import graph
+from council.config import Overrides, RunOptions, load_options
+from council.graph import GRAPH, Facts
+from council.state import PHASES
+
+
+def test_the_declaration_is_a_dag_in_dependency_order_and_names_every_state_phase() -> None:
+    graph.check()
+    assert graph.NAMES == PHASES
+    assert {p.name for p in GRAPH} == set(graph.BY_NAME)
+
+
+def test_a_phase_depending_on_a_later_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    broken = (replace(GRAPH[0], after=("research",)), *GRAPH[1:])
+    monkeypatch.setattr(graph, "GRAPH", broken)
+    with pytest.raises(ValueError, match="scope depends on research"):
+        graph.check()
+
+
+def test_ready_phases_start_together_once_their_dependencies_end() -> None:
+    assert graph.ready(set(), set()) == ["scope"]
+    assert graph.ready({"scope"}, {"scope"}) == ["research", "dissent"]
+    assert graph.ready({"scope", "research"}, {"scope", "research", "dissent"}) == []
+    done = {"scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck"}
+    assert graph.ready(done, done) == ["verification", "antagonist"]
+    assert graph.ready(done | {"verification"}, done | {"verification", "antagonist"}) == []
+
+
+@pytest.mark.parametrize(("overrides", "phases"), [
+    ({}, ["scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck",
+          "verification", "antagonist", "synthesis"]),
+    ({"test": True}, ["research", "refinement", "synthesis"]),
+    ({"test": True, "debate": "force"}, ["research", "refinement", "antagonist", "synthesis"]),
+    ({"test": True, "dissent": "gemini"}, ["research", "dissent", "refinement", "synthesis"]),
+    ({"dissent": "off", "debate": "off"}, ["scope", "research", "refinement", "claims",
+                                           "gapfill", "recheck", "verification", "synthesis"]),
+    ({"agents": ("claude",)}, ["research", "synthesis"]),
+    ({"agents": ("claude",), "dissent": "claude"}, ["research", "dissent", "synthesis"]),
+])
+def test_the_planned_phases_follow_the_options(overrides: dict[str, Any],
+                                               phases: list[str]) -> None:
+    assert graph.planned(load_options(Overrides(**overrides))) == phases
+
+
+def test_skips_are_pure_decisions_on_the_facts_of_the_run() -> None:
+    full = load_options(Overrides())
+    assert graph.skip_refinement(Facts(full, survivors=1)) == (
+        "fewer than 2 agents have a report to cross")
+    assert graph.skip_refinement(Facts(full, budget_exhausted="$2.00 spent")) == "$2.00 spent"
+    assert graph.skip_gapfill(Facts(full, judged=True, gaps=0)) == (
+        "no open sub-question or uncovered dimension")
+    assert graph.skip_gapfill(Facts(full, judged=False)) == (
+        "no coverage judgement to find gaps in")
+    assert graph.skip_gapfill(Facts(full, judged=True, gaps=2)) is None
+    assert graph.skip_recheck(Facts(full, judged=True, gaps=2, gap_filled=False)) == (
+        "no gap fill to judge")
+    assert graph.skip_verification(Facts(full, judged=False)) == "no claims to check"
+    assert graph.skip_dissent(Facts(replace(full, dissent="off"))) == "off (--dissent off)"
+    assert graph.skip_synthesis(Facts(full, budget_exhausted="spent")) is None
+
+
+def test_the_plan_shows_the_parallel_branches() -> None:
+    first = graph.plan(load_options(Overrides()))[0]
+    assert ("scope → research ∥ dissent → refinement → claims and coverage → gap fill (when "
+            "gaps are found) → coverage judged again → claim verification ∥ antagonist → "
+            "synthesis by claude") in first
+    limited = graph.plan(load_options(Overrides(max_parallel=2)))[-1]
+    assert "at most 2 CLI processes at once" in limited
+
+
+def test_the_critical_path_counts_the_longer_branch_once() -> None:
+    seconds = {"dissent": 100.0, "research": 10.0, "antagonist": 5.0, "verification": 7.0}
+    before = graph.critical_path(lambda p: seconds.get(p.name, 1.0))
+    # scope 1, max(research 10, dissent 100), refinement, claims, gapfill, recheck 1 each,
+    # max(verification 7, antagonist 5)
+    assert before == 1 + 100 + 4 + 7
+
+
+def test_option_defaults_are_declared_once() -> None:
+    stored = RunOptions.from_dict({"seats": []})
+    assert (stored.verify, stored.debate, stored.dissent, stored.max_parallel) == (
+        True, "auto", "auto", None)
+    assert stored == RunOptions(seats=())
+    assert load_options(Overrides()).debate == RunOptions(seats=()).debate
+
+
+def test_bad_dissent_and_max_parallel_are_one_line_errors(council: Council) -> None:
+    bad = council.run("run", "--dissent", "nobody", "q")
+    assert bad.returncode == 2
+    assert "--dissent must be auto, off or an agent of this council (claude, codex, gemini)" \
+        in bad.stderr
+    zero = council.run("run", "--max-parallel", "0", "q")
+    assert zero.returncode == 2
+    assert zero.stderr.startswith("council: error: ")
+
+
+def events_of(run: Any) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+
+
+def test_research_and_dissent_run_at_the_same_time(council: Council) -> None:
+    council.script({"*": {"finish_after": 2, "delay": 0.3}})
+    proc = council.run("run", "--test", "--dissent", "codex", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    log = [(e["scope"], e["agent"], e["message"]) for e in events_of(run)]
+    dissent_started = log.index(("dissent", None, "started: codex builds the opposing case "
+                                 "beside the research"))
+    research_done = next(i for i, e in enumerate(log) if e[0] == "research"
+                         and e[2].startswith("finished:"))
+    assert dissent_started < research_done
+    assert (run / "dissent.md").is_file()
+    # Its own folder: the seat's research and dissent do not share a working folder.
+    assert (run / "agents" / "codex" / "dissent" / "dissent.md").is_file()
+    assert (run / "agents" / "codex" / "codex-report.md").is_file()
+    assert "## Counterpoints" in (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
+
+
+def test_max_parallel_keeps_to_its_limit_and_says_who_waits(council: Council) -> None:
+    council.script({"*": {"finish_after": 1, "delay": 0.2}})
+    proc = council.run("run", "--test", "--max-parallel", "1", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    spans: dict[str, list[str]] = {}
+    running, most = 0, 0
+    for e in events_of(run):  # a seat's process runs between its started and ended events
+        if e["agent"] and e["message"].startswith(("started (", "resumed (")):
+            running += 1
+            most = max(most, running)
+        elif e["agent"] and " after " in e["message"] and e["message"].split()[0] in (
+                "complete", "capped", "stopped", "failed"):
+            running -= 1
+        spans.setdefault(e["scope"], []).append(e["message"])
+    assert most == 1
+    assert any(m.startswith("queued: all 1 process slots") for m in spans["research"])
+
+
+def test_resume_does_not_run_an_ended_phase_again(council: Council) -> None:
+    council.script({"*": {"finish_after": 1}})
+    assert council.run("run", "--test", "--debate", "force", "q").returncode == 0
+    run = council.only_run()
+    st = yaml.safe_load((run / "state.yaml").read_text())
+    assert st["steps"]["antagonist"] == "done"
+    antagonist = st["agents"]["codex"]["phases"]["antagonist"]
+    # Stopped during the synthesis: resume redoes only that.
+    st["phase"] = "synthesis"
+    st["agents"]["claude"]["phases"]["synthesis"]["status"] = "cancelled"
+    del st["steps"]["synthesis"]
+    (run / "state.yaml").write_text(yaml.safe_dump(st))
+    assert council.run("resume", run.name).returncode == 0
+    after = yaml.safe_load((run / "state.yaml").read_text())
+    assert after["agents"]["codex"]["phases"]["antagonist"] == antagonist
+    assert (run / "progress.log").read_text().count("antagonist started") == 1
+    assert after["phase"] == "done"
