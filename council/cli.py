@@ -3,21 +3,27 @@ the core, and turns CouncilError into one line on stderr and an exit code."""
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from council import __version__, crash, paths, preflight, status, supervisor
-from council.config import Overrides, load_options, plan
+from council.cancel import cancel_run
+from council.config import Overrides, load_options
 from council.errors import CouncilError, StateError, UsageError
+from council.graph import plan
 from council.state import RunState, load_state
 from council.topic import read_topic
 from council.workspace import Workspace, ensure_base, find_run, list_runs
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -108,9 +114,16 @@ def main() -> None:
               help="What the research is for: mapping a field (exploratory, the default), "
                    "meeting rules (compliance), or choosing (decision).")
 @click.option("--debate", type=click.Choice(["auto", "force", "off"]),
-              help="An antagonist agent argues the opposing case before the synthesis: "
-                   "always (force), never (off), or when verification finds conflicts or "
-                   "too few claims hold (auto; compliance research always debates).")
+              help="An antagonist agent attacks the consensus beside the claim "
+                   "verification: always (force), never (off), or with the full council, "
+                   "i.e. when verification is on (auto; compliance research always debates).")
+@click.option("--dissent", metavar="AGENT|auto|off",
+              help="The agent that builds the strongest opposing case while the others "
+                   "research (auto: one of another vendor than the synthesiser, with the full "
+                   "council; off: none).")
+@click.option("--max-parallel", type=click.IntRange(min=1),
+              help="Run at most N CLI processes at once; the others queue (default: every "
+                   "agent at once).")
 @click.option("--verify/--no-verify", default=None,
               help="Scope the question into sub-questions before the research, then have "
                    "agents of other vendors check the reports' claims and coverage, and "
@@ -124,8 +137,8 @@ def main() -> None:
 def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
         synthesizer: str | None, timeout: float | None, idle_timeout: float | None,
         max_iterations: int | None, max_cost: float | None, max_tokens: int | None,
-        confirm: bool, mode: str | None, debate: str | None, verify: bool | None,
-        config: Path | None,
+        confirm: bool, mode: str | None, debate: str | None, dissent: str | None,
+        max_parallel: int | None, verify: bool | None, config: Path | None,
         research_dir: Path | None) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)
@@ -137,7 +150,7 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
                                      idle_timeout=idle_timeout,
                                      max_iterations=max_iterations, max_cost=max_cost,
                                      max_tokens=max_tokens, verify=verify, debate=debate,
-                                     mode=mode))
+                                     mode=mode, dissent=dissent, max_parallel=max_parallel))
     options, notes = preflight.prepare(options, explicit=bool(names))
     base = _research_dir(research_dir)
     ensure_base(base)  # before the plan: a run that cannot start says so first
@@ -183,7 +196,7 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
 def cancel(run_id: str | None, research_dir: Path | None) -> None:
     """Stop a running council (the latest run by default); its files are kept."""
     ws = find_run(run_id, _research_dir(research_dir))
-    click.echo(supervisor.cancel_run(ws))
+    click.echo(cancel_run(ws))
 
 
 def _confirmed(question: str) -> bool:
@@ -221,12 +234,16 @@ def list_cmd(research_dir: Path | None) -> None:
     if not runs:
         click.echo("no council runs yet")
         return
-    click.echo(status.LIST_HEADER)
+    readable, unreadable = [], []
     for ws in runs:
         try:
-            click.echo(status.run_line(load_state(ws.root), ws))
+            readable.append((load_state(ws.root), ws))
         except CouncilError as exc:
-            click.echo(f"{ws.id}  unreadable: {exc}")
+            unreadable.append(f"{ws.id}  unreadable: {exc}")
+    if readable:
+        _show(status.runs_table(readable, styled=_on_terminal()))
+    for line in unreadable:  # after the table: a run whose state cannot be read, and why
+        click.echo(line)
 
 
 @main.command()
@@ -277,7 +294,29 @@ def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> 
     if as_json:
         click.echo(json.dumps(status.as_json(state, ws), indent=2))
     else:
-        click.echo(status.as_text(state, ws))
+        _show(status.status_view(state, ws, styled=_on_terminal()))
+
+
+PIPED_WIDTH = 1000  # piped output is not wrapped: one line per row, for grep and cut
+
+
+def _on_terminal() -> bool:
+    return sys.stdout.isatty()
+
+
+def _show(*renderables: RenderableType) -> None:
+    """Print rich renderables (status.py's tables): styled on a terminal; piped (or in
+    tests), plain text with no escape codes, not wrapped, no trailing spaces."""
+    from rich.console import Console
+
+    if _on_terminal():
+        Console(highlight=False, markup=False, emoji=False).print(*renderables)
+        return
+    out = io.StringIO()
+    Console(file=out, width=PIPED_WIDTH, force_terminal=False, no_color=True,
+            color_system=None, highlight=False, markup=False, emoji=False,
+            ).print(*renderables)
+    click.echo("\n".join(line.rstrip() for line in out.getvalue().splitlines()))
 
 
 def entry() -> None:

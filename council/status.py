@@ -1,19 +1,28 @@
-"""What `council status` shows: the run's phase and one row per agent. Pure: it builds rows
-from a state and the run folder; cli.py prints them."""
+"""What `council status` and `council list` show: the run's phase and one row per agent, one
+row per run. Pure: it builds rows, and rich tables of them, from a state and the run folder;
+cli.py prints them."""
 
 from __future__ import annotations
 
 import calendar
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from council import budget
+from council import budget, graph
+from council.config import RunOptions
+from council.errors import CouncilError
 from council.ledger import Usage, format_usage
 from council.progress import PROGRESS_FILE
 from council.runlock import live_supervisor
 from council.state import PHASES, RunState
 from council.workspace import Workspace
+
+if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
+    from rich.console import Group, RenderableType
+    from rich.table import Table
+    from rich.text import Text
 
 
 @dataclass(frozen=True)
@@ -114,42 +123,114 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
     }
 
 
-def as_text(state: RunState, ws: Workspace) -> str:
-    topic = " ".join(state.topic.split())
-    topic = topic if len(topic) <= 70 else topic[:67] + "..."
+def _one_line(text: str, limit: int) -> str:
+    """`text` on one line (runs of whitespace, newlines included, become one space), cut to
+    `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _cells(*values: str) -> list[Text]:
+    """Every cell as rich Text: a topic or an error is untrusted text, and Text prints
+    `[bold]` or `[link=...]` literally instead of reading it as markup."""
+    from rich.text import Text
+
+    return [Text(v) for v in values]
+
+
+NUMBERS = ("iter", "elapsed", "report", "tokens", "cost", "duration", "last output")
+
+
+def _table(columns: Sequence[str], styled: bool, wrap: Sequence[str] = ()) -> Table:
+    """A table with a header row and no borders, one line per row in columns two spaces
+    apart (to grep or cut when piped); `styled` (a terminal): the header bold, underlined."""
+    from rich.table import Table
+
+    table = Table(box=None, show_edge=False, pad_edge=False,
+                  header_style="bold underline" if styled else "")
+    for name in columns:
+        if name in wrap:  # free text: wrapped between words, a too-long word folded
+            table.add_column(name, overflow="fold")
+        else:
+            table.add_column(name, no_wrap=True,
+                             justify="right" if name in NUMBERS else "left")
+    return table
+
+
+def plan_line(state: RunState) -> str:
+    """The run's phases in order (`a ∥ b`: at the same time): those its options plan and any
+    it already had."""
+    had = {p for rec in state.agents.values() for p in rec.phases}
+    try:
+        planned = set(graph.planned(RunOptions.from_dict(state.options)))
+    except (CouncilError, TypeError, ValueError):  # options from another council version
+        planned = set()
+    stages = graph.groups(planned | had)
+    return " → ".join(" ∥ ".join(group) for group in stages) or "-"
+
+
+AGENT_COLUMNS = ("agent", "cli", "phase", "status", "iter", "elapsed", "report", "tokens",
+                 "cost", "last output", "event / error")
+
+
+def agents_table(agent_rows: Sequence[AgentRow], styled: bool = False) -> Table:
+    """`council status`'s table: one row per agent. `last output` is how long ago a running
+    agent last wrote anything; the last column is its error, or else its latest event."""
+    table = _table(AGENT_COLUMNS, styled, wrap=("event / error",))
+    for r in agent_rows:
+        note = r.error or r.last_event or ""
+        table.add_row(*_cells(
+            r.agent, r.cli, r.phase, r.status,
+            f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
+            "-" if r.elapsed_s is None else _duration(r.elapsed_s),
+            "-" if r.output_bytes is None else _size(r.output_bytes),
+            _tokens(r.tokens), _cost(r.cost_usd, r.cost_estimated),
+            "-" if r.quiet_s is None else f"{_duration(r.quiet_s)} ago",
+            _one_line(note, 160)))
+    return table
+
+
+def status_view(state: RunState, ws: Workspace, now: float | None = None,
+                styled: bool = False) -> Group:
+    """`council status`: a few lines about the run (id, topic, phase, plan, spending), then
+    the agents' table."""
+    from rich.console import Group
+    from rich.table import Table
+
     phase = shown_phase(state, ws)
     if phase == "interrupted":
         phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
-    lines = [f"run    {state.id}", f"topic  {topic}", f"phase  {phase}"]
+    facts = [("run", state.id), ("topic", _one_line(state.topic, 200)), ("phase", phase),
+             ("plan", plan_line(state))]
     if state.error:
-        lines.append(f"error  {state.error}")
+        facts.append(("error", _one_line(state.error, 300)))
     spent = budget.spent(state)
-    lines.append(f"spent  {format_usage(spent)}"
-                 + (" (~ estimated from list prices)" if spent.estimated else "")
-                 + (f"; budget reached: {state.budget_exhausted}" if state.budget_exhausted
-                    else ""))
+    facts.append(("spent", format_usage(spent)
+                  + (" (~ estimated from list prices)" if spent.estimated else "")
+                  + (f"; budget reached: {state.budget_exhausted}" if state.budget_exhausted
+                     else "")))
     if state.completeness:
         done = state.completeness
-        lines.append(f"score  {done['score']}/100 completeness (cap {done['cap']}: "
-                     f"{done['cap_reason']}" + (", provisional" if state.phase != "done" else "")
-                     + ")")
-    lines.append("")
-    lines.append(f"{'agent':<14} {'phase':<11} {'status':<10} {'iter':>7} {'elapsed':>8} "
-                 f"{'output':>9} {'tokens':>8} {'cost':>8}")
-    for r in rows(state, ws):
-        it = f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-"
-        el = "-" if r.elapsed_s is None else _duration(r.elapsed_s)
-        size = "-" if r.output_bytes is None else _size(r.output_bytes)
-        line = (f"{r.agent:<14} {r.phase:<11} {r.status:<10} {it:>7} {el:>8} {size:>9} "
-                f"{_tokens(r.tokens):>8} {_cost(r.cost_usd, r.cost_estimated):>8}")
-        if r.quiet_s is not None:
-            line += f"  last output {_duration(r.quiet_s)} ago"
-        if r.error:
-            line += f"  {' '.join(r.error.split())[:80]}"
-        lines.append(line)
+        facts.append(("score", f"{done['score']}/100 completeness (cap {done['cap']}: "
+                               f"{done['cap_reason']}"
+                               + (", provisional" if state.phase != "done" else "") + ")"))
+    header = Table.grid(padding=(0, 2))
+    header.add_column(no_wrap=True)
+    header.add_column(overflow="fold")
+    for key, value in facts:
+        header.add_row(*_cells(key, value))
+    agent_rows = rows(state, ws, now)
+    parts: list[RenderableType] = [header, "", agents_table(agent_rows, styled)]
+    notes = []
+    if any(r.status == "queued" for r in agent_rows):
+        limit = state.options.get("max_parallel")
+        notes.append("queued: waiting for a free process slot"
+                     + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))
     if ws.final_report.is_file():
-        lines += ["", f"final report: {ws.final_report}"]
-    return "\n".join(lines)
+        notes.append(f"final report: {ws.final_report}")
+    if notes:
+        parts += ["", *_cells(*notes)]
+    return Group(*parts)
 
 
 def _duration(seconds: float) -> str:
@@ -173,17 +254,18 @@ def _cost(cost: float | None, estimated: bool) -> str:
     return "-" if cost is None else f"{'~' if estimated else ''}${cost:.2f}"
 
 
-LIST_HEADER = (f"{'run':<22}  {'phase':<11} {'started':<20}  {'duration':>8}  {'cost':>8}  "
-               "topic")
+LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
 
 
-def run_line(state: RunState, ws: Workspace) -> str:
-    """One line per run for `council list`."""
-    start = _epoch(state.created_at)
-    end = _epoch(state.ended_at) or time.time()
-    duration = "-" if start is None else _duration(end - start)
-    spent = budget.spent(state)
-    topic = " ".join(state.topic.split())
-    topic = topic if len(topic) <= 50 else topic[:47] + "..."
-    return (f"{state.id}  {shown_phase(state, ws):<11} {state.created_at}  {duration:>8}  "
-            f"{_cost(spent.cost_usd, spent.estimated):>8}  {topic}")
+def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False) -> Table:
+    """`council list`: one row per run, with a header row."""
+    table = _table(LIST_COLUMNS, styled, wrap=("topic",))
+    for state, ws in runs:
+        start = _epoch(state.created_at)
+        end = _epoch(state.ended_at) or time.time()
+        duration = "-" if start is None else _duration(end - start)
+        spent = budget.spent(state)
+        table.add_row(*_cells(state.id, shown_phase(state, ws), state.created_at, duration,
+                              _cost(spent.cost_usd, spent.estimated),
+                              _one_line(state.topic, 60)))
+    return table
