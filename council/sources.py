@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from w3lib.url import canonicalize_url
+
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
 # an angle bracket, and loses trailing punctuation that belongs to the sentence. A link's
 # text is bounded (one line, 1000 characters): unbounded, a pasted page full of `[` and no
 # `]` made every `[` scan to the end of the text, quadratic in its size.
+BARE_URL = r"(?<![<\w])((?:https?|ftp)://[^\s<>\"'`\]]+|www\.[^\s<>\"'`\]]+)"
 LINK = re.compile(r"\[[^\]\n]{0,1000}\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"\n]{0,1000}\")?\s*\)|"
-                  r"<(https?://[^>\s]+)>|"
-                  r"(?<![<\w])((?:https?|ftp)://[^\s<>\"'`\]]+|www\.[^\s<>\"'`\]]+)")
+                  r"<(https?://[^>\s]+)>|" + BARE_URL)
 TRAILING = ".,;:!?)]}*_'\""
 TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|_hsenc|_hsmi|"
                       r"igshid|yclid|ref_src)$", re.I)
@@ -30,17 +32,35 @@ def extract(text: str) -> list[str]:
     found = []
     for match in LINK.finditer(text):
         url = next(g for g in match.groups() if g)
-        if match.group(3):  # a bare URL: sentence punctuation is not part of it
-            while url and url[-1] in TRAILING:
-                if url[-1] == ")" and url.count("(") >= url.count(")"):
-                    break
-                url = url[:-1]
-        found.append(url)
+        found.append(_trim(url) if match.group(3) else url)
     return found
 
 
+BARE = re.compile(BARE_URL)
+
+
+def bare_urls(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, end, URL) of each bare URL in a plain text (not markdown: its links are
+    already parsed), without the sentence's trailing punctuation."""
+    for match in BARE.finditer(text):
+        url = _trim(match.group(1))
+        yield match.start(1), match.start(1) + len(url), url
+
+
+def _trim(url: str) -> str:
+    """A bare URL loses trailing punctuation that belongs to the sentence."""
+    while url and url[-1] in TRAILING:
+        if url[-1] == ")" and url.count("(") >= url.count(")"):
+            break
+        url = url[:-1]
+    return url
+
+
 def canonical(url: str) -> str | None:
-    """One spelling per resource, or None when the link is malformed."""
+    """One spelling per resource, or None when the link is malformed. w3lib does the URL
+    standard's part (query order, percent-encoding, IDNA hosts as punycode, no fragment);
+    council adds what makes two spellings one source to a reader: no tracking parameters,
+    no `www.`, no default port and no trailing slash."""
     if url.startswith("www."):
         url = "https://" + url
     try:
@@ -52,13 +72,20 @@ def canonical(url: str) -> str | None:
     host = (parts.hostname or "").lower()
     if scheme not in DEFAULT_PORTS or not host or "." not in host or " " in url:
         return None
+    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                       if not TRACKING.match(k)])
+    try:
+        parts = urlsplit(canonicalize_url(urlunsplit((scheme, parts.netloc, parts.path,
+                                                      query, ""))))
+        host = parts.hostname or ""
+    except ValueError:  # e.g. a host that is not valid IDNA
+        return None
+    host = host.removeprefix("www.")
     netloc = host if port in (None, DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     path = parts.path or "/"
     if len(path) > 1:
         path = path.rstrip("/")
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-                       if not TRACKING.match(k)])
-    return urlunsplit((scheme, netloc, path, query, ""))
+    return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
 @dataclass

@@ -17,12 +17,38 @@ from council.sources import build, canonical, disappeared, extract, replace_sour
         ("https://example.org/paper?utm_source=x&utm_medium=y&fbclid=z", "https://example.org/paper"),
         ("https://example.org/paper?id=7&gclid=abc", "https://example.org/paper?id=7"),
         ("http://example.org:8080/a/", "http://example.org:8080/a"),
-        ("www.example.org/paper", "https://www.example.org/paper"),
+        ("www.example.org/paper", "https://example.org/paper"),
         ("https://example.org", "https://example.org/"),
     ],
 )
 def test_canonical_spellings(variant: str, same_as: str) -> None:
     assert canonical(variant) == same_as
+
+
+# Two spellings of one source each: one row in the ledger, one number in the report.
+@pytest.mark.parametrize(("one", "other"), [
+    ("https://www.example.org/paper", "https://example.org/paper"),  # www. and the bare host
+    ("https://example.org/search?b=2&a=1", "https://example.org/search?a=1&b=2"),  # order
+    ("https://example.org/%7Euser/notes", "https://example.org/~user/notes"),  # %7E and ~
+    ("https://bücher.example/katalog", "https://xn--bcher-kva.example/katalog"),  # IDNA host
+    ("https://example.org/caf%c3%a9", "https://example.org/café"),  # escapes, either case
+    ("https://example.org/a?utm_source=feed&id=3", "https://example.org/a?id=3"),  # tracking
+    ("https://example.org:443/a#intro", "https://EXAMPLE.org/a/"),  # port, fragment, case
+    ("http://example.org:80/", "http://example.org"),
+])
+def test_two_spellings_are_one_source(one: str, other: str) -> None:
+    assert canonical(one) is not None
+    assert canonical(one) == canonical(other)
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("https://example.org/a%2Fb", "https://example.org/a/b"),  # an escaped slash is data
+    ("https://example.org/a?x=1", "https://example.org/a?x=2"),
+    ("http://example.org/a", "https://example.org/a"),
+    ("https://docs.example.org/a", "https://example.org/a"),  # only www. is dropped
+])
+def test_different_sources_stay_apart(one: str, other: str) -> None:
+    assert canonical(one) != canonical(other)
 
 
 @pytest.mark.parametrize("bad", ["https://", "mailto:someone@example.org", "https://localhost/x",
