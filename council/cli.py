@@ -220,6 +220,9 @@ def _readable(ws: Workspace) -> RunState:
 def _finish(result: supervisor.RunResult) -> None:
     if result.exit_code == 0:
         click.echo(f"final report: {result.message}")
+        page = result.ws.root / "report.html"
+        if page.is_file():
+            click.echo(f"report page: {page} (council open {result.ws.id})")
     else:
         click.echo(f"council: {result.message}", err=True)
     sys.exit(result.exit_code)
@@ -280,6 +283,46 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
         click.echo(f"final report: {ws.final_report}")
     else:
         click.echo(f"run {ws.id} ended: {shown}" + (f" ({state.error})" if state.error else ""))
+
+
+@main.command("report")
+@click.argument("run_id", required=False)
+@research_dir_option
+@handle_errors
+def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
+    """Rebuild a run's report.html from its files (the latest run by default), for any run,
+    including one made before council wrote pages."""
+    from council import page
+
+    ws = find_run(run_id, _research_dir(research_dir))
+    _readable(ws)
+    click.echo(page.build(ws))
+
+
+@main.command("open")
+@click.argument("run_id", required=False)
+@research_dir_option
+@handle_errors
+def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
+    """Open a run's report.html in the default browser (the latest run by default; the page
+    is built first if the run has none). Without a browser, print the page's path."""
+    import webbrowser
+
+    from council import page
+
+    ws = find_run(run_id, _research_dir(research_dir))
+    path = ws.root / page.PAGE
+    if not path.is_file():
+        _readable(ws)
+        path = page.build(ws)
+    try:
+        opened = webbrowser.get().open(path.resolve().as_uri())
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        click.echo(f"no browser found; the page is {path}")
+        return
+    click.echo(f"opened {path}")
 
 
 @main.command("status")

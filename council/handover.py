@@ -4,7 +4,7 @@ stamps it and ends the run."""
 
 from __future__ import annotations
 
-from council import events, loop, prompts, report
+from council import events, loop, page, prompts, report
 from council.config import RunOptions
 from council.phases import synthesis
 from council.phases.synthesis import MAIN_SESSION
@@ -45,10 +45,12 @@ def complete_handover(ws: Workspace) -> bool:
     _, names = report.contributions(state)
     report.stamp_final_report(ws, names, len(state.agents), MAIN_SESSION)
     set_phase(ws, "done")
+    page.publish(ws)
     events.emit(ws.root, "run", f"done: {ws.final_report}")
     return True
 
 
 def fail_run(ws: Workspace, reason: str) -> None:
     set_phase(ws, "failed", reason)
+    page.publish(ws)
     events.emit(ws.root, "run", f"failed: {reason}")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from council import crash, events, sessions
+from council import crash, events, page, sessions
 from council.cancel import mark_cancelled, stop_orphans
 from council.config import RunOptions
 from council.errors import CouncilError, PhaseFailedError
@@ -28,6 +28,7 @@ from council.workspace import Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
 SIGNAL_EXIT = {signal.SIGHUP: 129, signal.SIGINT: 130, signal.SIGTERM: 143}
+HANDED_OVER = "handed over"  # the plugin's session writes the synthesis (handover.py)
 
 
 @dataclass(frozen=True)
@@ -89,6 +90,7 @@ async def _execute(ws: Workspace, options: RunOptions, topic: str,
             result = await _run(ctx)
         except PhaseFailedError as exc:
             set_phase(ws, "failed", str(exc))
+            page.publish(ws)
             events.emit(ws.root, "run", f"failed: {exc}")
             result = RunResult(ws, EXIT_FAILED, str(exc))
         finally:
@@ -96,6 +98,7 @@ async def _execute(ws: Workspace, options: RunOptions, topic: str,
     if received:
         sig = received[0]
         stopped = mark_cancelled(ws, sig.name)
+        page.publish(ws)
         message = f"cancelled by {sig.name}" + (f"; stopped {', '.join(stopped)}"
                                                 if stopped else "")
         events.emit(ws.root, "run", message)
@@ -120,7 +123,8 @@ async def _run(ctx: RunContext) -> RunResult:
     ws = ctx.ws
     await run_graph(ctx)
     if load_state(ws.root).synthesizer == MAIN_SESSION:
-        return RunResult(ws, EXIT_OK, "handed over")
+        return RunResult(ws, EXIT_OK, HANDED_OVER)
     set_phase(ws, "done")
+    page.publish(ws)  # before the last line, which tells a follower the run has ended
     events.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))

@@ -242,7 +242,10 @@ def test_a_garbled_state_file_neither_changes_nor_ends_the_run(council: Council)
     proc = start(council, "q")
     wait_for(lambda: any(e["event"] == "turn" for e in council.fake_log()))
     run = council.only_run()
-    (run / "state.yaml").write_text("phase: [done\n\x00 garbled by somebody")
+    # Replaced whole, as an editor saves: written in place, the supervisor's own atomic
+    # replace could land between the truncation and the write, and the garbling vanish.
+    (run / "garbled.tmp").write_text("phase: [done\n\x00 garbled by somebody")
+    os.replace(run / "garbled.tmp", run / "state.yaml")
     assert proc.wait(90) == 0
     st = state_of(run)
     assert st["phase"] == "done"
