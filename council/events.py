@@ -30,8 +30,7 @@ class RunFiles:
         self.run_dir = os.fspath(run_dir)
 
     def info(self, line: str, record: str) -> None:
-        progress.append(os.path.join(self.run_dir, progress.PROGRESS_FILE), line)
-        progress.append(os.path.join(self.run_dir, progress.EVENTS_FILE), record)
+        progress.write_event(self.run_dir, line, record)
 
 
 def _stamp(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:

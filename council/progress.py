@@ -2,12 +2,14 @@
 the same event as one JSON object, for scripts.
 
 The supervisor writes events through council.events (structlog). This module is the minimal
-writer the hooks use after every agent turn: it imports only `os` and `time`. Each line is a
-single O_APPEND write, so lines from parallel hooks and the supervisor never interleave.
+writer the hooks use after every agent turn: it imports only `fcntl`, `os` and `time`. Each
+line is a single O_APPEND write, so lines from parallel hooks and the supervisor never
+interleave, and both files are written under one lock, so their events come in one order.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 
@@ -35,8 +37,21 @@ def emit(run_dir: str | os.PathLike[str], scope: str, message: str,
     message = " ".join(message.split())  # one event, one line: a CLI's error is folded
     line = f"{time_} {scope}{f' {agent}' if agent else ''} {message}\n"
     fields = {"time": time_, "scope": scope, "agent": agent or None, "message": message}
-    append(os.path.join(run_dir, PROGRESS_FILE), line)
-    append(os.path.join(run_dir, EVENTS_FILE), json_object(fields) + "\n")
+    write_event(run_dir, line, json_object(fields) + "\n")
+
+
+def write_event(run_dir: str | os.PathLike[str], line: str, record: str) -> None:
+    """Append one event's line and record under an exclusive lock on progress.log: a hook and
+    the supervisor writing at the same moment would otherwise put their events in one order
+    in progress.log and the other in events.jsonl, and a script pairing them would break."""
+    fd = os.open(os.path.join(run_dir, PROGRESS_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line.encode("utf-8", "replace"))
+        append(os.path.join(run_dir, EVENTS_FILE), record)
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def append(path: str, text: str) -> None:

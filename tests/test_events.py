@@ -73,3 +73,22 @@ def test_real_stamps_have_milliseconds_and_sort_in_order(tmp_path: Path) -> None
     stamps = [x.split(" ", 1)[0] for x in (tmp_path / "progress.log").read_text().splitlines()]
     assert all(len(s) == len("2026-11-24T01:02:03.456Z") and s[19] == "." for s in stamps)
     assert stamps == sorted(stamps)
+
+
+def test_parallel_writers_put_events_in_one_order_in_both_files(tmp_path: Path) -> None:
+    """Hooks (other processes) and the supervisor write at the same moment; a script that
+    pairs progress.log lines with events.jsonl records must find them in the same order."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom council import progress\n"
+            "for i in range(300): progress.emit(sys.argv[1], 'research', f'hook {i}', 'codex')\n")
+    hooks = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)]) for _ in range(3)]
+    for i in range(300):
+        events.emit(tmp_path, "research", f"supervisor {i}", agent="claude")
+    assert [hook.wait() for hook in hooks] == [0, 0, 0]
+    lines = (tmp_path / progress.PROGRESS_FILE).read_text().splitlines()
+    records = [json.loads(line) for line in
+               (tmp_path / progress.EVENTS_FILE).read_text().splitlines()]
+    assert len(lines) == len(records) == 1200
+    assert [f"{r['time']} {r['scope']} {r['agent']} {r['message']}" for r in records] == lines
