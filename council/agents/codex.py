@@ -37,6 +37,10 @@ class CodexAdapter:
             "-c", "web_search=live",
             # Otherwise a dead endpoint makes codex retry forever.
             "--disable", "unbounded_connection_retries",
+            # No plugins: council's own (extensions/codex), once its hooks are trusted, would
+            # run in this agent too, and with plugins on codex contacts its plugin hosts on
+            # every start.
+            "--disable", "plugins",
         ]
         if job.seat.effort:
             args += ["-c", f"model_reasoning_effort={job.seat.effort}"]

@@ -78,6 +78,9 @@ class GeminiAdapter:
         argv = [
             "gemini",
             *model_args("-m", job.seat),
+            # No extensions: council's own (extensions/gemini) would see this agent's prompts
+            # and stops too, and a user's extension has no business in a research seat.
+            "-e", "none",
             # auto_edit offers write_file and replace but no shell.
             "--approval-mode", "auto_edit",
             "-o", "stream-json",

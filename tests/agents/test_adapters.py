@@ -85,6 +85,8 @@ def test_codex_invocations(tmp_path: Path) -> None:
     assert argv[i + 1:] == ["--skip-git-repo-check", "--json", "01a2-thread",
                             "Iteration 2 of 3."]
     assert "--last" not in argv
+    # council's own codex plugin must not run inside its agents (its hooks would recurse).
+    assert [argv[k + 1] for k, a in enumerate(argv) if a == "--disable"][-1:] == ["plugins"]
     assert nxt.stdin_file is None  # /dev/null: codex waits for EOF on stdin
 
 
@@ -113,6 +115,7 @@ def test_gemini_invocation(tmp_path: Path) -> None:
     argv = list(inv.argv)
     assert argv[argv.index("--approval-mode") + 1] == "auto_edit"  # write_file, no shell
     assert argv[argv.index("-o") + 1] == "stream-json"
+    assert argv[argv.index("-e") + 1] == "none"  # no extension, council's own included
     assert inv.env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"  # else hooks are ignored
     assert inv.env["GEMINI_CLI_NO_RELAUNCH"] == "true"
     settings = json.loads((j.cwd / ".gemini" / "settings.json").read_text())

@@ -23,8 +23,8 @@ CLAUDE_FLAGS = ["--permission-mode", "acceptEdits",
                 "--allowedTools", "Read,Write,Edit,Glob,Grep,WebSearch,WebFetch",
                 "--disallowedTools", "Bash", "--output-format", "stream-json", "--verbose"]
 CODEX_COMMON = ["-s", "workspace-write", "-c", "web_search=live",
-                "--disable", "unbounded_connection_retries"]
-GEMINI_FLAGS = ["--approval-mode", "auto_edit", "-o", "stream-json"]
+                "--disable", "unbounded_connection_retries", "--disable", "plugins"]
+GEMINI_FLAGS = ["-e", "none", "--approval-mode", "auto_edit", "-o", "stream-json"]
 GEMINI_ENV = {"GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_CLI_NO_RELAUNCH": "true"}
 
 # A stand-in for `council hook`: logs each payload, blocks the first BLOCKS stops, then allows.
