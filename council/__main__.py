@@ -7,10 +7,13 @@ import sys
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "hook" and sys.argv[2] in ("session", "prompt"):
-        from council.plugin import main as plugin_hook  # the Claude Code plugin's hooks
+    if len(sys.argv) > 2 and sys.argv[1] == "hook":
+        from council.hosts import EVENTS  # the hosts' hooks: Claude, Gemini and Codex sessions
 
-        sys.exit(plugin_hook(sys.argv[2:]))
+        if sys.argv[2] in EVENTS:
+            from council.hosts.flow import main as host_hook
+
+            sys.exit(host_hook(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         from council.hook import main as hook_main
 

@@ -1,12 +1,23 @@
 #!/bin/sh
-# The plugin's hooks run the installed `council` (pip install into an environment whose bin
-# is on the PATH Claude Code gives its hooks). When it is not there, a typed
-# /council:deep-research is refused with the reason, instead of the turn ending with nothing
-# started; every other prompt and every stop passes untouched.
+# Every host's hooks run this script: Claude Code's (hooks/hooks.json: prompt, session),
+# Gemini CLI's (extensions/gemini: gemini-before, gemini-after) and Codex's (extensions/codex:
+# codex-prompt, codex-stop). Gemini may copy its extension and Codex always copies its plugin
+# into their own folders, so each extension holds a byte-identical copy of this file
+# (tests/test_hosts.py checks it) and nothing here points back into a council checkout.
+# It runs the installed `council` from the PATH the host was started with. When that is not
+# there, a typed council command is refused with the reason, in the host's own answer shape,
+# instead of the turn ending with nothing started; every other prompt and every stop passes.
 if command -v council >/dev/null 2>&1; then
     exec council hook "$@"
 fi
-if [ "$1" = "prompt" ] && grep -q '"prompt" *: *" */council:deep-research'; then
-    printf '%s\n' '{"decision":"block","reason":"Research council not started: the council command is not on the PATH that Claude Code gives its hooks. Install council (pip install from its repository) into an environment on that PATH and try again; council doctor checks the setup."}'
+why='the council command is not on the PATH this host gives its hooks. Install council (pip install from its repository) into an environment on that PATH and try again; council doctor checks the setup.'
+case "$1" in
+    prompt) typed='/council:deep-research' decision=block ;;
+    codex-prompt) typed='\$council:deep-research' decision=block ;;
+    gemini-before) typed='\[council:deep-research\]' decision=deny ;;
+    *) cat >/dev/null; exit 0 ;;
+esac
+if grep -q "\"prompt\" *: *\" *$typed"; then
+    printf '{"decision":"%s","reason":"Research council not started: %s"}\n' "$decision" "$why"
 fi
 exit 0

@@ -59,8 +59,9 @@ def test_lower_layers_never_climb_back_up() -> None:
         "council.agents": ("council.runner", "council.phases", "council.pipeline",
                            "council.supervisor"),
         "council.phases": ("council.pipeline", "council.supervisor", "council.handover",
-                           "council.cli"),
-        "council.pipeline": ("council.supervisor", "council.cli"),
+                           "council.cli", "council.hosts"),
+        "council.pipeline": ("council.supervisor", "council.cli", "council.hosts"),
+        "council.supervisor": ("council.hosts", "council.cli"),  # hosts drive the supervisor
         "council.state": ("council.runner", "council.phases", "council.supervisor"),
     }
     for name, deps in graph.items():

@@ -22,7 +22,7 @@ from test_sessions import bind_first
 
 from council import sessions
 from council.errors import UsageError
-from council.plugin import check_request, failure_summary, parse_request
+from council.hosts.flow import check_request, failure_summary, parse_request
 from council.state import AgentPhase, AgentRecord, RunState
 
 REPO = Path(__file__).resolve().parent.parent
@@ -296,7 +296,7 @@ def test_a_hook_error_lets_the_session_stop(council: Council) -> None:
     (research / "bad id.json").write_text("{}")
     reply = hook(council, "session", {"session_id": "bad id", "prompt_id": "p"})
     assert "decision" not in reply
-    assert "council plugin hook error" in reply["systemMessage"]
+    assert "council claude hook error" in reply["systemMessage"]
 
 
 def test_failure_summary_says_what_to_do() -> None:
@@ -372,8 +372,8 @@ def test_parse_request() -> None:
 def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) -> None:
     from council.config import PROFILES, RunOptions
     from council.graph import critical_path
+    from council.hosts.flow import PHASE_TIMEOUT, plugin_limits
     from council.phases import SHORT_PHASES, RunContext
-    from council.plugin import PHASE_TIMEOUT, plugin_limits
     from council.workspace import Workspace
 
     hooks = json.loads((Path(__file__).parents[1] / "hooks" / "hooks.json").read_text())

@@ -1,12 +1,15 @@
-"""The Claude Code plugin's hooks: the main Claude session drives a council.
+"""A host session drives a council: one flow for every host (hosts/claude.py, gemini.py,
+codex.py say how each one's hooks look).
 
-`council hook prompt` (UserPromptSubmit) sees `/council:deep-research ARGS` exactly as the
-user typed it, checks it and records it for the session (sessions.py); a request that cannot
-run is refused there and then, and Claude Code shows the reason instead of asking the model.
-`council hook session` (Stop) claims the request of the same turn by its `prompt_id`, runs
-research and refinement with the sub-agents, and blocks the stop with the synthesis
-instructions; at the next stop of that turn it finds the final report, ends the run and lets
-the session stop.
+The prompt hook (Claude's UserPromptSubmit, Gemini's BeforeAgent, Codex's UserPromptSubmit)
+sees the command as the user typed it (Gemini: as its custom command expanded it), checks it
+and records it for the session (sessions.py); a request that cannot run is refused there and
+then, and the host shows the reason instead of asking the model. The stop hook (Stop,
+AfterAgent) claims the request of the same turn, runs the council, and makes the session go
+on once more: to write the synthesis (Claude: the session has the conversation), or to tell
+the user where council's own synthesiser put the report (Gemini, Codex: their sessions'
+file writes depend on approval and sandbox modes the user chose, council's agents' do not).
+At the next stop the run ends and the session is free.
 
 Nothing is read from the session's transcript: print mode may not have written it when Stop
 fires, and `--no-session-persistence` never writes it. Both hooks run in every session that
@@ -19,17 +22,18 @@ systemMessage, and a failure the user must hear of is told once, then the sessio
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+from council.hosts import EVENTS, host_for
+from council.hosts.base import COMMAND, Host
 
 if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for none of it
     from council.config import RunOptions
     from council.sessions import Request
     from council.state import RunState
 
-COMMAND = "council:deep-research"
 REMINDERS = 1  # ask once more for a missing final report, then give up
 # Per agent per phase, so that every phase before the synthesis fits in the Stop hook's 7200 s:
 # the longest chain of the phase graph (graph.critical_path) is research (or dissent, beside
@@ -49,40 +53,17 @@ def plugin_limits(options: RunOptions) -> RunOptions:
                    grace_period=min(options.grace_period, MAX_GRACE))
 
 
-def research_dir(payload: dict[str, Any]) -> Path:
-    """The project's research/ folder. CLAUDE_PROJECT_DIR first: the payload's cwd follows
-    the session's `cd`s, and both hooks of a turn must find the same folder."""
-    env = os.environ.get("COUNCIL_RESEARCH_DIR")
-    if env:
-        return Path(env)
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or payload.get("cwd") or os.getcwd()
-    return Path(str(project)) / "research"
-
-
-def command_args(prompt: str) -> str | None:
-    """The arguments of a typed `/council:deep-research ARGS`, or None for any other prompt.
-    Only the prompt's start counts: the command quoted in a question starts nothing."""
-    text = prompt.lstrip()
-    head = f"/{COMMAND}"
-    if not text.startswith(head):
-        return None
-    rest = text[len(head):]
-    if rest and not rest[0].isspace():
-        return None  # /council:deep-researcher is another command
-    return rest
-
-
 # ---------------------------------------------------------------- the typed request
 
 
-def on_prompt(payload: dict[str, Any]) -> dict[str, Any]:
-    """UserPromptSubmit: record a council request, or refuse it with the reason."""
-    session_id = str(payload.get("session_id") or "")
+def on_prompt(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
+    """The prompt hook: record a council request, or refuse it with the reason."""
+    session_id = host.session_id(payload)
     prompt = payload.get("prompt")
     if not session_id or not isinstance(prompt, str):
         return {}
-    base = research_dir(payload)
-    args = command_args(prompt)
+    base = host.research_dir(payload)
+    args = host.command_args(prompt)
     if args is None:
         if (base / ".sessions" / f"{session_id}.json").exists():
             from council import sessions
@@ -93,13 +74,13 @@ def on_prompt(payload: dict[str, Any]) -> dict[str, Any]:
         check_request(args)
         from council import sessions
 
-        sessions.record(base, session_id, str(payload.get("prompt_id") or "") or None, args)
+        sessions.record(base, session_id, host.turn_id(payload), args)
     except Exception as exc:  # every failure here is the user's to hear of, in one sentence
-        return refuse(_reason(exc, base))
+        return host.refuse(_reason(exc, base, host))
     return {}
 
 
-def check_request(args: str) -> tuple[str, RunOptions]:
+def check_request(args: str, host: Host | None = None) -> tuple[str, RunOptions]:
     """The topic and run options of a request, or the CouncilError that says why it cannot
     run."""
     from council import preflight
@@ -108,7 +89,8 @@ def check_request(args: str) -> tuple[str, RunOptions]:
     from council.topic import check_topic
 
     request = parse_request(args)
-    topic = check_topic(request.topic, f"the /{COMMAND} command")
+    typed = host.typed if host else f"/{COMMAND}"
+    topic = check_topic(request.topic, f"the {typed} command")
     parallel = None
     if request.max_parallel is not None:
         if not request.max_parallel.isdigit():
@@ -123,23 +105,15 @@ def check_request(args: str) -> tuple[str, RunOptions]:
     return topic, plugin_limits(options)
 
 
-def _reason(exc: Exception, base: Path) -> str:
+def _reason(exc: Exception, base: Path, host: Host) -> str:
     from council.errors import CouncilError
 
     if isinstance(exc, CouncilError):
         return str(exc)
     if isinstance(exc, OSError):
-        return (f"council cannot write to {base} ({exc.strerror or exc}); start Claude Code "
+        return (f"council cannot write to {base} ({exc.strerror or exc}); start {host.label} "
                 "in a project folder you can write to, or set COUNCIL_RESEARCH_DIR")
     return f"council's hook failed ({type(exc).__name__}: {exc})"
-
-
-def refuse(why: str) -> dict[str, Any]:
-    """UserPromptSubmit's answer to a request that cannot run. Claude Code then sends nothing
-    to the model and shows the reason as the turn's result, in every output format (seen on
-    2.1.197: `UserPromptSubmit operation blocked by hook:` and the reason), so the user reads
-    exactly why, at no cost, and no later stop has anything to do."""
-    return {"decision": "block", "reason": f"Research council not started: {why}."}
 
 
 class CommandArgs(NamedTuple):
@@ -187,7 +161,7 @@ def parse_request(args: str) -> CommandArgs:
         elif word in VALUED:
             raise UsageError(f"{word} needs a value before the topic")
         elif word.startswith("--") and len(word) > 2:
-            raise UsageError(f"unknown option {word!r} for /{COMMAND}: it takes "
+            raise UsageError(f"unknown option {word!r} for {COMMAND}: it takes "
                              f"{', '.join([*FLAGS, *VALUED])} before the topic")
         else:
             break
@@ -199,48 +173,41 @@ def parse_request(args: str) -> CommandArgs:
 # ---------------------------------------------------------------- the stop
 
 
-def block(reason: str, message: str) -> dict[str, str]:
-    return {"decision": "block", "reason": reason, "systemMessage": message}
-
-
-def allow(message: str | None = None) -> dict[str, str]:
-    return {"systemMessage": message} if message else {}
-
-
-def tell(why: str) -> dict[str, str]:
+def tell(host: Host, why: str) -> dict[str, Any]:
     """A failure the user must hear of, in every output format: the stop is blocked once so
     that the main session says it (the request is released first, so it is only once)."""
-    return block(f"The research council could not run: {why}\nTell the user this in one or "
-                 "two sentences, with what to do about it. Do not research the topic "
-                 "yourself and use no tools.", f"Research council: {why}")
+    return host.block(f"The research council could not run: {why}\nTell the user this in one "
+                      "or two sentences, with what to do about it. Do not research the topic "
+                      "yourself and use no tools.", f"Research council: {why}")
 
 
-def on_stop(payload: dict[str, Any]) -> dict[str, str]:
-    """Stop: drive the council request of this turn, if there is one."""
-    session_id = str(payload.get("session_id") or "")
+def on_stop(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
+    """The stop hook: drive the council request of this turn, if there is one."""
+    session_id = host.session_id(payload)
     if not session_id:
         return {}
-    base = research_dir(payload)
+    base = host.research_dir(payload)
     if not (base / ".sessions" / f"{session_id}.json").exists():
         return {}  # not a council session: the common, fast case
     from council import sessions
 
-    prompt_id = str(payload.get("prompt_id") or "") or None
+    turn = host.turn_id(payload)
     request, fresh, stale = sessions.update(base, session_id,
-                                            lambda requests: _claim(requests, prompt_id))
+                                            lambda requests: _claim(requests, turn))
     notes = _interrupted(base, stale)
     if request is None:
-        return allow(notes)
+        return host.allow(notes)
     if not fresh and request.run is None:
         return {}  # another copy of this hook is starting it right now
     try:
         if fresh:
-            run_id = _start(base, request.args)
+            run_id = _start(base, request.args, host)
             _bind(base, session_id, request, run_id)
-        return _drive(base, session_id, request, bool(payload.get("stop_hook_active")), fresh)
+        return _drive(host, base, session_id, request, bool(payload.get("stop_hook_active")),
+                      fresh)
     except Exception as exc:
         _release(base, session_id, request)
-        return tell(_reason(exc, base))
+        return tell(host, _reason(exc, base, host))
 
 
 def _claim(requests: list[Request], prompt_id: str | None
@@ -279,10 +246,10 @@ def _interrupted(base: Path, stale: list[Request]) -> str | None:
                      f"`council resume {run}` in a terminal." for run in names) or None
 
 
-def _start(base: Path, args: str) -> str:
+def _start(base: Path, args: str, host: Host) -> str:
     from council.supervisor import start_run
 
-    topic, options = check_request(args)  # again: the config or a login may have changed
+    topic, options = check_request(args, host)  # again: the config or a login may have changed
     return start_run(topic, options, base).id
 
 
@@ -312,8 +279,8 @@ def _release(base: Path, session_id: str, request: Request) -> None:
     _change(base, session_id, request, status=sessions.RELEASED)
 
 
-def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool,
-           fresh: bool) -> dict[str, str]:
+def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_active: bool,
+           fresh: bool) -> dict[str, Any]:
     from council import handover, report, supervisor
     from council.state import PHASES, load_state
     from council.workspace import find_run
@@ -329,39 +296,59 @@ def _drive(base: Path, session_id: str, request: Request, stop_hook_active: bool
             # hook was stopped mid-research: that turn ends without it, and the next stop of
             # the session names it (_interrupted). Never restart hours of work here.
             return {}
-        result = supervisor.execute(ws, synthesise=False)
+        result = supervisor.execute(ws, synthesise=not host.session_synthesises)
         state = load_state(ws.root)
         if state.phase == "synthesis" and result.exit_code == 0:
             _, names = report.contributions(state)
-            return block(handover.handover(ws),
-                         f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
-                         f"agents finished research and refinement. Phase 3/3: synthesis "
-                         f"({follow})")
+            return host.block(handover.handover(ws),
+                              f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
+                              f"agents finished research and refinement. Phase 3/3: "
+                              f"synthesis ({follow})")
         _release(base, session_id, request)
+        if state.phase == "done" and result.exit_code == 0:
+            return host.block(finished(ws), f"Research council {ws.id} done: "
+                              f"{ws.final_report}")
         if state.phase == "cancelled":
-            return allow(f"Research council {ws.id} was cancelled: {result.message}")
-        return tell(f"run {ws.id} {state.phase}: {failure_summary(state, result.message)} "
-                    f"Reports so far are in {ws.root}; after fixing that, "
-                    f"`council resume {ws.id}` continues it.")
+            return host.allow(f"Research council {ws.id} was cancelled: {result.message}")
+        return tell(host, f"run {ws.id} {state.phase}: "
+                    f"{failure_summary(state, result.message)} Reports so far are in "
+                    f"{ws.root}; after fixing that, `council resume {ws.id}` continues it.")
 
     if state.phase == "synthesis":
         if handover.complete_handover(ws):
             _release(base, session_id, request)
-            return allow(f"Research council {ws.id} done: {ws.final_report}")
+            return host.allow(f"Research council {ws.id} done: {ws.final_report}")
         if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
             request.reminders += 1
             _change(base, session_id, request, reminders=request.reminders)
-            return block(f"The research council's final report is still missing. Write it "
-                         f"now, as instructed above, to this file:\nReport file: "
-                         f"{ws.final_report}",
-                         f"Research council {ws.id}: waiting for the final report")
+            return host.block(f"The research council's final report is still missing. Write "
+                              f"it now, as instructed above, to this file:\nReport file: "
+                              f"{ws.final_report}",
+                              f"Research council {ws.id}: waiting for the final report")
         handover.fail_run(ws, "the main session did not write the final report")
         _release(base, session_id, request)
-        return allow(f"Research council {ws.id}: no final report was written; the agents' "
-                     f"reports are in {ws.root}. Resume with `council resume {ws.id}`.")
+        return host.allow(f"Research council {ws.id}: no final report was written; the "
+                          f"agents' reports are in {ws.root}. Resume with "
+                          f"`council resume {ws.id}`.")
 
     _release(base, session_id, request)  # done, failed or cancelled elsewhere
-    return allow(f"Research council {ws.id} is {state.phase}.")
+    return host.allow(f"Research council {ws.id} is {state.phase}.")
+
+
+def finished(ws: Any) -> str:
+    """The session's last prompt of a council that council's own synthesiser finished: say
+    where the report is. Its header line is quoted, so the session needs no tool."""
+    header = ""
+    try:
+        with open(ws.final_report, encoding="utf-8", errors="replace") as handle:
+            header = handle.readline().strip().lstrip("> ")
+    except OSError:
+        pass
+    return (f"The research council {ws.id} has finished. Its final report is the file "
+            f"{ws.final_report}, and {ws.root / 'report.html'} shows it with its sources, "
+            f"claim verdicts and a timeline.\nThe report's header: {header}\nTell the user "
+            "in two or three lines where the report is and what its header says. Use no tools "
+            "and do not research the topic yourself.")
 
 
 def failure_summary(state: RunState, message: str) -> str:
@@ -393,15 +380,17 @@ def failure_summary(state: RunState, message: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """Entry point of `council hook prompt` and `council hook session`; always exits 0."""
-    event = argv[0] if argv else "session"
+    """Entry point of `council hook EVENT` for the hosts' hooks (hosts.EVENTS); always exits
+    0: a hook error must never trap the user in their session."""
+    name, event = EVENTS.get(argv[0] if argv else "session", ("claude", "stop"))
+    host = host_for(name)
     try:
         payload = json.loads(sys.stdin.read() or "{}")
         if not isinstance(payload, dict):
             raise ValueError("the hook payload is not a JSON object")
-        out: dict[str, Any] = on_prompt(payload) if event == "prompt" else on_stop(payload)
+        out = on_prompt(host, payload) if event == "prompt" else on_stop(host, payload)
     except Exception as exc:  # never trap the user in their session
-        out = allow(f"council plugin hook error, {event} allowed: {exc}")
+        out = host.allow(f"council {host.name} hook error, {event} allowed: {exc}")
     if out:
         sys.stdout.write(json.dumps(out) + "\n")
         sys.stdout.flush()

@@ -1,0 +1,44 @@
+"""Gemini CLI: the extension in extensions/gemini/. Its custom command
+`/council:deep-research ARGS` expands to a prompt that holds ARGS between two marker lines;
+BeforeAgent sees only that expanded prompt (the model too: nothing says a command was used),
+so the markers are how the request is recognised. AfterAgent is the stop: `deny` with a reason
+sends the reason as the next prompt in the same process. Gemini sends no turn id; a stop is
+matched to the session's newest open request. council's own synthesiser writes the report: a
+headless gemini session may only write files under `--approval-mode auto_edit`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from council.hosts.base import COMMAND, Host
+
+OPEN, CLOSE = f"[{COMMAND}]", f"[/{COMMAND}]"
+
+
+class GeminiHost(Host):
+    name = "gemini"
+    label = "Gemini CLI"
+    project_env = "GEMINI_PROJECT_DIR"
+    session_synthesises = False
+
+    def turn_id(self, payload: dict[str, Any]) -> str | None:
+        return None
+
+    def command_args(self, prompt: str) -> str | None:
+        """ARGS from the command's expansion: the prompt starts with the opening marker line
+        and ARGS run to the closing one."""
+        text = prompt.lstrip()
+        if not text.startswith(OPEN + "\n"):
+            return None
+        body = text[len(OPEN) + 1:]
+        end = body.find("\n" + CLOSE)
+        return None if end < 0 else " " + body[:end]
+
+    def refuse(self, why: str) -> dict[str, Any]:
+        return {"decision": "deny", "reason": f"Research council not started: {why}."}
+
+    def block(self, reason: str, message: str) -> dict[str, Any]:
+        return {"decision": "deny", "reason": reason, "systemMessage": message}
+
+    def allow(self, message: str | None = None) -> dict[str, Any]:
+        return {"decision": "allow", **({"systemMessage": message} if message else {})}

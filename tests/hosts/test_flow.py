@@ -1,0 +1,176 @@
+"""The hosts a council starts from, through their hook entry points, with the payloads each
+real CLI sends (recorded offline: Gemini CLI 0.61's BeforeAgent/AfterAgent, Codex 0.169's
+UserPromptSubmit/Stop) and fake sub-agents doing the research."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Council
+
+from council.hosts import EVENTS, host_for
+from council.hosts.gemini import CLOSE, OPEN
+
+
+def gemini_prompt(args: str) -> str:
+    """What the extension's command expands `/council:deep-research ARGS` to."""
+    return f"{OPEN}\n{args}\n{CLOSE}\n\nReply in one line that the research council is starting."
+
+
+@pytest.mark.parametrize(("host", "prompt", "args"), [
+    ("claude", "/council:deep-research --test q", " --test q"),
+    ("claude", "please run /council:deep-research q", None),
+    ("claude", "/council:deep-researcher q", None),
+    ("codex", "$council:deep-research --test q", " --test q"),
+    ("codex", "/council:deep-research q", None),
+    ("gemini", gemini_prompt("--test a \"quoted\" {{x}} topic"),
+     " --test a \"quoted\" {{x}} topic"),
+    ("gemini", gemini_prompt("two\nlines"), " two\nlines"),
+    ("gemini", f"tell me about {OPEN}", None),
+    ("gemini", f"{OPEN}\nno closing marker", None),
+])
+def test_each_host_recognises_only_its_own_command(host: str, prompt: str,
+                                                   args: str | None) -> None:
+    assert host_for(host).command_args(prompt) == args
+
+
+def test_each_host_answers_in_its_own_shape() -> None:
+    gemini, codex, claude = host_for("gemini"), host_for("codex"), host_for("claude")
+    assert gemini.refuse("x")["decision"] == "deny"
+    assert gemini.block("go on", "m") == {"decision": "deny", "reason": "go on",
+                                          "systemMessage": "m"}
+    assert gemini.allow() == {"decision": "allow"}
+    for host in (codex, claude):
+        assert host.refuse("x")["decision"] == "block"
+        assert host.block("go on", "m")["decision"] == "block"
+        assert host.allow() == {}
+    assert {name for name, _ in EVENTS.values()} == {"claude", "gemini", "codex"}
+
+
+def hook(council: Council, event: str, payload: dict[str, Any], cwd: Path,
+         **env: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-m", "council", "hook", event],
+                          input=json.dumps(payload), capture_output=True, text=True,
+                          cwd=cwd, env={**council.env, **env}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout) if proc.stdout.strip() else {}
+
+
+@pytest.fixture
+def project(council: Council) -> Path:
+    path = council.root / "project"
+    path.mkdir()
+    council.env.pop("COUNCIL_RESEARCH_DIR", None)
+    council.script({"*": {"finish_after": 1}})
+    return path
+
+
+def test_a_gemini_session_runs_a_council_and_is_told_where_the_report_is(
+        council: Council, project: Path) -> None:
+    env = {"GEMINI_PROJECT_DIR": str(project), "GEMINI_SESSION_ID": "g-1"}
+    common = {"session_id": "g-1", "cwd": str(project), "transcript_path": "",
+              "timestamp": "2026-11-24T07:00:00.000Z"}
+    before = {**common, "hook_event_name": "BeforeAgent",
+              "prompt": gemini_prompt("--test --agents claude,codex Tides")}
+    assert hook(council, "gemini-before", before, project, **env) == {}
+    after = {**common, "hook_event_name": "AfterAgent", "prompt": before["prompt"],
+             "prompt_response": "Research council starting.", "stop_hook_active": False}
+    reply = hook(council, "gemini-after", after, project, **env)
+    assert reply["decision"] == "deny"
+    (run,) = [p for p in (project / "research").iterdir() if p.name[0].isdigit()]
+    assert f"Its final report is the file {run / 'final-report.md'}" in reply["reason"]
+    assert "2 of 2 agents contributed" in reply["reason"]
+    assert (run / "report.html").is_file()
+    # The session answers, stops again, and is let go; so is a later plain prompt.
+    again = {**after, "prompt": reply["reason"], "stop_hook_active": True}
+    assert hook(council, "gemini-after", again, project, **env) == {"decision": "allow"}
+    plain = {**common, "hook_event_name": "BeforeAgent", "prompt": "What is 2+2?"}
+    assert hook(council, "gemini-before", plain, project, **env) == {}
+    assert hook(council, "gemini-after", {**after, "prompt": "What is 2+2?"}, project,
+                **env) == {"decision": "allow"}
+
+
+def test_a_bad_request_is_refused_before_the_model_is_asked(council: Council,
+                                                            project: Path) -> None:
+    payload = {"session_id": "c-1", "turn_id": "t-1", "cwd": str(project),
+               "hook_event_name": "UserPromptSubmit",
+               "prompt": "$council:deep-research --agents nosuch q"}
+    reply = hook(council, "codex-prompt", payload, project)
+    assert reply["decision"] == "block"
+    assert reply["reason"].startswith("Research council not started: ")
+    assert not (project / "research").exists() or not any(
+        p.name[0].isdigit() for p in (project / "research").iterdir())
+    gemini = {"session_id": "g-2", "cwd": str(project), "hook_event_name": "BeforeAgent",
+              "prompt": gemini_prompt("--mode nosuch q")}
+    reply = hook(council, "gemini-before", gemini, project, GEMINI_PROJECT_DIR=str(project))
+    assert reply["decision"] == "deny"
+    assert "--mode must be one of" in reply["reason"]
+
+
+def test_a_codex_session_runs_a_council(council: Council, project: Path) -> None:
+    common = {"session_id": "c-2", "turn_id": "t-1", "cwd": str(project),
+              "transcript_path": None, "model": "gpt-6.1-sol"}
+    prompt = {**common, "hook_event_name": "UserPromptSubmit",
+              "prompt": "$council:deep-research --test --agents claude,gemini Tides"}
+    assert hook(council, "codex-prompt", prompt, project) == {}
+    stop = {**common, "hook_event_name": "Stop", "stop_hook_active": False,
+            "last_assistant_message": "Research council starting."}
+    reply = hook(council, "codex-stop", stop, project)
+    assert reply["decision"] == "block"
+    assert "has finished" in reply["reason"]
+    assert hook(council, "codex-stop", {**stop, "stop_hook_active": True}, project) == {}
+    # An unrelated codex session in the same project is never held up.
+    other = {**stop, "session_id": "c-3"}
+    assert hook(council, "codex-stop", other, project) == {}
+    assert os.path.isfile(next((project / "research").glob("2*/final-report.md")))
+
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = [ROOT / "hooks" / "council-hook.sh",
+           ROOT / "extensions" / "gemini" / "hooks" / "council-hook.sh",
+           ROOT / "extensions" / "codex" / "hooks" / "council-hook.sh"]
+
+
+def test_every_host_ships_the_same_hook_script() -> None:
+    """Gemini may copy its extension and Codex copies its plugin, so each holds its own copy
+    of the script; a fix to one must reach all three."""
+    assert len({script.read_bytes() for script in SCRIPTS}) == 1
+    for hooks in (ROOT / "extensions" / "gemini" / "hooks" / "hooks.json",
+                  ROOT / "extensions" / "codex" / "hooks" / "hooks.json"):
+        commands = [h["command"] for groups in json.loads(hooks.read_text())["hooks"].values()
+                    for group in groups for h in group["hooks"]]
+        assert commands
+        assert all("/hooks/council-hook.sh\" " in c and ".." not in c
+                                for c in commands)
+        assert {c.rsplit(" ", 1)[1] for c in commands} <= set(EVENTS)
+
+
+@pytest.mark.parametrize(("event", "typed", "decision"), [
+    ("prompt", "/council:deep-research --test q", "block"),
+    ("codex-prompt", "$council:deep-research --test q", "block"),
+    ("gemini-before", gemini_prompt("--test q"), "deny"),
+])
+def test_without_council_on_path_each_host_refuses_its_command_and_passes_the_rest(
+        tmp_path: Path, event: str, typed: str, decision: str) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    assert subprocess.run(["sh", "-c", "command -v council"], env=env).returncode != 0
+
+    def answer(prompt: str, on: str = event) -> str:
+        proc = subprocess.run(["sh", str(SCRIPTS[0]), on], env=env, capture_output=True,
+                              text=True, timeout=30,
+                              input=json.dumps({"session_id": "s", "prompt": prompt}))
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    refusal = json.loads(answer(typed))
+    assert refusal["decision"] == decision
+    assert "the council command is not on the PATH" in refusal["reason"]
+    assert answer("What is 2+2?") == ""
+    assert answer(f"why does {typed} fail?") == ""  # quoted, not typed
+    assert answer(typed, on="session") == answer(typed, on="gemini-after") == ""
