@@ -1,14 +1,13 @@
 """`council doctor`: can each CLI run here? On PATH, its version, whether council is tested
 with that version, where its login comes from (preflight.py's checks, the same a run makes
-before it starts), and whether the plugin's hooks can reach council. No secret is ever
-printed. `--live` also sends each ready CLI one tiny prompt and times its answer."""
+before it starts), and whether council is set up in each host it can be started from
+(hosts/setup.py). No secret is ever printed. `--live` also sends each ready CLI one tiny prompt
+and times its answer."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,11 +15,13 @@ from pathlib import Path
 
 from council.agents import adapter_for
 from council.config import CLIS
+from council.hosts.setup import check_hosts
 from council.preflight import Readiness, check
 
 LIVE_PROMPT = "Reply with the single word OK."
 LIVE_TIMEOUT = 120.0
 HEADER = ("cli", "found", "version", "tested", "credentials")
+HOSTS_HEADER = ("host", "council command")
 
 
 def cells(found: Readiness) -> tuple[str, ...]:
@@ -36,14 +37,12 @@ def table(rows: list[tuple[str, ...]]) -> list[str]:
             for r in rows]
 
 
-def hooks_line() -> str:
-    """The plugin's hooks call `council` by name: Claude Code must find it on its PATH."""
-    found = shutil.which("council")
-    if found is None:
-        return (f"hooks: `council` is not on PATH, so the Claude Code plugin's hooks cannot "
-                f"run it: add {Path(sys.executable).parent} to PATH, or pip install council "
-                "into an environment that is")
-    return f"hooks: the Claude Code plugin's hooks will run {found}"
+def hosts_lines() -> list[str]:
+    """A table of the hosts council can be started from, then one fix line per host that is
+    not set up: `council doctor` is where a user learns codex skipped an untrusted hook."""
+    hosts = check_hosts()
+    rows = [(h.host, h.state) for h in hosts]
+    return [*table([HOSTS_HEADER, *rows]), *(f"{h.host}: {h.fix}" for h in hosts if h.fix)]
 
 
 def live(cli: str) -> str:
@@ -87,5 +86,5 @@ def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
         header = (*HEADER, "live")
         rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
     fixes = [p for r in found if (p := r.problem)]
-    return [*table([header, *rows]), *fixes, hooks_line()], 0 if any(r.ready for r in found) \
-        else 1
+    return ([*table([header, *rows]), *fixes, "", *hosts_lines()],
+            0 if any(r.ready for r in found) else 1)

@@ -89,7 +89,9 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
     code, rows, rest = doctor(council, PATH=f"{installed}{os.pathsep}{council.env['PATH']}")
     assert code == 0
     assert rows["claude"][2:] == ["2.1.197", "yes", "ANTHROPIC_API_KEY"]
-    assert rest == [f"hooks: the Claude Code plugin's hooks will run {installed / 'council'}"]
+    assert rest[:2] == ["", "host    council command"]
+    assert rest[2].split(None, 1) == ["claude", "ready (claude --plugin-dir, or install the "
+                                      "plugin)"]
 
     odd = tmp_path / "odd-bin"
     odd.mkdir()
@@ -103,7 +105,9 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
     assert rows["codex"][1] == "no"
     assert "codex is not installed: npm install -g @openai/codex@0.169.0 (Node 20 or newer)" \
         in rest
-    assert rest[-1].startswith("hooks: `council` is not on PATH")  # as Claude Code would see
+    # as the hosts' hooks would see it
+    assert "claude  hooks cannot find council" in rest
+    assert any(line.startswith("claude: `council` is not on PATH") for line in rest)
     assert all("sk-test" not in line for line in rest)  # a secret is named, never shown
 
     code, rows, rest = doctor(council, PATH="/nonexistent")

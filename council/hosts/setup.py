@@ -1,0 +1,203 @@
+"""Is council set up in each host? What `council doctor` reports per host, read from the
+hosts' own files and never changed here: whether each host's hooks can find `council`, whether
+the Gemini extension is installed, and whether the Codex plugin is installed and its hooks are
+trusted (codex runs an untrusted hook nowhere, and says nothing about it in `codex exec`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import struct
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLUGIN = "council"
+REPOSITORY_HINT = "<your council checkout>"
+
+
+@dataclass(frozen=True)
+class HostSetup:
+    host: str
+    state: str  # one short phrase: "ready", "not installed", "hooks not trusted", …
+    ready: bool
+    fix: str | None = None  # one line: what to do
+
+
+def checkout() -> str:
+    """The council checkout this install came from, for the setup commands it prints; a
+    placeholder for a wheel install."""
+    root = Path(__file__).resolve().parents[2]
+    return str(root) if (root / "extensions").is_dir() else REPOSITORY_HINT
+
+
+def council_on_path() -> str | None:
+    return shutil.which("council")
+
+
+def path_fix() -> str:
+    return (f"`council` is not on PATH, so no host's hooks can run it: add "
+            f"{Path(sys.executable).parent} to PATH, or pip install council into an "
+            "environment that is")
+
+
+def claude() -> HostSetup:
+    if council_on_path() is None:
+        return HostSetup("claude", "hooks cannot find council", False, path_fix())
+    return HostSetup("claude", "ready (claude --plugin-dir, or install the plugin)", True)
+
+
+# ---------------------------------------------------------------- Gemini CLI
+
+
+def gemini_home() -> Path:
+    return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
+
+
+def gemini() -> HostSetup:
+    """Installed from a checkout with `gemini extensions link` (a link that follows the
+    checkout) or `install` (a copy)."""
+    link = f"gemini extensions link {checkout()}/extensions/gemini --consent"
+    folder = gemini_home() / "extensions" / PLUGIN
+    if not folder.is_dir():
+        return HostSetup("gemini", "extension not installed", False, f"run `{link}`")
+    try:
+        install = json.loads((folder / ".gemini-extension-install.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        install = {}
+    source = Path(str(install.get("source") or folder))
+    if install.get("type") == "link" and not (source / "gemini-extension.json").is_file():
+        return HostSetup("gemini", f"extension linked to a missing folder ({source})", False,
+                         f"run `gemini extensions uninstall {PLUGIN}`, then `{link}`")
+    if council_on_path() is None:
+        return HostSetup("gemini", "hooks cannot find council", False, path_fix())
+    how = f"linked to {source}" if install.get("type") == "link" else "installed"
+    return HostSetup("gemini", f"ready (extension {how})", True)
+
+
+# ---------------------------------------------------------------- Codex
+
+# codex 0.169's names for hook events in its trust keys.
+CODEX_EVENTS = {"UserPromptSubmit": "user_prompt_submit", "Stop": "stop"}
+TRUST_HINT = ("run `codex` in a terminal once and trust council's hooks when it asks (or in "
+              "/hooks); `codex exec` skips untrusted hooks without a word")
+
+
+def codex_home() -> Path:
+    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+
+
+def hook_identity(event: str, handler: dict[str, Any]) -> str:
+    """codex's identity hash of one hook handler, as it stores it in `trusted_hash`: SHA-256
+    of the handler's normalised form as compact JSON with sorted keys (codex 0.169; the
+    command is the raw one, before ${PLUGIN_ROOT} is filled in)."""
+    normal: dict[str, Any] = {"type": "command", "command": handler["command"],
+                              "timeout": max(1, int(handler.get("timeout", 600))),
+                              "async": bool(handler.get("async", False))}
+    if handler.get("statusMessage") is not None:
+        normal["statusMessage"] = handler["statusMessage"]
+    identity = {"event_name": CODEX_EVENTS[event], "hooks": [normal]}
+    text = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def bundle_hash(root: Path) -> str:
+    """codex's hash of an installed plugin's files (`trusted_content_hash`): every entry,
+    depth first with names in byte order, as its length-prefixed relative path and then
+    "directory" or "file", the size and the bytes (codex 0.169)."""
+    digest = hashlib.sha256(b"codex-plugin-bundle-v1")
+
+    def entry(rel: str) -> None:
+        path = root / rel if rel else root
+        name = rel.encode("utf-8")
+        digest.update(struct.pack("<Q", len(name)) + name)
+        if path.is_dir():
+            digest.update(b"directory")
+            for child in sorted(os.listdir(path), key=os.fsencode):
+                if child not in ("__pycache__", ".venv") and not child.endswith(
+                        (".pyc", ".egg-info")):
+                    entry(f"{rel}/{child}" if rel else child)
+        else:
+            data = path.read_bytes()
+            digest.update(b"file" + struct.pack("<Q", len(data)) + data)
+
+    entry("")
+    return "sha256:" + digest.hexdigest()
+
+
+def codex_trust(home: Path, plugin_id: str) -> str:
+    """"trusted", "not trusted" or "changed since trusted" for the plugin's hooks."""
+    config = tomllib.loads((home / "config.toml").read_text("utf-8"))
+    states = config.get("hooks", {}).get("state", {})
+    marketplace = plugin_id.split("@", 1)[1]
+    versions = home / "plugins" / "cache" / marketplace / PLUGIN
+    installed = sorted(versions.iterdir()) if versions.is_dir() else []
+    if not installed:
+        return "not installed"
+    root = installed[-1]
+    hooks = json.loads((root / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
+    bundle = bundle_hash(root)
+    verdicts = set()
+    for event, groups in hooks.items():
+        for g, group in enumerate(groups):
+            for h, handler in enumerate(group["hooks"]):
+                key = f"{plugin_id}:hooks/hooks.json:{CODEX_EVENTS[event]}:{g}:{h}"
+                state = states.get(key, {})
+                if "trusted_hash" not in state:
+                    verdicts.add("not trusted")
+                elif (state["trusted_hash"], state.get("trusted_content_hash")) != (
+                        hook_identity(event, handler), bundle):
+                    verdicts.add("changed since trusted")
+                elif state.get("enabled") is False:
+                    verdicts.add("disabled")
+    for verdict in ("not trusted", "changed since trusted", "disabled"):
+        if verdict in verdicts:
+            return verdict
+    return "trusted"
+
+
+def codex() -> HostSetup:
+    home = codex_home()
+    add = (f"run `codex plugin marketplace add {checkout()}` and "
+           f"`codex plugin add {PLUGIN}@{PLUGIN}`")
+    try:
+        config = tomllib.loads((home / "config.toml").read_text("utf-8"))
+    except OSError:
+        config = {}
+    except tomllib.TOMLDecodeError as exc:
+        return HostSetup("codex", "config.toml unreadable", False,
+                         f"fix {home / 'config.toml'}: {exc}")
+    plugins = [key for key, value in config.get("plugins", {}).items()
+               if key.startswith(f"{PLUGIN}@") and isinstance(value, dict)]
+    if not plugins:
+        return HostSetup("codex", "plugin not installed", False, add)
+    if config.get("features", {}).get("plugins") is False:
+        return HostSetup("codex", "plugins are off in config.toml", False,
+                         "set `plugins = true` under [features] in "
+                         f"{home / 'config.toml'}")
+    if config["plugins"][plugins[0]].get("enabled") is False:
+        return HostSetup("codex", "plugin disabled", False,
+                         f"enable {plugins[0]} in {home / 'config.toml'}")
+    trust = codex_trust(home, plugins[0])
+    if trust == "not installed":
+        return HostSetup("codex", "plugin not installed", False, add)
+    if trust != "trusted":
+        return HostSetup("codex", f"hooks {trust}", False, TRUST_HINT)
+    if council_on_path() is None:
+        return HostSetup("codex", "hooks cannot find council", False, path_fix())
+    return HostSetup("codex", "ready (plugin installed, hooks trusted)", True)
+
+
+def check_hosts() -> list[HostSetup]:
+    """Each host's setup; a host whose files cannot be read says so rather than failing."""
+    found = []
+    for check in (claude, gemini, codex):
+        try:
+            found.append(check())
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            found.append(HostSetup(check.__name__, f"cannot tell ({exc})", False))
+    return found
