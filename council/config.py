@@ -20,6 +20,7 @@ EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
 # Seed 003's research modes: what the question is for changes what counts as done.
 MODES = ("exploratory", "compliance", "decision")
 SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Gemini CLI ends an AfterAgent loop after ~100 continuations on its own; stay well below.
 MAX_ITERATIONS_LIMIT = 50
 DEFAULT_GRACE_SECONDS = 10.0
@@ -42,6 +43,9 @@ class Seat:
     extra_args: tuple[str, ...] = ()
     # The CLI this seat moves to when its own fails for good (auth, quota, rate limits).
     fallback: str | None = None
+    # More of council's environment variables this seat's CLI may see, by name (a corporate
+    # proxy's, say): each CLI otherwise gets only an allow-list (agents/environment.py).
+    env: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,11 +56,13 @@ class Seat:
             "max_iterations": self.max_iterations,
             "extra_args": list(self.extra_args),
             "fallback": self.fallback,
+            "env": list(self.env),
         }
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
-        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback"}
+        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
+                   "env"}
         _reject_unknown(data, allowed, where)
         cli = data.get("cli", name if name in CLIS else None)
         seat = cls(
@@ -67,6 +73,7 @@ class Seat:
             max_iterations=_int(data.get("max_iterations", 10), f"{where}.max_iterations"),
             extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
             fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
+            env=tuple(_str_list(data.get("env", []), f"{where}.env")),
         )
         seat.validate(where)
         return seat
@@ -84,6 +91,9 @@ class Seat:
                               f"({', '.join(c for c in CLIS if c != self.cli)})")
         if self.effort is not None and self.effort not in EFFORTS:
             raise ConfigError(f"{where}: effort {self.effort!r} is not one of {', '.join(EFFORTS)}")
+        for name in self.env:
+            if not ENV_NAME.match(name):
+                raise ConfigError(f"{where}.env: {name!r} is not an environment variable name")
         if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:
             raise ConfigError(
                 f"{where}: max_iterations must be between 1 and {MAX_ITERATIONS_LIMIT}"

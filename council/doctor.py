@@ -6,7 +6,6 @@ and times its answer."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import tempfile
 import time
@@ -14,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from council.agents import adapter_for
-from council.config import CLIS
+from council.agents.environment import agent_env
+from council.config import CLIS, Overrides, Seat, load_options
+from council.errors import CouncilError
 from council.hosts.setup import check_hosts
 from council.preflight import Readiness, check
 
@@ -45,6 +46,19 @@ def hosts_lines() -> list[str]:
     return [*table([HOSTS_HEADER, *rows]), *(f"{h.host}: {h.fix}" for h in hosts if h.fix)]
 
 
+def environment_lines() -> list[str]:
+    """Which of this shell's variables each configured agent's CLI will be given: names,
+    never values (agents/environment.py decides)."""
+    try:
+        seats: tuple[Seat, ...] = load_options(Overrides()).seats
+    except CouncilError:
+        seats = tuple(Seat(cli, cli) for cli in CLIS)
+    return ["agents see (variable names; everything else in this shell stays out):",
+            *(f"  {seat.name}: {', '.join(sorted(agent_env(seat.cli, extra=seat.env)))}"
+              + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
+              for seat in seats)]
+
+
 def live(cli: str) -> str:
     """One tiny real prompt through the CLI, as council drives it: `ok in 2.1 s` or why not."""
     with tempfile.TemporaryDirectory(prefix="council-doctor-") as tmp:
@@ -57,7 +71,7 @@ def live(cli: str) -> str:
         }[cli]
         log = Path(tmp) / "out.jsonl"
         # gemini runs headless only in a trusted folder (the temp dir is council's own)
-        env = {**os.environ, "GEMINI_CLI_NO_RELAUNCH": "true",
+        env = {**agent_env(cli), "GEMINI_CLI_NO_RELAUNCH": "true",
                "GEMINI_CLI_TRUST_WORKSPACE": "true"}
         began = time.monotonic()
         try:
@@ -86,5 +100,5 @@ def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
         header = (*HEADER, "live")
         rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
     fixes = [p for r in found if (p := r.problem)]
-    return ([*table([header, *rows]), *fixes, "", *hosts_lines()],
+    return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines()],
             0 if any(r.ready for r in found) else 1)

@@ -19,6 +19,7 @@ import watchfiles
 from council import budget, events, failures, loop, prompts, snapshots, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, LogTail, Outcome
+from council.agents.environment import agent_env
 from council.config import Seat
 from council.errors import CouncilError
 from council.ledger import Usage, format_usage
@@ -130,6 +131,7 @@ def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
                    "--report", str(report), "--loop", str(loop_file),
                    "--instructions", str(instructions)),
         max_iterations=task.max_iterations,
+        home=ws.private_home(seat.name),
     )
 
     def start(state: RunState) -> None:
@@ -233,7 +235,8 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
     invocation = adapter.prepare(job, session)
     while True:
         offset = log.stat().st_size if log.exists() else 0
-        env = {**os.environ, **invocation.env}
+        # An allow-list of council's environment, never all of it (agents/environment.py).
+        env = {**agent_env(adapter.cli, extra=job.seat.env), **invocation.env}
 
         def on_start(pid: int) -> None:
             _set(ws, job.seat.name, phase, pid=pid, pid_started=spawn.process_started(pid))

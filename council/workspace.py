@@ -89,6 +89,11 @@ class Workspace:
     def published_output(self, seat: str, phase: str) -> Path:
         return self.root / self.output_name(seat, phase)
 
+    def private_home(self, seat: str) -> Path:
+        """A HOME for a seat whose CLI can read outside its folder: empty but for what that
+        CLI brings, and outside every folder an agent may write to."""
+        return self.root / "homes" / seat
+
     def peers_dir(self, seat: str, phase: str) -> Path:
         return self.work_dir(seat, phase) / f"{phase}-inputs"
 

@@ -86,8 +86,16 @@ def doctor(council: Council, **env: str) -> tuple[int, dict[str, list[str]], lis
 
 def test_doctor(council: Council, tmp_path: Path) -> None:
     installed = Path(sys.executable).parent  # where pip put the `council` script
-    code, rows, rest = doctor(council, PATH=f"{installed}{os.pathsep}{council.env['PATH']}")
+    code, rows, rest = doctor(council, PATH=f"{installed}{os.pathsep}{council.env['PATH']}",
+                              GITHUB_TOKEN="ghp-planted")
     assert code == 0
+    # Which variables each agent gets: names, never values, and no other secret.
+    seen = rest[rest.index("agents see (variable names; everything else in this shell "
+                           "stays out):") + 1:]
+    assert [line.split(":")[0].strip() for line in seen] == ["claude", "codex", "gemini"]
+    assert "ANTHROPIC_API_KEY" in seen[0]
+    assert "ANTHROPIC_API_KEY" not in seen[2]
+    assert not [line for line in rest if "GITHUB_TOKEN" in line or "planted" in line]
     assert rows["claude"][2:] == ["2.1.197", "yes", "ANTHROPIC_API_KEY"]
     assert rest[:2] == ["", "host    council command"]
     assert rest[2].split(None, 1) == ["claude", "ready (claude --plugin-dir, or install the "

@@ -28,6 +28,9 @@ class AgentJob:
     prompt_file: Path
     hook_args: tuple[str, ...]
     max_iterations: int
+    # A HOME of the agent's own, outside its folder, for a CLI whose tools read anywhere:
+    # `~/…` and other tools' default credential paths then lead nowhere.
+    home: Path | None = None
 
     def hook_command(self, cli: str) -> str:
         """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell).

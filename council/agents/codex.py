@@ -5,6 +5,7 @@ folder has none. The thread id comes from the `thread.started` event."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,10 @@ class CodexAdapter:
             # run in this agent too, and with plugins on codex contacts its plugin hosts on
             # every start.
             "--disable", "plugins",
+            # Reads: the sandbox limits writes only, and codex 0.169 hands its shell its whole
+            # environment. "core" leaves HOME, PATH, SHELL, USER, LOGNAME and TMPDIR, so no
+            # key, codex's own included, is one `env` away from the model.
+            "-c", 'shell_environment_policy.inherit="core"',
         ]
         if job.seat.effort:
             args += ["-c", f"model_reasoning_effort={job.seat.effort}"]
@@ -52,13 +57,23 @@ class CodexAdapter:
             return self.resume(job, session_id, job.prompt_file.read_text(encoding="utf-8"))
         # The prompt comes on stdin ("-"), so the topic never appears on an argv.
         argv = ["codex", "exec", "--json", "--skip-git-repo-check", *self._common(job), "-"]
-        return Invocation(tuple(argv), job.cwd, {}, stdin_file=job.prompt_file)
+        return Invocation(tuple(argv), job.cwd, self._env(job), stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
         # cwd and sandbox are not remembered by resume: the exec parent must give them again.
         argv = ["codex", "exec", *self._common(job), "resume", "--skip-git-repo-check",
                 "--json", session_id, prompt]
-        return Invocation(tuple(argv), job.cwd, {})
+        return Invocation(tuple(argv), job.cwd, self._env(job))
+
+    def _env(self, job: AgentJob) -> dict[str, str]:
+        """codex's shell reads any path it can name, so `~` is a private HOME of the agent's
+        own (empty: other tools' logins are not there) while CODEX_HOME stays the user's, so
+        codex's login, settings and a login it refreshes are its real ones."""
+        if job.home is None:
+            return {}
+        job.home.mkdir(parents=True, exist_ok=True)
+        codex_home = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
+        return {"HOME": str(job.home), "CODEX_HOME": codex_home}
 
     def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
         thread_id = error = None

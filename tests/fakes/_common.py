@@ -283,6 +283,9 @@ class Log:
                "t": time.time(), **fields}
         if event == "start":
             rec["exec_t"] = process_start_time()
+            # What the CLI was given of council's environment: names only, and its HOME.
+            rec["env_names"] = sorted(os.environ)
+            rec["home"] = os.environ.get("HOME")
         data = (json.dumps(rec, ensure_ascii=False) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
