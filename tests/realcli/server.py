@@ -26,12 +26,18 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "retry_after": null,   # a Retry-After header (seconds) on those answers
      "delay": 0.0,          # seconds to wait before answering
      "hostile": [],         # paths a misbehaving agent tries to write before its report
-     "quote_marker": false} # every turn also quotes the marker inline and in fenced code
+     "quote_marker": false, # every turn also quotes the marker inline and in fenced code
+     "probe": []}           # reads an injected page would ask for, before the first report
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
 CLI's own write tool; after the CLI answers one (denied, one hopes) it asks for the next, then
 goes on as usual. Writes to hostile paths do not count as turns.
+
+``probe`` entries are what a prompt-injected model would try to read, asked for one by one
+before the agent's first report write, each with the CLI's own read tool: a path for claude
+(``Read``) and gemini (``read_file``), a shell command for codex (``exec_command``). What the
+CLI answers comes back in the next request, which the log keeps with ``log_bodies``.
 
 Each request is logged as one JSON line. Stdlib only.
 
@@ -61,10 +67,13 @@ REPORT_RE = re.compile(r"^Report file: (.+)$", re.MULTILINE)
 APIS = ("anthropic", "openai", "gemini")
 CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
-                            "status_count": None, "retry_after": None}
+                            "status_count": None, "retry_after": None, "probe": []}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
+
+# The read tool a probe uses, per api.
+PROBE_TOOLS = {"anthropic": "Read", "openai": "exec_command", "gemini": "read_file"}
 
 # File-writing tools, per api, counted to find the turn number.
 WRITE_TOOLS = {
@@ -178,8 +187,11 @@ class Conversation:
 
     def __init__(self, report_path: str | None, t: int, last_is_tool_result: bool,
                  model: str | None, cwd: str | None = None,
-                 texts: list[str] | None = None, targets: list[str] | None = None) -> None:
+                 texts: list[str] | None = None, targets: list[str] | None = None,
+                 probes: int = 0, last_is_probe: bool = False) -> None:
         self.texts = texts or []
+        self.probes = probes  # probe calls already made
+        self.last_is_probe = last_is_probe
         self.targets = targets or []  # the path of each file-writing call, in order
         self.report_path = report_path
         self.t = t
@@ -199,7 +211,8 @@ def _first_report_path(texts: list[str]) -> str | None:
 def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
     user_texts: list[str] = []
     targets: list[str] = []
-    t = 0
+    t = probes = 0
+    last_call = ""
     last: Mapping[str, Any] | None = None
     for message in body.get("messages") or []:
         role = message.get("role")
@@ -213,6 +226,9 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
                 continue
             if role == "user" and block.get("type") == "text":
                 user_texts.append(str(block.get("text", "")))
+            if role == "assistant" and block.get("type") == "tool_use":
+                last_call = str(block.get("name"))
+                probes += last_call == PROBE_TOOLS["anthropic"]
             if (role == "assistant" and block.get("type") == "tool_use"
                     and block.get("name") in WRITE_TOOLS["anthropic"]):
                 t += 1
@@ -223,7 +239,8 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
         last_is_tool = any(isinstance(b, dict) and b.get("type") == "tool_result"
                            for b in last["content"])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"),
-                        texts=user_texts, targets=targets)
+                        texts=user_texts, targets=targets, probes=probes,
+                        last_is_probe=last_is_tool and last_call == PROBE_TOOLS["anthropic"])
 
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -233,10 +250,14 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     items = [i for i in items or [] if isinstance(i, dict)]
     user_texts: list[str] = []
     targets: list[str] = []
-    t = 0
+    t = probes = 0
+    last_call = ""
     cwd = None
     for item in items:
         kind = item.get("type", "message")
+        if kind in ("custom_tool_call", "function_call"):
+            last_call = str(item.get("name"))
+            probes += last_call == PROBE_TOOLS["openai"]
         if kind == "message" and item.get("role") == "user":
             content = item.get("content")
             parts = [{"text": content}] if isinstance(content, str) else content or []
@@ -261,13 +282,15 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         break
     last_is_tool = last_kind in ("function_call_output", "custom_tool_call_output")
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd,
-                        texts=user_texts, targets=targets)
+                        texts=user_texts, targets=targets, probes=probes,
+                        last_is_probe=last_is_tool and last_call == PROBE_TOOLS["openai"])
 
 
 def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversation:
     user_texts: list[str] = []
     targets: list[str] = []
-    t = 0
+    t = probes = 0
+    last_call = ""
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     for content in contents:
         role = content.get("role", "user")
@@ -277,6 +300,9 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
             if role == "user" and isinstance(part.get("text"), str):
                 user_texts.append(part["text"])
             call = part.get("functionCall")
+            if role == "model" and isinstance(call, dict):
+                last_call = str(call.get("name"))
+                probes += last_call == PROBE_TOOLS["gemini"]
             if role == "model" and isinstance(call, dict) and \
                     call.get("name") in WRITE_TOOLS["gemini"]:
                 t += 1
@@ -284,7 +310,8 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
     last_is_tool = bool(contents) and any(
         isinstance(p, dict) and "functionResponse" in p for p in contents[-1].get("parts") or [])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, model,
-                        texts=user_texts, targets=targets)
+                        texts=user_texts, targets=targets, probes=probes,
+                        last_is_probe=last_is_tool and last_call == PROBE_TOOLS["gemini"])
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -333,14 +360,22 @@ def anthropic_message(model: str, tool: dict[str, Any] | None, text: str | None)
             "usage": {"input_tokens": USAGE_IN, "output_tokens": USAGE_OUT}}
 
 
-def openai_events(model: str, patch: str | None, text: str | None) -> Iterator[bytes]:
+def openai_events(model: str, patch: str | None, text: str | None,
+                  command: str | None = None) -> Iterator[bytes]:
     resp_id = _id("resp")
     base = {"id": resp_id, "object": "response", "created_at": int(time.time()),
             "model": model, "output": []}
     yield sse("response.created",
               {"type": "response.created", "response": {**base, "status": "in_progress"}})
-    if patch is not None:
-        item: dict[str, Any] = {"type": "custom_tool_call", "id": _id("ctc"),
+    if command is not None:  # codex's shell: a JSON function call
+        arguments = json.dumps({"cmd": command, "login": False, "yield_time_ms": 2000})
+        item: dict[str, Any] = {"type": "function_call", "id": _id("fc"), "call_id": _id("call"),
+                "name": "exec_command", "arguments": arguments, "status": "completed"}
+        yield sse("response.output_item.added", {"type": "response.output_item.added",
+                                                 "output_index": 0,
+                                                 "item": {**item, "status": "in_progress"}})
+    elif patch is not None:
+        item = {"type": "custom_tool_call", "id": _id("ctc"),
                                 "call_id": _id("call"), "name": "apply_patch", "input": patch,
                                 "status": "completed"}
         yield sse("response.output_item.added", {"type": "response.output_item.added",
@@ -576,7 +611,9 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or "mock-model")
         tool = text = None
         answer = _decide(conv, record, settings)
-        if answer.startswith("hostile:"):
+        if answer.startswith("probe:"):
+            tool = {"name": "Read", "input": {"file_path": answer[6:]}}
+        elif answer.startswith("hostile:"):
             tool = {"name": "Write", "input": {"file_path": answer[8:], "content": HOSTILE}}
         elif answer == "tool":
             n = conv.t + 1
@@ -598,6 +635,9 @@ class _Handler(BaseHTTPRequestHandler):
         model = str(body.get("model") or "mock-model")
         patch = text = None
         answer = _decide(conv, record, settings)
+        if answer.startswith("probe:"):
+            self._send_sse(openai_events(model, None, None, command=answer[6:]))
+            return
         if answer.startswith("hostile:"):
             patch = add_patch(answer[8:], HOSTILE)
         elif answer == "tool":
@@ -640,7 +680,10 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             conv = gemini_conversation(body, model)
             answer = _decide(conv, record, settings)
-            if answer.startswith("hostile:"):
+            if answer.startswith("probe:"):
+                parts = [{"functionCall": {"name": "read_file",
+                                           "args": {"file_path": answer[6:]}}}]
+            elif answer.startswith("hostile:"):
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": answer[8:], "content": HOSTILE}}}]
             elif answer == "tool":
@@ -699,6 +742,14 @@ def _decide(conv: Conversation, record: dict[str, Any],
     if conv.report_path is None:
         record["answer"] = "text OK."
         return "OK."
+    probes = [str(p) for p in (settings or {}).get("probe") or []]
+    if conv.t == 0 and conv.probes < len(probes) and (conv.last_is_probe or
+                                                     not conv.last_is_tool_result):
+        record["answer"] = f"probe {probes[conv.probes]}"
+        return "probe:" + probes[conv.probes]
+    if conv.t == 0 and conv.last_is_probe:
+        record["answer"] = "tool"
+        return "tool"  # every probe answered: on to the report
     tried = [t for t in conv.targets if t in hostile]
     after_hostile = conv.last_is_tool_result and conv.targets and conv.targets[-1] in hostile
     if conv.t == 0 and len(tried) < len(hostile) and (after_hostile or
