@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from council.agents import adapter_for
+from council.agents.codex import legacy_sandbox
 from council.agents.environment import agent_env
 from council.config import CLIS, Overrides, Seat, load_options
 from council.errors import CouncilError
@@ -53,10 +54,15 @@ def environment_lines() -> list[str]:
         seats: tuple[Seat, ...] = load_options(Overrides()).seats
     except CouncilError:
         seats = tuple(Seat(cli, cli) for cli in CLIS)
-    return ["agents see (variable names; everything else in this shell stays out):",
-            *(f"  {seat.name}: {', '.join(sorted(agent_env(seat.cli, extra=seat.env)))}"
-              + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
-              for seat in seats)]
+    lines = ["agents see (variable names; everything else in this shell stays out):",
+             *(f"  {seat.name}: {', '.join(sorted(agent_env(seat.cli, extra=seat.env)))}"
+               + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
+               for seat in seats)]
+    if any(seat.cli == "codex" for seat in seats) and legacy_sandbox():
+        lines.append("codex: your config.toml sets sandbox_mode, so codex ignores council's "
+                     "permission profile and its shell can read any file you can; remove "
+                     "sandbox_mode to contain its reads (docs/containment.md)")
+    return lines
 
 
 def live(cli: str) -> str:

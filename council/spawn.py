@@ -69,8 +69,9 @@ async def run(
                 await stop_tree(process, grace)
             raise
         # The agent is done; anything it left running in its group (a backgrounded tool
-        # command) goes with it.
+        # command) or its session goes with it.
         _signal_group(process.pid, signal.SIGKILL)
+        _kill_session(process.pid)
         return code
 
 
@@ -92,7 +93,18 @@ async def stop_tree(process: anyio.abc.Process, grace: float) -> None:
     for child in descendants:
         with suppress(psutil.Error):
             child.kill()
+    _kill_session(pid)
     await process.wait()
+
+
+def _kill_session(sid: int) -> None:
+    """SIGKILL what is left in the agent's session but outside its process group: codex's
+    sandbox starts a helper in a group of its own (`bwrap … --codex-run-as-fs-helper`,
+    codex 0.169) that outlives codex, reparented to init."""
+    for proc in psutil.process_iter():
+        with suppress(psutil.Error, OSError):
+            if proc.pid != sid and os.getsid(proc.pid) == sid:
+                proc.kill()
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:

@@ -160,3 +160,15 @@ def test_the_live_table_shows_every_agent(council: Council) -> None:
     bars = [line.split()[0] for line in text.splitlines() if line.rstrip().endswith(("/3", "/1"))
             and not line.startswith(("┃", "│", "|"))]
     assert bars == ["research", "refinement", "synthesis"], text
+
+
+def test_doctor_warns_when_codex_config_forces_the_older_sandbox(council: Council,
+                                                                 tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text('sandbox_mode = "workspace-write"\n')
+    _, _, rest = doctor(council, CODEX_HOME=str(home))
+    assert any(line.startswith("codex: your config.toml sets sandbox_mode") for line in rest)
+    (home / "config.toml").write_text('model = "gpt-5.5"\n')
+    _, _, rest = doctor(council, CODEX_HOME=str(home))
+    assert not any("sandbox_mode" in line for line in rest)

@@ -5,7 +5,11 @@ folder has none. The thread id comes from the `thread.started` event."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,49 @@ from council.agents.base import (
 )
 from council.ledger import Usage, estimate
 
+PROFILE = "council"
+
+
+def install_root() -> str | None:
+    """The folder codex runs from (its npm package's node_modules): its sandbox re-runs
+    codex's own binary inside, so the profile must let it read there."""
+    found = shutil.which("codex")
+    if found is None:
+        return None
+    real = Path(os.path.realpath(found))
+    return str(next((p for p in real.parents if p.name == "node_modules"), real.parent))
+
+
+def legacy_sandbox(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the user's config.toml sets `sandbox_mode` (at the top or in the selected
+    profile): codex then ignores permission profiles and uses the older sandbox."""
+    environ = os.environ if environ is None else environ
+    home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+    try:
+        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    profile = (config.get("profiles") or {}).get(config.get("profile")) or {}
+    return "sandbox_mode" in config or (isinstance(profile, dict) and "sandbox_mode" in profile)
+
+
+def sandbox_args() -> list[str]:
+    """Containment of codex's shell and patches. A permission profile (codex 0.169, Beta):
+    commands read only system folders (`:minimal`) and codex's own install, and write only
+    the agent's folder, so no path outside it (a token file, another CLI's login) can be
+    read, and the network is off. Where the user's config.toml forces the older sandbox,
+    `workspace-write` with its /tmp and $TMPDIR roots excluded: writes contained, reads not."""
+    if legacy_sandbox():
+        return ["-s", "workspace-write",
+                "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
+                "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true"]
+    entries = ['":minimal"="read"', '":project_roots"={"."="write"}']
+    root = install_root()
+    if root:
+        entries.append(f'{json.dumps(root)}="read"')  # a JSON string is a TOML string
+    return ["-c", f'default_permissions="{PROFILE}"',
+            "-c", f"permissions.{PROFILE}.filesystem={{{', '.join(entries)}}}"]
+
 
 class CodexAdapter:
     cli = "codex"
@@ -28,12 +75,7 @@ class CodexAdapter:
     def _common(self, job: AgentJob) -> list[str]:
         args = [
             "-C", str(job.cwd),
-            # Writable cwd, no shell network; `--full-auto` no longer exists. Containment:
-            # the workspace-write sandbox's writable roots are the cwd plus /tmp and $TMPDIR
-            # unless excluded; the agent's own folder is its only writable root.
-            "-s", "workspace-write",
-            "-c", "sandbox_workspace_write.exclude_slash_tmp=true",
-            "-c", "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+            *sandbox_args(),
             *model_args("-m", job.seat),
             "-c", "web_search=live",
             # Otherwise a dead endpoint makes codex retry forever.

@@ -80,7 +80,11 @@ def test_codex_invocations(tmp_path: Path) -> None:
     argv = list(nxt.argv)
     i = argv.index("resume")
     assert argv[argv.index("-C") + 1] == str(j.cwd)
-    assert argv[argv.index("-s") + 1] == "workspace-write"
+    # A permission profile: reads of system folders only, writes to the agent's folder.
+    assert "-s" not in argv
+    assert argv[argv.index("-c") + 1] == 'default_permissions="council"'
+    assert 'permissions.council.filesystem={":minimal"="read", ":project_roots"={"."="write"}' \
+        in " ".join(argv)
     assert argv.index("-C") < i
     assert argv[i + 1:] == ["--skip-git-repo-check", "--json", "01a2-thread",
                             "Iteration 2 of 3."]
@@ -88,6 +92,20 @@ def test_codex_invocations(tmp_path: Path) -> None:
     # council's own codex plugin must not run inside its agents (its hooks would recurse).
     assert [argv[k + 1] for k, a in enumerate(argv) if a == "--disable"][-1:] == ["plugins"]
     assert nxt.stdin_file is None  # /dev/null: codex waits for EOF on stdin
+
+
+def test_codex_falls_back_to_the_older_sandbox_when_config_forces_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox_mode in the user's config.toml makes codex ignore permission profiles: then
+    council asks for workspace-write, which still contains writes."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path))
+    (tmp_path / "config.toml").write_text('sandbox_mode = "danger-full-access"\n')
+    argv = list(adapter_for("codex").prepare(job(tmp_path, Seat("codex", "codex"))).argv)
+    assert argv[argv.index("-s") + 1] == "workspace-write"
+    assert "sandbox_workspace_write.exclude_slash_tmp=true" in argv
+    assert 'default_permissions="council"' not in argv
+    (tmp_path / "config.toml").write_text('profile = "p"\n[profiles.p]\nsandbox_mode = "x"\n')
+    assert "-s" in adapter_for("codex").prepare(job(tmp_path / "2", Seat("codex", "codex"))).argv
 
 
 def test_codex_outcome(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 import yaml
 
@@ -66,7 +67,10 @@ def test_an_injected_agent_reaches_no_secret(cli_env: dict[str, str], server: Sc
     reads = ["/proc/self/root/proc/self/environ", *files]
     shell = ["env", "cat /proc/self/environ | tr '\\0' '\\n'", "cat ~/.config/gh/hosts.yml",
              "cat ~/.aws/credentials", "cat ~/.codex/auth.json", 'cat "$CODEX_HOME/auth.json"',
-             "printenv OPENAI_API_KEY MOCK_API_KEY GITHUB_TOKEN"]
+             "printenv OPENAI_API_KEY MOCK_API_KEY GITHUB_TOKEN",
+             # an absolute path needs no HOME: the permission profile is what stops these
+             *(f"cat {path}" for path in files),
+             "ls -la / /tmp; echo x > /tmp/probe-write"]
     server.script = {"anthropic": {"finish_after": 1, "probe": reads},
                      "openai": {"finish_after": 1, "probe": shell},
                      "gemini": {"finish_after": 1, "probe": reads}}
@@ -93,6 +97,11 @@ def test_an_injected_agent_reaches_no_secret(cli_env: dict[str, str], server: Sc
     reached = sorted({(name, r["api"]) for r in server.records() for name, value in
                       planted.items() if value in json.dumps(r.get("body"))})
     assert reached == [], f"secrets that reached a model: {reached}"
+    # codex's sandbox helper (bwrap … --codex-run-as-fs-helper) outlives codex: council ends
+    # it with the agent's session.
+    left = [p.info["cmdline"] for p in psutil.process_iter(["cmdline"])
+            if str(run) in " ".join(p.info["cmdline"] or [])]
+    assert left == [], left
     on_disk = sorted({(name, str(p.relative_to(run))) for p in run.rglob("*") if p.is_file()
                       for name, value in planted.items()
                       if value in p.read_text(errors="replace")})
