@@ -463,7 +463,9 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
         for key, value in values.items():
             setattr(record, key, value)
 
-    update_state(ws.root, change)
+    # A new pid is written at once, not coalesced: a resume after a crash stops the orphans
+    # it finds by pid in the file.
+    update_state(ws.root, change, now="pid" in values)
 
 
 def _record(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,

@@ -100,7 +100,8 @@ async def stop_tree(process: anyio.abc.Process, grace: float) -> None:
 def _kill_session(sid: int) -> None:
     """SIGKILL what is left in the agent's session but outside its process group: codex's
     sandbox starts a helper in a group of its own (`bwrap … --codex-run-as-fs-helper`,
-    codex 0.169) that outlives codex, reparented to init."""
+    codex 0.169) that outlives codex, reparented to init. Safe with a pid the system has
+    reused: while any process's session id is `sid`, no new process gets that pid."""
     for proc in psutil.process_iter():
         with suppress(psutil.Error, OSError):
             if proc.pid != sid and os.getsid(proc.pid) == sid:
@@ -156,4 +157,9 @@ def stop_orphans(agents: list[tuple[int, float]], grace: float) -> list[int]:
         with suppress(psutil.Error):
             proc.kill()
     psutil.wait_procs(alive, timeout=5)
+    # Their sessions too, the leader gone or not: a process whose session id is an agent's
+    # pid is from that agent's session (the kernel gives no new process a pid that is
+    # still some session's id), such as codex's sandbox helper.
+    for pid, _ in agents:
+        _kill_session(pid)
     return [p.pid for p in leaders]

@@ -270,7 +270,7 @@ def _parse(text: str, path: Path) -> RunState:
     return RunState.from_dict(data, str(path))
 
 
-def _save(run_dir: Path, state: RunState) -> None:
+def _save(run_dir: Path, state: RunState, now: bool = False) -> None:
     """Write atomically and remember `state` as the file's content; the caller holds the
     lock and gives up `state` (it becomes the cache). An owner's state is mirrored to the
     file at most every COALESCE seconds and at every phase change (`_Owner.mirror`)."""
@@ -281,7 +281,7 @@ def _save(run_dir: Path, state: RunState) -> None:
         atomic_write(state_path(run_dir), text)
         _known[run_dir] = (text, state)
         return
-    owner.mirror(run_dir)
+    owner.mirror(run_dir, now)
 
 
 def dump(state: RunState) -> str:
@@ -363,11 +363,11 @@ class _Owner:
     dirty: bool = False
     timer: threading.Timer | None = None
 
-    def mirror(self, run_dir: Path) -> None:
+    def mirror(self, run_dir: Path, now: bool = False) -> None:
         with self.lock:
             self.dirty = True
             wait = self.last + COALESCE - time.monotonic()
-            if self.state.phase != self.phase or wait <= 0:
+            if now or self.state.phase != self.phase or wait <= 0:
                 self.write(run_dir)
             elif self.timer is None:
                 self.timer = threading.Timer(wait, self.flush, (run_dir,))
@@ -428,18 +428,20 @@ def owned(run_dir: Path) -> Iterator[RunState]:
         _known.pop(run_dir, None)  # the next reader believes the file again
 
 
-def update_state(run_dir: Path, change: Callable[[RunState], T]) -> T:
+def update_state(run_dir: Path, change: Callable[[RunState], T], now: bool = False) -> T:
     """Load, change and save the state under the lock; returns (a copy of) what `change`
     returns. `change` works on the cached state itself, so an update costs no copy of the
     whole state; if it fails half-way, the cache is dropped and the file is left as it was.
     An owner's changes need no file lock (no other process writes during a run), only its
-    own lock against the thread that writes its mirror."""
+    own lock against the thread that writes its mirror. `now` writes the mirror at once: a
+    change a crash must not lose, such as the pid of an agent just started (a resume stops
+    orphans by the pids it finds in the file)."""
     owner = _owned.get(run_dir)
     with owner.lock if owner else locked(run_dir):
         state = _current(run_dir)
         try:
             result = change(state)
-            _save(run_dir, state)
+            _save(run_dir, state, now)
         except BaseException:
             if run_dir not in _owned:  # an owner's state is never dropped
                 _known.pop(run_dir, None)

@@ -242,10 +242,17 @@ def test_a_garbled_state_file_neither_changes_nor_ends_the_run(council: Council)
     proc = start(council, "q")
     wait_for(lambda: any(e["event"] == "turn" for e in council.fake_log()))
     run = council.only_run()
-    # Replaced whole, as an editor saves: written in place, the supervisor's own atomic
-    # replace could land between the truncation and the write, and the garbling vanish.
-    (run / "garbled.tmp").write_text("phase: [done\n\x00 garbled by somebody")
-    os.replace(run / "garbled.tmp", run / "state.yaml")
+    # Replaced whole, as an editor saves. The supervisor's own write can still land just after
+    # it and replace the garbling unseen (nothing was lost then): garble until it notices.
+    garbled = "phase: [done\n\x00 garbled by somebody"
+    told = "state.yaml was changed by another process"
+    for _ in range(20):
+        (run / "garbled.tmp").write_text(garbled)
+        os.replace(run / "garbled.tmp", run / "state.yaml")
+        wait_for(lambda: told in (run / "progress.log").read_text()
+                 or (run / "state.yaml").read_text(errors="replace") != garbled)
+        if told in (run / "progress.log").read_text():
+            break
     assert proc.wait(90) == 0
     st = state_of(run)
     assert st["phase"] == "done"

@@ -145,6 +145,8 @@ def test_a_run_killed_in_the_parallel_branches_redoes_neither_finished_one(
             cwd=tmp_path, capture_output=True, text=True, timeout=240,
             stdin=subprocess.DEVNULL,
         )
+        # Nothing of the killed run's agents is left, codex's sandbox helpers included.
+        assert leftovers(run) == []
     finally:
         for process in [proc, *tree]:  # only if the test failed before the resume ended them
             with suppress(psutil.Error):
@@ -158,6 +160,12 @@ def test_a_run_killed_in_the_parallel_branches_redoes_neither_finished_one(
     assert st["phase"] == "done"
     log = (run / "progress.log").read_text()
     assert log.count(" dissent codex started ") == 1
+
+
+def leftovers(run: Path) -> list[str]:
+    """Processes still running with the run's folder on their command line."""
+    return [" ".join(p.info["cmdline"])[:200] for p in psutil.process_iter(["cmdline"])
+            if str(run) in " ".join(p.info["cmdline"] or [])]
 
 
 # ---------------------------------------------------------------- a resume in every phase
@@ -186,6 +194,8 @@ def test_a_resume_in_each_phase_reruns_no_finished_phase(
             cwd=tmp_path, capture_output=True, text=True, timeout=240,
             stdin=subprocess.DEVNULL,
         )
+        # Nothing of the killed run's agents is left, codex's sandbox helpers included.
+        assert leftovers(run) == []
     finally:
         for process in [proc, *tree]:  # only if the test failed before the resume ended them
             with suppress(psutil.Error):
