@@ -35,9 +35,13 @@ CLI's own write tool; after the CLI answers one (denied, one hopes) it asks for 
 goes on as usual. Writes to hostile paths do not count as turns.
 
 ``probe`` entries are what a prompt-injected model would try to read, asked for one by one
-before the agent's first report write, each with the CLI's own read tool: a path for claude
-(``Read``) and gemini (``read_file``), a shell command for codex (``exec_command``). What the
-CLI answers comes back in the next request, which the log keeps with ``log_bodies``.
+before the agent's first report write (after the CLI answers one, the next; then on as usual;
+probes do not count as turns). A string is a call of the CLI's own read tool: a path for
+claude (``Read``) and gemini (``read_file``), a shell command for codex (``exec_command``). A
+dict ``{"tool": name, "args": {...}}`` is any other call, sent as given: claude's ``Glob``,
+``Grep`` or ``WebFetch``, gemini's ``list_directory``, ``grep_search`` or ``glob``, codex's
+``view_image`` or an ``exec_command`` asking ``"sandbox_permissions": "require_escalated"``.
+What the CLI answers comes back in the next request, which the log keeps with ``log_bodies``.
 
 Each request is logged as one JSON line. Stdlib only.
 
@@ -72,7 +76,7 @@ LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-a
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
 
-# The read tool a probe uses, per api.
+# The read tool a probe given as a string uses, per api (a dict names its own tool).
 PROBE_TOOLS = {"anthropic": "Read", "openai": "exec_command", "gemini": "read_file"}
 
 # File-writing tools, per api, counted to find the turn number.
@@ -200,6 +204,21 @@ class Conversation:
         self.cwd = cwd
 
 
+def _is_probe(api: str, call: str) -> bool:
+    """Whether a tool call of the history was a probe: the server's only calls are probes,
+    hostile writes and report writes, so any call but a write."""
+    return bool(call) and call not in WRITE_TOOLS[api]
+
+
+def probe_call(api: str, probe: str | Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A probe entry as (tool name, arguments) for `api`."""
+    if isinstance(probe, Mapping):
+        return str(probe["tool"]), dict(probe.get("args") or {})
+    if api == "openai":
+        return "exec_command", {"cmd": probe, "login": False, "yield_time_ms": 2000}
+    return PROBE_TOOLS[api], {"file_path": probe}
+
+
 def _first_report_path(texts: list[str]) -> str | None:
     for text in texts:
         match = REPORT_RE.search(text)
@@ -228,7 +247,7 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
                 user_texts.append(str(block.get("text", "")))
             if role == "assistant" and block.get("type") == "tool_use":
                 last_call = str(block.get("name"))
-                probes += last_call == PROBE_TOOLS["anthropic"]
+                probes += last_call not in WRITE_TOOLS["anthropic"]
             if (role == "assistant" and block.get("type") == "tool_use"
                     and block.get("name") in WRITE_TOOLS["anthropic"]):
                 t += 1
@@ -240,7 +259,7 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
                            for b in last["content"])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"),
                         texts=user_texts, targets=targets, probes=probes,
-                        last_is_probe=last_is_tool and last_call == PROBE_TOOLS["anthropic"])
+                        last_is_probe=last_is_tool and _is_probe("anthropic", last_call))
 
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -257,7 +276,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         kind = item.get("type", "message")
         if kind in ("custom_tool_call", "function_call"):
             last_call = str(item.get("name"))
-            probes += last_call == PROBE_TOOLS["openai"]
+            probes += last_call not in WRITE_TOOLS["openai"]
         if kind == "message" and item.get("role") == "user":
             content = item.get("content")
             parts = [{"text": content}] if isinstance(content, str) else content or []
@@ -283,7 +302,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     last_is_tool = last_kind in ("function_call_output", "custom_tool_call_output")
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd,
                         texts=user_texts, targets=targets, probes=probes,
-                        last_is_probe=last_is_tool and last_call == PROBE_TOOLS["openai"])
+                        last_is_probe=last_is_tool and _is_probe("openai", last_call))
 
 
 def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversation:
@@ -302,7 +321,7 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
             call = part.get("functionCall")
             if role == "model" and isinstance(call, dict):
                 last_call = str(call.get("name"))
-                probes += last_call == PROBE_TOOLS["gemini"]
+                probes += last_call not in WRITE_TOOLS["gemini"]
             if role == "model" and isinstance(call, dict) and \
                     call.get("name") in WRITE_TOOLS["gemini"]:
                 t += 1
@@ -311,7 +330,7 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
         isinstance(p, dict) and "functionResponse" in p for p in contents[-1].get("parts") or [])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, model,
                         texts=user_texts, targets=targets, probes=probes,
-                        last_is_probe=last_is_tool and last_call == PROBE_TOOLS["gemini"])
+                        last_is_probe=last_is_tool and _is_probe("gemini", last_call))
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -361,16 +380,16 @@ def anthropic_message(model: str, tool: dict[str, Any] | None, text: str | None)
 
 
 def openai_events(model: str, patch: str | None, text: str | None,
-                  command: str | None = None) -> Iterator[bytes]:
+                  call: tuple[str, dict[str, Any]] | None = None) -> Iterator[bytes]:
     resp_id = _id("resp")
     base = {"id": resp_id, "object": "response", "created_at": int(time.time()),
             "model": model, "output": []}
     yield sse("response.created",
               {"type": "response.created", "response": {**base, "status": "in_progress"}})
-    if command is not None:  # codex's shell: a JSON function call
-        arguments = json.dumps({"cmd": command, "login": False, "yield_time_ms": 2000})
+    if call is not None:  # a JSON function call: exec_command (codex's shell), view_image, ...
         item: dict[str, Any] = {"type": "function_call", "id": _id("fc"), "call_id": _id("call"),
-                "name": "exec_command", "arguments": arguments, "status": "completed"}
+                                "name": call[0], "arguments": json.dumps(call[1]),
+                                "status": "completed"}
         yield sse("response.output_item.added", {"type": "response.output_item.added",
                                                  "output_index": 0,
                                                  "item": {**item, "status": "in_progress"}})
@@ -612,7 +631,8 @@ class _Handler(BaseHTTPRequestHandler):
         tool = text = None
         answer = _decide(conv, record, settings)
         if answer.startswith("probe:"):
-            tool = {"name": "Read", "input": {"file_path": answer[6:]}}
+            name, args = probe_call("anthropic", settings["probe"][conv.probes])
+            tool = {"name": name, "input": args}
         elif answer.startswith("hostile:"):
             tool = {"name": "Write", "input": {"file_path": answer[8:], "content": HOSTILE}}
         elif answer == "tool":
@@ -636,7 +656,8 @@ class _Handler(BaseHTTPRequestHandler):
         patch = text = None
         answer = _decide(conv, record, settings)
         if answer.startswith("probe:"):
-            self._send_sse(openai_events(model, None, None, command=answer[6:]))
+            call = probe_call("openai", settings["probe"][conv.probes])
+            self._send_sse(openai_events(model, None, None, call=call))
             return
         if answer.startswith("hostile:"):
             patch = add_patch(answer[8:], HOSTILE)
@@ -681,8 +702,8 @@ class _Handler(BaseHTTPRequestHandler):
             conv = gemini_conversation(body, model)
             answer = _decide(conv, record, settings)
             if answer.startswith("probe:"):
-                parts = [{"functionCall": {"name": "read_file",
-                                           "args": {"file_path": answer[6:]}}}]
+                name, args = probe_call("gemini", settings["probe"][conv.probes])
+                parts = [{"functionCall": {"name": name, "args": args}}]
             elif answer.startswith("hostile:"):
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": answer[8:], "content": HOSTILE}}}]
@@ -742,7 +763,8 @@ def _decide(conv: Conversation, record: dict[str, Any],
     if conv.report_path is None:
         record["answer"] = "text OK."
         return "OK."
-    probes = [str(p) for p in (settings or {}).get("probe") or []]
+    probes = [p if isinstance(p, str) else json.dumps(p, sort_keys=True)
+              for p in (settings or {}).get("probe") or []]
     if conv.t == 0 and conv.probes < len(probes) and (conv.last_is_probe or
                                                      not conv.last_is_tool_result):
         record["answer"] = f"probe {probes[conv.probes]}"
