@@ -49,6 +49,11 @@ class Host:
             return None  # /council:deep-researcher is another command
         return rest
 
+    def unrun_command(self, prompt: str) -> str | None:
+        """Why the command reached the prompt hook as typed rather than run by the host, where
+        a host can fail to load it; None for a prompt that is not the command."""
+        return None
+
     # What the hooks answer.
     def refuse(self, why: str) -> dict[str, Any]:
         """The prompt hook's answer to a request that cannot run: the host sends nothing to

@@ -65,6 +65,9 @@ def on_prompt(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
     base = host.research_dir(payload)
     args = host.command_args(prompt)
     if args is None:
+        unrun = host.unrun_command(prompt)
+        if unrun:
+            return host.refuse(unrun)
         if (base / ".sessions" / f"{session_id}.json").exists():
             from council import sessions
 

@@ -4,7 +4,12 @@ BeforeAgent sees only that expanded prompt (the model too: nothing says a comman
 so the markers are how the request is recognised. AfterAgent is the stop: `deny` with a reason
 sends the reason as the next prompt in the same process. Gemini sends no turn id; a stop is
 matched to the session's newest open request. council's own synthesiser writes the report: a
-headless gemini session may only write files under `--approval-mode auto_edit`."""
+headless gemini session may only write files under `--approval-mode auto_edit`.
+
+In a folder the user has not trusted, Gemini loads no extension command, yet still runs the
+extension's hooks: the command then arrives as typed, and would go to the model as a plain
+prompt. BeforeAgent refuses it, saying how to trust the folder. (Headless, an untrusted folder
+stops gemini before any hook, with exit 55 and its own message.)"""
 
 from __future__ import annotations
 
@@ -33,6 +38,13 @@ class GeminiHost(Host):
         body = text[len(OPEN) + 1:]
         end = body.find("\n" + CLOSE)
         return None if end < 0 else " " + body[:end]
+
+    def unrun_command(self, prompt: str) -> str | None:
+        if Host.command_args(self, prompt) is None:
+            return None
+        return ("Gemini ran no extension command: this folder is not trusted. Trust it with "
+                "`/permissions trust` (or start gemini with --skip-trust), then type the "
+                "command again")
 
     def refuse(self, why: str) -> dict[str, Any]:
         return {"decision": "deny", "reason": f"Research council not started: {why}."}

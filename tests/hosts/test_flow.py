@@ -40,6 +40,24 @@ def test_each_host_recognises_only_its_own_command(host: str, prompt: str,
     assert host_for(host).command_args(prompt) == args
 
 
+@pytest.mark.parametrize(("host", "prompt", "unrun"), [
+    ("gemini", "/council:deep-research --test q", True),  # an untrusted folder: as typed
+    ("gemini", "  /council:deep-research", True),
+    ("gemini", gemini_prompt("--test q"), False),  # the command ran
+    ("gemini", "/council:deep-researcher q", False),
+    ("gemini", "what does /council:deep-research do?", False),
+    ("claude", "/council:deep-research q", False),  # claude and codex always run their own
+    ("codex", "/council:deep-research q", False),
+])
+def test_only_gemini_can_hand_a_hook_its_command_unrun(host: str, prompt: str,
+                                                       unrun: bool) -> None:
+    why = host_for(host).unrun_command(prompt)
+    assert bool(why) is unrun
+    if why:
+        assert "/permissions trust" in why
+        assert "--skip-trust" in why
+
+
 def test_each_host_answers_in_its_own_shape() -> None:
     gemini, codex, claude = host_for("gemini"), host_for("codex"), host_for("claude")
     assert gemini.refuse("x")["decision"] == "deny"
@@ -111,6 +129,13 @@ def test_a_bad_request_is_refused_before_the_model_is_asked(council: Council,
     reply = hook(council, "gemini-before", gemini, project, GEMINI_PROJECT_DIR=str(project))
     assert reply["decision"] == "deny"
     assert "--mode must be one of" in reply["reason"]
+    # In an untrusted folder gemini loads no command and hands the hook the text as typed.
+    untrusted = {**gemini, "prompt": "/council:deep-research --test q"}
+    reply = hook(council, "gemini-before", untrusted, project, GEMINI_PROJECT_DIR=str(project))
+    assert reply["decision"] == "deny"
+    assert reply["reason"].startswith("Research council not started: Gemini ran no extension")
+    assert not (project / "research").exists() or not any(
+        p.name[0].isdigit() for p in (project / "research").iterdir())
 
 
 def test_a_codex_session_runs_a_council(council: Council, project: Path) -> None:

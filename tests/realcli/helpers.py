@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import time
@@ -73,3 +75,46 @@ def run_cli(argv: list[str], *, cwd: Path, env: Mapping[str, str],
             pytest.fail(f"timed out after {timeout}s: {run.describe()}")
     return Run(argv, proc.returncode, out.decode(errors="replace"),
                err.decode(errors="replace"), time.monotonic() - started)
+
+
+class Terminal:
+    """A CLI's interactive UI in a private tmux server, read as a person at the terminal
+    reads it (`screen` holds the last capture)."""
+
+    def __init__(self, name: str, argv: list[str], *, cwd: Path, env: Mapping[str, str]) -> None:
+        if shutil.which("tmux") is None:
+            if os.environ.get("COUNCIL_REQUIRE_REAL_CLIS") == "1":
+                pytest.fail("tmux is needed for the interactive tests (.ci/run installs it)")
+            pytest.skip("tmux is not installed: install it to run the interactive tests")
+        self.sock = f"council-{name}-{os.getpid()}"
+        self.screen = ""
+        self._tmux("new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", str(cwd),
+                   "env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv)
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True,
+                              check=True, timeout=30, stdin=subprocess.DEVNULL).stdout
+
+    def shows(self, pattern: str, timeout: float) -> bool:
+        """Whether the screen shows `pattern` (a regex) within `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self.screen = self._tmux("capture-pane", "-p", "-t", "main", "-S", "-200")
+            if re.search(pattern, self.screen):
+                return True
+            time.sleep(0.2)  # polling what the terminal shows
+        return False
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", "main", *keys)
+
+    def type(self, text: str) -> None:
+        """Type `text` and press Enter once it shows (an Enter before the text lands is
+        lost)."""
+        self._tmux("send-keys", "-t", "main", "-l", text)
+        assert self.shows(re.escape(text), 30), self.screen
+        self.keys("Enter")
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True,
+                       timeout=30, stdin=subprocess.DEVNULL)

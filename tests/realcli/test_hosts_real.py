@@ -20,7 +20,7 @@ import yaml
 
 from council.hosts import setup
 
-from .helpers import Run, run_cli
+from .helpers import Run, Terminal, run_cli
 from .server import ScriptedServer
 
 pytestmark = pytest.mark.realcli
@@ -123,6 +123,34 @@ def test_a_bad_gemini_request_is_refused_without_asking_the_model(
     assert [r for r in server.records("gemini") if "streamGenerateContent" in
             str(r.get("path"))] == []
     assert not list((tmp_path / "research").glob("2*"))
+
+
+@pytest.mark.timeout(240)
+def test_an_untrusted_gemini_folder_refuses_the_command_and_says_why(
+        gemini_env: dict[str, str], server: ScriptedServer,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Gemini 0.61 loads no extension command in a folder the user did not trust, but still
+    runs the extension's hooks: the command arrives as typed and would reach the model as a
+    plain prompt. (Headless, gemini itself stops first: exit 55, "not running in a trusted
+    directory".) The link trusted the folder it ran in, so this project lies outside it."""
+    project = tmp_path_factory.mktemp("untrusted")
+    term = Terminal("gemini", ["gemini"], cwd=project, env=gemini_env)
+    try:
+        assert term.shows("Do you trust the files in this folder", 60), term.screen
+        term.keys("Down", "Down")  # Trust folder, Trust parent folder, Don't trust
+        assert term.shows(r"(?s)●\s*3\.\s*Don't trust", 10), term.screen
+        term.keys("Enter")
+        assert term.shows(r"Type your message", 60), term.screen
+        # A "?" sent through tmux opened gemini's shortcut panel instead of being typed.
+        term.type("/council:deep-research --test Tides at a terminal")
+        assert term.shows(r"Research council not started: Gemini ran no extension command: "
+                          r"this folder is\s+not trusted", 60), term.screen
+    finally:
+        term.close()
+    assert not (project / "research").exists() or not list((project / "research").glob("2*"))
+    asked = [r for r in host_requests(server, "gemini") if "streamGenerateContent" in
+             str(r.get("path")) and "council:deep-research" in json.dumps(r.get("body"))]
+    assert asked == [], "the command reached the model as a plain prompt"
 
 
 # ---------------------------------------------------------------- Codex

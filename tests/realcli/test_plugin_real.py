@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from .helpers import Terminal
 from .server import ScriptedServer
 
 pytestmark = pytest.mark.realcli
@@ -114,19 +112,10 @@ def test_an_unrelated_session_ends_normally_beside_a_pending_request(
     assert pending["status"] == "pending"
 
 
-def _tmux(sock: str, *args: str) -> str:
-    return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True,
-                          check=True, timeout=30, stdin=subprocess.DEVNULL).stdout
-
-
 @pytest.mark.timeout(300)
 def test_deep_research_in_an_interactive_session(
         cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
     """A person at a terminal: claude's interactive UI in tmux, the command typed in."""
-    if shutil.which("tmux") is None:
-        if os.environ.get("COUNCIL_REQUIRE_REAL_CLIS") == "1":
-            pytest.fail("tmux is needed for the interactive test (.ci/run installs it)")
-        pytest.skip("tmux is not installed: install it to run the interactive plugin test")
     env = with_council(cli_env)
     project = tmp_path / "project"
     project.mkdir()
@@ -137,32 +126,15 @@ def test_deep_research_in_an_interactive_session(
                                   "rejected": []},
         "projects": {str(project): {"hasTrustDialogAccepted": True,
                                     "hasCompletedProjectOnboarding": True}}}))
-    sock = f"council-{os.getpid()}"
-    _tmux(sock, "new-session", "-d", "-s", "main", "-x", "200", "-y", "50", "-c", str(project),
-          "env", "-i", *[f"{k}={v}" for k, v in env.items()], "claude", "--plugin-dir",
-          str(REPO), "--permission-mode", "acceptEdits")
-    screen = ""
-
-    def shows(text: str, timeout: float) -> bool:
-        nonlocal screen
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = _tmux(sock, "capture-pane", "-p", "-t", "main", "-S", "-200")
-            if re.search(text, screen):
-                return True
-            time.sleep(0.2)  # polling what the terminal shows
-        return False
-
+    term = Terminal("claude", ["claude", "--plugin-dir", str(REPO), "--permission-mode",
+                               "acceptEdits"], cwd=project, env=env)
     try:
-        assert shows("accept edits on", 30), screen
-        typed = "/council:deep-research --test Tides at a terminal?"
-        _tmux(sock, "send-keys", "-t", "main", "-l", typed)
-        assert shows(re.escape(typed), 30), screen  # Enter before the text lands is lost
-        _tmux(sock, "send-keys", "-t", "main", "Enter")
-        assert shows(r"Stop says: Research council \S+ done", 240), screen
+        assert term.shows("accept edits on", 30), term.screen
+        term.type("/council:deep-research --test Tides at a terminal?")
+        assert term.shows(r"Stop says: Research council \S+ done", 240), term.screen
     finally:
-        subprocess.run(["tmux", "-L", sock, "kill-server"], capture_output=True, timeout=30,
-                       stdin=subprocess.DEVNULL)
+        term.close()
+    screen = term.screen
     (run,) = [p for p in (project / "research").iterdir() if p.name[0].isdigit()]
     st: dict[str, Any] = yaml.safe_load((run / "state.yaml").read_text())
     assert st["phase"] == "done", (st.get("error"), screen)
