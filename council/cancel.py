@@ -23,14 +23,14 @@ ENDED = ("done", "failed", "cancelled")
 def stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
     """Agents whose supervisor died (kill -9, crash) may still be running: stop them before
     anything else touches their files."""
-    recorded = {
-        name: (ap.pid, ap.pid_started)
-        for name, rec in state.agents.items()
-        for ap in rec.phases.values()
-        if ap.pid and ap.pid_started and ap.status == "running"
-    }
-    stopped = set(spawn.stop_orphans(list(recorded.values()), grace))
-    return sorted(name for name, (pid, _) in recorded.items() if pid in stopped)
+    # A seat can be at work in two phases at once (research beside its dissent): every
+    # running phase's process, not one per seat.
+    recorded = [(name, ap.pid, ap.pid_started)
+                for name, rec in state.agents.items()
+                for ap in rec.phases.values()
+                if ap.pid and ap.pid_started and ap.status == "running"]
+    stopped = set(spawn.stop_orphans([(pid, started) for _, pid, started in recorded], grace))
+    return sorted({name for name, pid, _ in recorded if pid in stopped})
 
 
 def mark_cancelled(ws: Workspace, why: str) -> list[str]:

@@ -53,3 +53,26 @@ def test_signal_stops_every_agent_tree(council: Council, sig: signal.Signals,
         "cancelled"}
     log = (run / "progress.log").read_text()
     assert f"cancelled by {sig.name}; stopped claude, codex, gemini" in log
+
+
+def test_a_resume_stops_every_phase_a_seat_left_running(tmp_path: Path) -> None:
+    """A seat researching and dissenting at once leaves two process sessions when its
+    supervisor dies; both go before a resume touches the run."""
+    from council.cancel import stop_orphans
+    from council.state import AgentPhase, AgentRecord, RunState
+    from council.workspace import Workspace
+
+    procs = [psutil.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                          start_new_session=True) for _ in range(2)]
+    try:
+        phases = {phase: AgentPhase(status="running", pid=p.pid, pid_started=p.create_time())
+                  for phase, p in zip(("research", "dissent"), procs, strict=True)}
+        state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},
+                         agents={"codex": AgentRecord(cli="codex", phases=phases)})
+        assert stop_orphans(Workspace(tmp_path), state, grace=5) == ["codex"]
+        psutil.wait_procs(procs, timeout=10)
+        assert [p for p in procs if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()

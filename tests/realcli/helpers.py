@@ -10,10 +10,12 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 
@@ -116,5 +118,16 @@ class Terminal:
         self.keys("Enter")
 
     def close(self) -> None:
+        """End the CLI and everything it started (an interactive gemini outlives tmux's
+        SIGHUP), then the tmux server."""
+        procs: list[psutil.Process] = []
+        with suppress(subprocess.CalledProcessError, psutil.Error, ValueError):
+            for pid in self._tmux("list-panes", "-a", "-F", "#{pane_pid}").split():
+                pane = psutil.Process(int(pid))
+                procs += [pane, *pane.children(recursive=True)]
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True,
                        timeout=30, stdin=subprocess.DEVNULL)
+        for proc in procs:
+            with suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(procs, timeout=10)
