@@ -58,9 +58,10 @@ def gemini_home() -> Path:
     return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
 
 
-def gemini() -> HostSetup:
+def gemini(folder_here: Path | None = None) -> HostSetup:
     """Installed from a checkout with `gemini extensions link` (a link that follows the
-    checkout) or `install` (a copy)."""
+    checkout) or `install` (a copy); and whether gemini trusts the folder doctor runs in,
+    since gemini loads no extension command in one it does not."""
     link = f"gemini extensions link {checkout()}/extensions/gemini --consent"
     folder = gemini_home() / "extensions" / PLUGIN
     if not folder.is_dir():
@@ -76,7 +77,59 @@ def gemini() -> HostSetup:
     if council_on_path() is None:
         return HostSetup("gemini", "hooks cannot find council", False, path_fix())
     how = f"linked to {source}" if install.get("type") == "link" else "installed"
+    trusted = gemini_trusts_folder(Path.cwd() if folder_here is None else folder_here)
+    if trusted is not True:
+        why = "marked Don't trust" if trusted is False else "not trusted yet"
+        return HostSetup("gemini", f"ready (extension {how}); this folder {why}", True,
+                         UNTRUSTED_HINT)
     return HostSetup("gemini", f"ready (extension {how})", True)
+
+
+UNTRUSTED_HINT = ("gemini runs no extension command in a folder it does not trust: choose "
+                  "\"Trust folder\" when it asks, or `/permissions trust` in gemini; headless, "
+                  "`gemini -p … --skip-trust`")
+TRUST_LEVELS = ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST")
+
+
+def trust_rule(folder: Path, rules: dict[str, str]) -> bool | None:
+    """Gemini 0.61's reading of trustedFolders.json: of the rules whose folder holds `folder`
+    (a TRUST_PARENT rule's folder is its path's parent), the longest path wins; None when
+    none does (gemini then asks, or exits 55 headless)."""
+    best, level = -1, None
+    for rule, value in rules.items():
+        if value not in TRUST_LEVELS:
+            continue
+        base = Path(os.path.realpath(Path(rule).parent if value == "TRUST_PARENT" else rule))
+        if (folder == base or base in folder.parents) and len(rule) > best:
+            best, level = len(rule), value
+    return None if level is None else level != "DO_NOT_TRUST"
+
+
+def gemini_trusts_folder(folder: Path) -> bool | None:
+    """Whether gemini trusts `folder`, as 0.61 decides it from the environment, the user's
+    settings (folder trust can be off) and trustedFolders.json."""
+    forced = os.environ.get("GEMINI_CLI_TRUST_WORKSPACE")
+    if os.environ.get("GEMINI_RESTRICTED_MODE") == "true" or forced == "false":
+        return False
+    if forced == "true":
+        return True
+    settings = _json_object(gemini_home() / "settings.json")
+    if ((settings.get("security") or {}).get("folderTrust") or {}).get("enabled") is False:
+        return True
+    rules = _json_object(Path(os.environ.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH")
+                              or gemini_home() / "trustedFolders.json"))
+    return trust_rule(Path(os.path.realpath(folder)),
+                      {str(k): str(v) for k, v in rules.items()})
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    """A JSON object file, or {} when it is missing or not plain JSON (gemini also accepts
+    comments; such a file reads as no rule here)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 # ---------------------------------------------------------------- Codex

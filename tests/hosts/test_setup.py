@@ -18,6 +18,9 @@ CODEX_PLUGIN = ROOT / "extensions" / "codex"
 @pytest.fixture
 def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini"))
+    for name in ("GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_RESTRICTED_MODE",
+                 "GEMINI_CLI_TRUSTED_FOLDERS_PATH"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     (tmp_path / "codex").mkdir()
     monkeypatch.setattr(setup, "council_on_path", lambda: "/opt/council/bin/council")
@@ -41,12 +44,45 @@ def test_gemini_extension_states(homes: Path) -> None:
     install = folder / ".gemini-extension-install.json"
     install.write_text(json.dumps({"source": str(ROOT / "extensions" / "gemini"),
                                    "type": "link"}))
-    assert setup.gemini() == setup.HostSetup(
+    trusted = homes / "gemini" / ".gemini" / "trustedFolders.json"
+    trusted.write_text(json.dumps({str(homes / "project"): "TRUST_FOLDER"}))
+    assert setup.gemini(homes / "project") == setup.HostSetup(
         "gemini", f"ready (extension linked to {ROOT / 'extensions' / 'gemini'})", True)
+    elsewhere = setup.gemini(homes / "elsewhere")
+    assert elsewhere.state.endswith("; this folder not trusted yet")
+    assert "/permissions trust" in str(elsewhere.fix)
     install.write_text(json.dumps({"source": str(homes / "moved-away"), "type": "link"}))
     moved = setup.gemini()
     assert not moved.ready
     assert "missing folder" in moved.state
+
+
+@pytest.mark.parametrize(("folder", "rules", "trusted"), [
+    ("/w/p", {}, None),  # no rule: gemini asks (exit 55 headless)
+    ("/w/p", {"/w/p": "TRUST_FOLDER"}, True),
+    ("/w/p/sub", {"/w/p": "TRUST_FOLDER"}, True),  # a trusted folder's subfolders too
+    ("/w/pp", {"/w/p": "TRUST_FOLDER"}, None),  # a name sharing a prefix is another folder
+    ("/w/q", {"/w/p": "TRUST_PARENT"}, True),  # TRUST_PARENT trusts the rule's parent
+    ("/w/p", {"/w/p": "DO_NOT_TRUST"}, False),
+    ("/w/p/sub", {"/w": "TRUST_FOLDER", "/w/p": "DO_NOT_TRUST"}, False),  # longest wins
+    ("/w/p/sub", {"/w": "DO_NOT_TRUST", "/w/p": "TRUST_FOLDER"}, True),
+    ("/w/p", {"/w/p": "TRUSTED"}, None),  # not a level gemini knows
+])
+def test_gemini_folder_trust_follows_gemini(folder: str, rules: dict[str, str],
+                                            trusted: bool | None) -> None:
+    assert setup.trust_rule(Path(folder), rules) is trusted
+
+
+def test_gemini_folder_trust_from_the_environment_and_settings(
+        homes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gemini_dir = homes / "gemini" / ".gemini"
+    gemini_dir.mkdir(parents=True)
+    assert setup.gemini_trusts_folder(homes) is None
+    (gemini_dir / "settings.json").write_text(json.dumps(
+        {"security": {"folderTrust": {"enabled": False}}}))
+    assert setup.gemini_trusts_folder(homes) is True
+    monkeypatch.setenv("GEMINI_CLI_TRUST_WORKSPACE", "false")
+    assert setup.gemini_trusts_folder(homes) is False
 
 
 def install_codex_plugin(home: Path, trusted: bool) -> Path:

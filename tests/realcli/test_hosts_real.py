@@ -127,7 +127,7 @@ def test_a_bad_gemini_request_is_refused_without_asking_the_model(
 
 @pytest.mark.timeout(240)
 def test_an_untrusted_gemini_folder_refuses_the_command_and_says_why(
-        gemini_env: dict[str, str], server: ScriptedServer,
+        gemini_env: dict[str, str], server: ScriptedServer, tmp_path: Path,
         tmp_path_factory: pytest.TempPathFactory) -> None:
     """Gemini 0.61 loads no extension command in a folder the user did not trust, but still
     runs the extension's hooks: the command arrives as typed and would reach the model as a
@@ -151,6 +151,19 @@ def test_an_untrusted_gemini_folder_refuses_the_command_and_says_why(
     asked = [r for r in host_requests(server, "gemini") if "streamGenerateContent" in
              str(r.get("path")) and "council:deep-research" in json.dumps(r.get("body"))]
     assert asked == [], "the command reached the model as a plain prompt"
+
+    # doctor reads the trust gemini itself recorded: "Don't trust" here, the link's folder
+    # trusted.
+    def doctor_says(folder: Path) -> str:
+        proc = run_cli([sys.executable, "-m", "council", "doctor"], cwd=folder,
+                       env=gemini_env, timeout=120)
+        (row,) = [line for line in proc.stdout.splitlines()
+                  if line.startswith("gemini ") and "extension" in line]
+        return row
+
+    assert "this folder marked Don't trust" in doctor_says(project)
+    assert doctor_says(tmp_path).rstrip().endswith(
+        f"ready (extension linked to {REPO / 'extensions' / 'gemini'})")
 
 
 # ---------------------------------------------------------------- Codex
