@@ -18,8 +18,13 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
    runs them (the installed `council` script, a project with a research/ folder), median and
    p95 next to `python -c pass`. Target: median <= 50 ms.
 
-`--only plugin` runs just the last one (a few seconds); `--only graph` and `--only big` run
-theirs.
+6. Agents' start-up (`--only startup [--baseline REV]`): from council's process start to
+   each agent's exec, and wall over critical path, median of `--rounds` runs; with a git
+   revision, that revision's council run interleaved with this one's (a git worktree), each
+   figure as a ratio to it.
+
+`--only plugin` runs just the last but one (a few seconds); `--only graph`, `--only big` and
+`--only startup` run theirs.
 """
 
 from __future__ import annotations
@@ -47,10 +52,12 @@ TWELVE = "synthesizer: claude1\nagents:\n" + "".join(
 
 def council_run(work: Path, seats_yaml: str | None, delay: float,
                 behaviour: Mapping[str, object] | None = None,
-                options: tuple[str, ...] = ()) -> dict[str, float]:
+                options: tuple[str, ...] = (), code: Path | None = None) -> dict[str, float]:
     """One `council run --test` with fakes; returns wall time, the agents' critical path
     through the graph and, for comparison, the same phase times laid end to end (the
-    hand-written sequence council ran before the graph), and peak RSS."""
+    hand-written sequence council ran before the graph), peak RSS, and the agents' start-up:
+    from council's process start to each agent's exec, averaged over the agents. `code`: run
+    the council package of another checkout (a baseline) instead of this one."""
     work.mkdir(parents=True)
     (work / "home").mkdir()
     if seats_yaml:
@@ -63,6 +70,8 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
            "COUNCIL_RESEARCH_DIR": str(work / "research"),
            # logged in, as far as council's preflight can tell: the fakes need no key
            "ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake", "GEMINI_API_KEY": "fake"}
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     began = time.perf_counter()
     proc = psutil.Popen([sys.executable, "-m", "council", "run", "--test", *options, "benchmark"],
                         cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -74,12 +83,69 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
             break
         time.sleep(0.02)  # sampling interval of the RSS probe
     wall = time.perf_counter() - began
+    started = proc.create_time()
     if proc.returncode != 0:
         detail = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"council run failed: {detail}")
     times = phase_times(work / "fake.jsonl")
     return {"wall": wall, "critical": critical_path(times), "sequence": sum(times.values()),
-            "rss_mb": peak / 2**20}
+            "rss_mb": peak / 2**20, "startup": agent_startup(work / "fake.jsonl", started)}
+
+
+def agent_startup(fake_log: Path, council_started: float) -> float:
+    """From council's process start to each agent's first exec, averaged over the agents:
+    what council costs before an agent can work (imports, preflight, the run folder, each
+    agent's folder, environment and, for codex, its private home)."""
+    first: dict[str, float] = {}
+    for line in fake_log.read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "start":
+            exec_t = event.get("exec_t") or event["t"]
+            first[event["seat"]] = min(first.get(event["seat"], exec_t), exec_t)
+    return statistics.mean(t - council_started for t in first.values())
+
+
+def startup_rows(work: Path, delay: float, baseline: str | None,
+                 rounds: int) -> list[tuple[str, str, float, str]]:
+    """Agents' start-up and wall over critical path, 3 agents, median of `rounds` runs; with
+    `baseline` (a git revision), the same runs of that revision's council, interleaved, and
+    each figure as a ratio to it."""
+    code = None
+    if baseline:
+        code = work / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet",
+                        str(code), baseline], check=True)
+    try:
+        runs: dict[str, list[dict[str, float]]] = {"this": [], "baseline": []}
+        for n in range(rounds):
+            runs["this"].append(council_run(work / f"this-{n}", None, delay))
+            if code is not None:
+                runs["baseline"].append(council_run(work / f"base-{n}", None, delay,
+                                                    code=code))
+    finally:
+        if code is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(code)], check=False)
+
+    def median(which: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[which])
+
+    def overhead(which: str) -> float:
+        return statistics.median(r["wall"] / r["critical"] for r in runs[which])
+
+    startup = median("this", "startup")
+    rows = [(f"3 agents, median of {rounds}: agents' start-up", f"{startup:.3f} s", startup,
+             "(seconds)"),
+            (f"3 agents, median of {rounds}: wall / critical path", "", overhead("this"),
+             "<= 1.05")]
+    if code is not None:
+        rows += [(f"start-up: this / {baseline}",
+                  f"{median('this', 'startup'):.3f} s / {median('baseline', 'startup'):.3f} s",
+                  median("this", "startup") / median("baseline", "startup"), "<= 1.05"),
+                 (f"wall / critical path: this / {baseline}",
+                  f"{overhead('this'):.3f} / {overhead('baseline'):.3f}",
+                  overhead("this") / overhead("baseline"), "<= 1.02")]
+    return rows
 
 
 def phase_times(fake_log: Path) -> dict[str, float]:
@@ -266,8 +332,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
     parser.add_argument("--hook-samples", type=int, default=40)
-    parser.add_argument("--only", choices=["plugin", "big", "graph"],
+    parser.add_argument("--only", choices=["plugin", "big", "graph", "startup"],
                         help="run one measure only")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="with --only startup: compare with this git revision's council")
+    parser.add_argument("--rounds", type=int, default=5, help="runs per side for startup")
     parser.add_argument("--big-mb", type=int, nargs="+", default=[20, 100],
                         help="report sizes for the big-report measure")
     args = parser.parse_args()
@@ -278,6 +347,10 @@ def main() -> None:
     if args.only == "graph":
         with tempfile.TemporaryDirectory() as tmp:
             print_rows(graph_rows(Path(tmp) / "graph", args.delay))
+        return
+    if args.only == "startup":
+        with tempfile.TemporaryDirectory() as tmp:
+            print_rows(startup_rows(Path(tmp), args.delay, args.baseline, args.rounds))
         return
     if args.only == "big":
         print_rows(big_reports(args.big_mb))

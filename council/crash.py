@@ -9,7 +9,7 @@ import time
 import traceback
 from pathlib import Path
 
-from council import paths
+from council import paths, redact
 
 _run_dir: Path | None = None  # the run this process works on, once it has one
 
@@ -38,7 +38,7 @@ def write_log(exc: BaseException, command: str) -> Path | None:
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            path.write_text(redact.clean(text), encoding="utf-8")
         except OSError:
             continue
         return path

@@ -2,7 +2,8 @@
 the same event as one JSON object, for scripts.
 
 The supervisor writes events through council.events (structlog). This module is the minimal
-writer the hooks use after every agent turn: it imports only `fcntl`, `os` and `time`. Each
+writer the hooks use after every agent turn: it imports only `fcntl`, `os`, `time` and
+council.redact (which redacts secrets from both files). Each
 line is a single O_APPEND write, so lines from parallel hooks and the supervisor never
 interleave, and both files are written under one lock, so their events come in one order.
 """
@@ -12,6 +13,8 @@ from __future__ import annotations
 import fcntl
 import os
 import time
+
+from council import redact
 
 PROGRESS_FILE = "progress.log"
 EVENTS_FILE = "events.jsonl"
@@ -44,6 +47,8 @@ def write_event(run_dir: str | os.PathLike[str], line: str, record: str) -> None
     """Append one event's line and record under an exclusive lock on progress.log: a hook and
     the supervisor writing at the same moment would otherwise put their events in one order
     in progress.log and the other in events.jsonl, and a script pairing them would break."""
+    found = redact.secrets()
+    line, record = redact.text(line, found)[0], redact.text(record, found)[0]
     fd = os.open(os.path.join(run_dir, PROGRESS_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                  0o644)
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from council import claims, events, graph, loop, score, snapshots, sources
+from council import claims, events, graph, loop, redact, score, snapshots, sources
 from council.config import RunOptions
 from council.scope import SCOPE
 from council.scope import load as load_scope
@@ -67,7 +67,7 @@ def stamp_final_report(ws: Workspace, contributors: list[str], total: int, write
     body = sources.replace_sources(sources.remove_section(
         sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
                                    section + "\n" + sources.sources_section(ledger))
-    ws.final_report.write_text(header + body, encoding="utf-8")
+    ws.final_report.write_text(redact.clean(header + body), encoding="utf-8")
 
 
 def gap_fill_ran(state: RunState) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import budget, events, failures, loop, prompts, snapshots, spawn
+from council import budget, events, failures, loop, prompts, redact, snapshots, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.agents.environment import agent_env
@@ -185,6 +185,7 @@ def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
     ws, seat, phase, outcome = run.ws, run.seat, run.phase, run.outcome
     iteration = loop.deactivate(run.loop_file)
     run.meter.read(force=True, final=True)
+    _redact(run)
     if cancelled:
         final = _record(ws, seat, phase, "cancelled", run.returncode, outcome.session_id,
                         "stopped: the run was cancelled", iteration, run.meter.record())
@@ -224,6 +225,20 @@ def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
                     f"{elapsed:.0f} s, {size} bytes, {format_usage(run.meter.total)}",
                     agent=seat)
     return final
+
+
+def _redact(run: SeatRun) -> None:
+    """Scrub council's secrets from what the agent left (its report and its CLI's logs)
+    before anything is published from them; the usage is read already. One line names the
+    agent and each variable, never the value."""
+    ws, seat, phase = run.ws, run.seat, run.phase
+    found = redact.secrets()
+    files = {"report": run.report, "output log": ws.log_file(seat, phase),
+             "error log": ws.stderr_file(seat, phase)}
+    for what, path in files.items():
+        for name in redact.scrub_file(path, found):
+            events.emit(ws.root, phase, f"warning: its {what} held the value of {name}; "
+                        f"redacted", agent=seat)
 
 
 async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:

@@ -14,6 +14,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
+from council import redact
+
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
 # an angle bracket, and loses trailing punctuation that belongs to the sentence. A link's
 # text is bounded (one line, 1000 characters): unbounded, a pasted page full of `[` and no
@@ -201,4 +203,4 @@ def disappeared(before: str, after: str) -> list[str]:
 
 def write(path: Path, ledger: Ledger, regressions: Mapping[str, list[str]]) -> None:
     data = {**ledger.to_dict(), "dropped_in_refinement": dict(regressions)}
-    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    path.write_text(redact.clean(json.dumps(data, indent=2) + "\n"), encoding="utf-8")

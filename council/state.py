@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from council import redact
 from council.errors import StateError
 from council.progress import utc_now
 
@@ -310,7 +311,9 @@ def _utf8(value: Any) -> Any:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Replace path with text so readers see the old or the new file, never a torn one."""
+    """Replace path with text so readers see the old or the new file, never a torn one;
+    no secret of council's environment in it (redact.py)."""
+    text = redact.clean(text)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
