@@ -245,10 +245,18 @@ def codex() -> HostSetup:
     return HostSetup("codex", "ready (plugin installed, hooks trusted)", True)
 
 
+def cli_on_path(cli: str) -> bool:
+    return shutil.which(cli) is not None
+
+
 def check_hosts() -> list[HostSetup]:
-    """Each host's setup; a host whose files cannot be read says so rather than failing."""
+    """Each host's setup; a host whose files cannot be read says so rather than failing. A
+    host CLI that is not installed is only named: the CLI table's fix line says how."""
     found = []
     for check in (claude, gemini, codex):
+        if not cli_on_path(check.__name__):
+            found.append(HostSetup(check.__name__, f"{check.__name__} not on PATH", False))
+            continue
         try:
             found.append(check())
         except (OSError, ValueError, KeyError, TypeError) as exc:

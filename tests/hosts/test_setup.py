@@ -24,6 +24,7 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     (tmp_path / "codex").mkdir()
     monkeypatch.setattr(setup, "council_on_path", lambda: "/opt/council/bin/council")
+    monkeypatch.setattr(setup, "cli_on_path", lambda cli: True)
     return tmp_path
 
 
@@ -136,3 +137,11 @@ def test_no_council_on_path_is_every_hosts_problem(homes: Path,
     assert {h.host: h.state for h in setup.check_hosts()} == {
         "claude": "hooks cannot find council", "gemini": "extension not installed",
         "codex": "hooks cannot find council"}
+
+
+def test_a_host_cli_that_is_not_installed_is_named_not_set_up(
+        homes: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(setup, "cli_on_path", lambda cli: cli != "claude")
+    hosts = {h.host: h for h in setup.check_hosts()}
+    assert hosts["claude"] == setup.HostSetup("claude", "claude not on PATH", False)
+    assert hosts["gemini"].state == "extension not installed"
