@@ -70,6 +70,9 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
            "COUNCIL_RESEARCH_DIR": str(work / "research"),
            # logged in, as far as council's preflight can tell: the fakes need no key
            "ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake", "GEMINI_API_KEY": "fake"}
+    # One cache for the runs of a measure: the preflight remembers each CLI's version, as it
+    # does for a user from the second run on.
+    env["XDG_CACHE_HOME"] = str(work.parent / "cache")
     if code is not None:
         env["PYTHONPATH"] = str(code)
     began = time.perf_counter()

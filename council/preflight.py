@@ -4,7 +4,9 @@ A bad setup is named before any folder is created or any agent is started, in on
 problem that names the fix (the npm package, the login command, the variable). No secret is
 ever read out: credentials are looked for by name (an environment variable is set, a login
 file exists), never by value. The `--version` calls run in parallel, so the whole check
-takes about as long as the slowest CLI's start-up (under 2 s)."""
+takes about as long as the slowest CLI's start-up (under 2 s), and only the first time:
+a version is remembered for the executable it came from (its real path, size and mtime, so
+an upgrade asks again) in ~/.cache/council/versions.json."""
 
 from __future__ import annotations
 
@@ -133,6 +135,58 @@ def _version(path: str, env: dict[str, str], timeout: float) -> str | None:
     return next((w for w in out.stdout.split() if w[:1].isdigit()), None)
 
 
+def version_cache(env: dict[str, str], home: Path) -> Path:
+    base = env.get("XDG_CACHE_HOME") or str(home / ".cache")
+    return Path(base) / "council" / "versions.json"
+
+
+def executable_key(path: str) -> str | None:
+    """What identifies the program behind `path`: its real file, size and mtime (an npm
+    upgrade, or a new native version, changes one of them)."""
+    try:
+        real = os.path.realpath(path)
+        info = os.stat(real)
+    except OSError:
+        return None
+    return f"{real}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _versions(paths: dict[str, str], env: dict[str, str], home: Path, timeout: float,
+              fresh: bool) -> dict[str, str | None]:
+    """Each CLI's version: remembered ones from the cache (unless `fresh`), the rest asked in
+    parallel and remembered."""
+    cache_file = version_cache(env, home)
+    cached = {} if fresh else _json(cache_file)
+    known = cached if isinstance(cached, dict) else {}
+    keys = {cli: executable_key(path) for cli, path in paths.items()}
+    found: dict[str, str | None] = {cli: str(known[key]) for cli, key in keys.items()
+                                    if key and isinstance(known.get(key), str)}
+    ask = {cli: path for cli, path in paths.items() if cli not in found}
+    if ask:
+        with ThreadPoolExecutor(max_workers=len(ask)) as pool:
+            futures = {cli: pool.submit(_version, path, env, timeout)
+                       for cli, path in ask.items()}
+            found.update({cli: future.result() for cli, future in futures.items()})
+        new = {keys[cli]: found[cli] for cli in ask if keys[cli] and found[cli]}
+        if new:
+            _remember(cache_file, new)
+    return found
+
+
+def _remember(cache_file: Path, new: dict[str | None, str | None]) -> None:
+    """Add to the cache; a cache that cannot be written only costs the next run the
+    `--version` calls."""
+    old = _json(cache_file)
+    data = {**(old if isinstance(old, dict) else {}), **new}
+    try:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        os.replace(tmp, cache_file)
+    except OSError:
+        pass
+
+
 def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None = None,
           version_timeout: float = VERSION_TIMEOUT,
           every_version: bool = False) -> dict[str, Readiness]:
@@ -144,12 +198,11 @@ def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None 
     pinned = tested_versions()
     paths = {cli: shutil.which(cli, path=env.get("PATH")) for cli in clis}
     logins = {cli: credentials(cli, env, home) for cli in clis}
-    with ThreadPoolExecutor(max_workers=max(len(clis), 1)) as pool:
-        versions = {cli: pool.submit(_version, path, env, version_timeout)
-                    for cli, path in paths.items() if path and (logins[cli] or every_version)}
-        return {cli: Readiness(cli, paths[cli], versions[cli].result() if cli in versions
-                               else None, pinned[cli], logins[cli])
-                for cli in clis}
+    wanted = {cli: path for cli, path in paths.items()
+              if path and (logins[cli] or every_version)}
+    versions = _versions(wanted, env, home, version_timeout, fresh=every_version)
+    return {cli: Readiness(cli, paths[cli], versions.get(cli), pinned[cli], logins[cli])
+            for cli in clis}
 
 
 def prepare(options: RunOptions, explicit: bool,

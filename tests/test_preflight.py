@@ -76,3 +76,29 @@ def test_a_version_council_was_not_tested_with_is_a_warning() -> None:
     assert [s.name for s in kept.seats] == ["claude"]
     assert notes == ["claude 9.9.9 is not the version council is tested with (2.1.197); it "
                      "may still work"]
+
+
+def test_a_version_is_asked_once_per_executable_until_it_changes(tmp_path: Path) -> None:
+    """The `--version` call is the slow part of the preflight (a node CLI's start-up): it is
+    remembered for the very file that answered, and asked again once that file changes."""
+    from council.preflight import check, version_cache
+
+    bin_dir, home, calls = tmp_path / "bin", tmp_path / "home", tmp_path / "calls"
+    bin_dir.mkdir()
+    cli = bin_dir / "claude"
+    cli.write_text(f"#!/bin/sh\necho x >> {calls}\necho '2.1.197 (Claude Code)'\n")
+    cli.chmod(0o755)
+    env = {"PATH": str(bin_dir), "ANTHROPIC_API_KEY": "k"}
+
+    def version() -> str | None:
+        return check(["claude"], env, home)["claude"].version
+
+    assert version() == version() == "2.1.197"
+    assert calls.read_text().count("x") == 1
+    assert version_cache(env, home).is_file()
+    cli.write_text(cli.read_text().replace("2.1.197", "2.2.0"))  # an upgrade
+    assert version() == "2.2.0"
+    assert calls.read_text().count("x") == 2
+    # doctor always asks afresh
+    assert check(["claude"], env, home, every_version=True)["claude"].version == "2.2.0"
+    assert calls.read_text().count("x") == 3
