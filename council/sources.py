@@ -4,6 +4,7 @@ section is built from, and how a source that vanished between phases is noticed.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -58,6 +59,7 @@ def _trim(url: str) -> str:
     return url
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def canonical(url: str) -> str | None:
     """One spelling per resource, or None when the link is malformed. w3lib does the URL
     standard's part (query order, percent-encoding, IDNA hosts as punycode, no fragment);
