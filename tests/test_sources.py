@@ -137,3 +137,20 @@ def test_a_page_of_unclosed_brackets_is_read_in_one_pass() -> None:
     # 400,000 `[` with no `]` and one real link at the end: each `[` looks at most one line.
     text = ("[" * 79 + "\n") * 5_000 + "See [the gauge](https://example.org/gauge).\n"
     assert extract(text) == ["https://example.org/gauge"]
+
+
+def test_state_keeps_the_first_dropped_sources_and_how_many_more(council: Council) -> None:
+    """A report that drops 30 sources in refinement: state.yaml lists 20 and says how many
+    more, progress.log and the synthesis's facts give the whole count."""
+    research = "# R\n\n" + "".join(f"- Fact {i} (https://example.org/s/{i})\n"
+                                   for i in range(30))
+    council.script({"codex:research": {"finish_after": 1, "content": research},
+                    "codex:refinement": {"finish_after": 1, "content": "# Refined\n\nNone.\n"},
+                    "*": {"finish_after": 1}})
+    assert council.run("run", "--test", "--agents", "claude,codex", "q").returncode == 0
+    run = council.only_run()
+    state = yaml.safe_load((run / "state.yaml").read_text())
+    dropped = state["agents"]["codex"]["phases"]["refinement"]["dropped_sources"]
+    assert len(dropped) == 21
+    assert dropped[-1] == "… and 10 more"
+    assert "refinement codex dropped 30 source(s)" in (run / "progress.log").read_text()

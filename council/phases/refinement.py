@@ -69,11 +69,14 @@ def record_regressions(ws: Workspace) -> None:
             after = loop.read_report(ws.published_output(name, "refinement"))
             if ap is None or not ap.usable or before is None or after is None:
                 continue
-            ap.dropped_sources = sources.disappeared(before, after)
+            # The first few of each, then how many more: a pasted appendix can drop 15,000
+            # sources, and every state update and mirror write would carry them all.
+            ap.dropped_sources = regression.listed(sources.disappeared(before, after))
             ap.dropped_claims = regression.listed(regression.dropped_claims(before, after))
+            lost = regression.total(ap.dropped_sources) if ap.dropped_sources else 0
             gone = regression.total(ap.dropped_claims) if ap.dropped_claims else 0
-            if ap.dropped_sources or gone:
-                found.append((name, len(ap.dropped_sources), gone))
+            if lost or gone:
+                found.append((name, lost, gone))
         return found
 
     for name, dropped, gone in update_state(ws.root, change):

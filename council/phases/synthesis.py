@@ -48,9 +48,10 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
         dropped = (rec.phases["refinement"].dropped_sources
                    if "refinement" in rec.phases else None)
         if dropped:
-            lines.append(f"{name} dropped {len(dropped)} source(s) between its research and "
+            count = regression.total(dropped)
+            lines.append(f"{name} dropped {count} source(s) between its research and "
                          f"refined reports: {', '.join(dropped[:5])}"
-                         + (" …" if len(dropped) > 5 else ""))
+                         + (" …" if count > 5 else ""))
         gone = rec.phases["refinement"].dropped_claims if "refinement" in rec.phases else None
         if gone:
             lines.append(f"{name} dropped {regression.total(gone)} cited claim(s) between its "
