@@ -286,11 +286,29 @@ def _save(run_dir: Path, state: RunState, now: bool = False) -> None:
 
 
 def dump(state: RunState) -> str:
-    """state.yaml's text: PyYAML, with libyaml's C emitter where it is installed."""
+    """state.yaml's text: PyYAML, with libyaml's C emitter where it is installed. A secret of
+    council's environment in any of its strings is redacted in the data, not the text, so
+    the YAML stays valid (`[redacted …]` at the start of a plain scalar would read back as a
+    list) and the text is exactly what reaches the file."""
+    text = _dump(state.to_dict())
+    found = [(name, value) for name, value in redact.secrets() if value in text]
+    return _dump(_redacted(state.to_dict(), found)) if found else text
+
+
+def _redacted(value: Any, found: redact.Secrets) -> Any:
+    if isinstance(value, str):
+        return redact.text(value, found)[0]
+    if isinstance(value, dict):
+        return {k: _redacted(v, found) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v, found) for v in value]
+    return value
+
+
+def _dump(data: dict[str, Any]) -> str:
     import yaml
 
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    data = state.to_dict()
     try:
         return str(yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True,
                              default_flow_style=False, width=2**31 - 1))

@@ -71,3 +71,35 @@ def test_no_file_of_a_run_keeps_a_secret_an_agent_wrote(council: Council) -> Non
     for seat in ("claude", "codex", "gemini"):
         assert f"research {seat} warning: its report held the value of GITHUB_TOKEN; " \
                "redacted" in log
+
+
+def test_state_yaml_is_redacted_in_its_data_so_it_reads_back_the_same_shape(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret at the start of a value, redacted in the text, would read back as a YAML
+    list; and the owner compares the file with what it wrote to spot another writer."""
+    import yaml
+
+    from council.state import AgentPhase, AgentRecord, RunState, dump, load_state, owned
+
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},
+                     agents={"codex": AgentRecord(cli="codex", phases={"research": AgentPhase(
+                         status="failed", error=f"{TOKEN} was refused")})})
+    text = dump(state)
+    assert TOKEN not in text
+    error = yaml.safe_load(text)["agents"]["codex"]["phases"]["research"]["error"]
+    assert error == "[redacted GITHUB_TOKEN] was refused"
+
+    run = tmp_path / "run"
+    run.mkdir()
+    from council.state import create_state, update_state
+    create_state(run, RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z",
+                               options={}))
+    with owned(run):
+        def fail(s: RunState) -> None:
+            s.error = f"{TOKEN} leaked"
+        update_state(run, fail, now=True)
+        update_state(run, fail, now=True)
+    assert load_state(run).error == "[redacted GITHUB_TOKEN] leaked"
+    progress = run / "progress.log"
+    assert not progress.exists() or "changed by another process" not in progress.read_text()
