@@ -141,14 +141,14 @@ def version_cache(env: dict[str, str], home: Path) -> Path:
 
 
 def executable_key(path: str) -> str | None:
-    """What identifies the program behind `path`: its real file, size and mtime (an npm
-    upgrade, or a new native version, changes one of them)."""
+    """What identifies the program behind `path`: its real file, inode, size, mtime and
+    ctime (npm may install files with a fixed mtime, but a rewritten file has a new ctime)."""
     try:
         real = os.path.realpath(path)
         info = os.stat(real)
     except OSError:
         return None
-    return f"{real}:{info.st_size}:{info.st_mtime_ns}"
+    return f"{real}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
 
 
 def _versions(paths: dict[str, str], env: dict[str, str], home: Path, timeout: float,

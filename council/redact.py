@@ -4,7 +4,7 @@ The allow-lists (agents/environment.py) keep council's secrets out of each agent
 this is the second line, for a value that got through anyway (a login helper's error that
 echoes a key, a model that was handed one): before council writes a file, the value of every
 variable of its own environment whose name looks like a secret is replaced by
-`[redacted NAME]`. An agent's own files (its report and its CLI's logs) are scrubbed in place
+`REDACTED:NAME`. An agent's own files (its report and its CLI's logs) are scrubbed in place
 when its turn in a phase ends, before anything is published from them, and the run's
 progress.log names the agent and the variable, never the value.
 
@@ -13,6 +13,7 @@ modules."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 TYPE_CHECKING = False  # not typing's: its import would add ~20 ms to every hook
@@ -39,7 +40,9 @@ def secrets(environ: Mapping[str, str] | None = None) -> Secrets:
 
 
 def mark(name: str) -> str:
-    return f"[redacted {name}]"
+    """What stands for a secret: no space or bracket, so a URL that held it stays one URL and
+    a YAML or markdown value stays what it was."""
+    return f"REDACTED:{name}"
 
 
 def text(value: str, found: Secrets | None = None) -> tuple[str, list[str]]:
@@ -60,7 +63,8 @@ def clean(value: str) -> str:
 def scrub_file(path: Path, found: Secrets | None = None) -> list[str]:
     """Replace every secret in the file at `path`, in place and atomically, reading it in
     chunks (a report or log may be far larger than memory should hold); the names of the
-    secrets it held. A file that holds none is only read."""
+    secrets it held. A file that holds none is only read; a missing file holds none; a
+    file that held one but could not be rewritten raises OSError."""
     pairs = [(name, secret.encode(), mark(name).encode())
              for name, secret in (secrets() if found is None else found)]
     if not pairs:
@@ -70,7 +74,10 @@ def scrub_file(path: Path, found: Secrets | None = None) -> list[str]:
         held = _held(path, pairs, keep)
         if not held:
             return []
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.redact")
+    except OSError:
+        return []
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.redact")
+    try:
         with path.open("rb") as src, tmp.open("wb") as dst:
             buf = b""
             while chunk := src.read(_CHUNK):
@@ -80,8 +87,10 @@ def scrub_file(path: Path, found: Secrets | None = None) -> list[str]:
                 buf = buf[cut:]
             dst.write(_replace(buf, pairs))
         os.replace(tmp, path)
-    except OSError:
-        return []
+    except OSError:  # e.g. a full disk: the caller must not publish the file as clean
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return held
 
 

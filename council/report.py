@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from council import claims, events, graph, loop, redact, score, snapshots, sources
+from council import claims, events, graph, loop, redact, regression, score, snapshots, sources
 from council.config import RunOptions
 from council.scope import SCOPE
 from council.scope import load as load_scope
@@ -144,7 +144,10 @@ def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
     state = load_state(ws.root)
     writer = state.synthesizer or "synthesis"
     ledger = sources.build([*_reports(ws, state), (writer, "synthesis", final_report)])
-    regressions = {name: ap.dropped_sources for name, rec in state.agents.items()
-                   if (ap := rec.phases.get("refinement")) and ap.dropped_sources}
-    sources.write(ws.root / "sources.json", ledger, regressions)
+    # state keeps the first dropped sources and "… and N more": the URLs and the count apart
+    listed = {name: ap.dropped_sources for name, rec in state.agents.items()
+              if (ap := rec.phases.get("refinement")) and ap.dropped_sources}
+    regressions = {name: [u for u in urls if "://" in u] for name, urls in listed.items()}
+    totals = {name: regression.total(urls) for name, urls in listed.items()}
+    sources.write(ws.root / "sources.json", ledger, regressions, totals)
     return ledger

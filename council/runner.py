@@ -186,6 +186,7 @@ def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
     iteration = loop.deactivate(run.loop_file)
     run.meter.read(force=True, final=True)
     _redact(run)
+    outcome = run.outcome  # a report that could not be redacted fails the seat
     if cancelled:
         final = _record(ws, seat, phase, "cancelled", run.returncode, outcome.session_id,
                         "stopped: the run was cancelled", iteration, run.meter.record())
@@ -236,7 +237,18 @@ def _redact(run: SeatRun) -> None:
     files = {"report": run.report, "output log": ws.log_file(seat, phase),
              "error log": ws.stderr_file(seat, phase)}
     for what, path in files.items():
-        for name in redact.scrub_file(path, found):
+        try:
+            names = redact.scrub_file(path, found)
+        except OSError as exc:  # held a secret, cannot be rewritten: emptied, never kept
+            with suppress(OSError):
+                os.truncate(path, 0)
+            events.emit(ws.root, phase, f"warning: its {what} held a secret and could not be "
+                        f"redacted ({exc.strerror or exc}); emptied", agent=seat)
+            if what == "report":
+                run.outcome = Outcome(run.outcome.session_id,
+                                      "its report held a secret that could not be redacted")
+            continue
+        for name in names:
             events.emit(ws.root, phase, f"warning: its {what} held the value of {name}; "
                         f"redacted", agent=seat)
 

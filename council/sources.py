@@ -203,6 +203,10 @@ def disappeared(before: str, after: str) -> list[str]:
     return sorted(old - new)
 
 
-def write(path: Path, ledger: Ledger, regressions: Mapping[str, list[str]]) -> None:
-    data = {**ledger.to_dict(), "dropped_in_refinement": dict(regressions)}
+def write(path: Path, ledger: Ledger, regressions: Mapping[str, list[str]],
+          totals: Mapping[str, int] | None = None) -> None:
+    """sources.json: the ledger, and per agent the sources its refinement dropped (the
+    first ones) with how many it dropped in all."""
+    data = {**ledger.to_dict(), "dropped_in_refinement": dict(regressions),
+            "dropped_in_refinement_total": dict(totals or {})}
     path.write_text(redact.clean(json.dumps(data, indent=2) + "\n"), encoding="utf-8")

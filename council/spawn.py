@@ -159,7 +159,9 @@ def stop_orphans(agents: list[tuple[int, float]], grace: float) -> list[int]:
     psutil.wait_procs(alive, timeout=5)
     # Their sessions too, the leader gone or not: a process whose session id is an agent's
     # pid is from that agent's session (the kernel gives no new process a pid that is
-    # still some session's id), such as codex's sandbox helper.
-    for pid, _ in agents:
-        _kill_session(pid)
+    # still some session's id), such as codex's sandbox helper. Not where another program
+    # now has the pid: the session of that id is then that program's.
+    for pid, started in agents:
+        if same_process(pid, started) is not None or not psutil.pid_exists(pid):
+            _kill_session(pid)
     return [p.pid for p in leaders]

@@ -279,7 +279,7 @@ def _save(run_dir: Path, state: RunState, now: bool = False) -> None:
     owner = _owned.get(run_dir)
     if owner is None:
         text = dump(state)
-        atomic_write(state_path(run_dir), text)
+        atomic_write(state_path(run_dir), text, redacted=True)
         _known[run_dir] = (text, state)
         return
     owner.mirror(run_dir, now)
@@ -288,8 +288,7 @@ def _save(run_dir: Path, state: RunState, now: bool = False) -> None:
 def dump(state: RunState) -> str:
     """state.yaml's text: PyYAML, with libyaml's C emitter where it is installed. A secret of
     council's environment in any of its strings is redacted in the data, not the text, so
-    the YAML stays valid (`[redacted …]` at the start of a plain scalar would read back as a
-    list) and the text is exactly what reaches the file."""
+    the YAML quoting stays right, and the text is exactly what reaches the file."""
     text = _dump(state.to_dict())
     found = [(name, value) for name, value in redact.secrets() if value in text]
     return _dump(_redacted(state.to_dict(), found)) if found else text
@@ -328,10 +327,12 @@ def _utf8(value: Any) -> Any:
     return value
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, redacted: bool = False) -> None:
     """Replace path with text so readers see the old or the new file, never a torn one;
-    no secret of council's environment in it (redact.py)."""
-    text = redact.clean(text)
+    no secret of council's environment in it (redact.py), unless the caller has `redacted`
+    it already (state.yaml, redacted in its data)."""
+    if not redacted:
+        text = redact.clean(text)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -421,7 +422,7 @@ class _Owner:
                         "(garbled, truncated, replaced or deleted); the supervisor's own "
                         "state is kept and the file rewritten from it")
         try:
-            atomic_write(path, text)
+            atomic_write(path, text, redacted=True)
         except OSError as exc:
             if self.written is not None:  # said once per failing spell
                 events.emit(run_dir, "run", f"cannot write {path.name} "

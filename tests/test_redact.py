@@ -31,7 +31,7 @@ def test_which_variables_are_secrets(name: str, value: str, secret: bool) -> Non
 def test_text_names_what_it_replaced_and_the_longest_value_goes_first() -> None:
     found = redact.secrets({"A_TOKEN": "abcdefgh", "B_TOKEN": "abcdefgh-and-more"})
     out, names = redact.text("x abcdefgh-and-more y abcdefgh", found)
-    assert out == "x [redacted B_TOKEN] y [redacted A_TOKEN]"
+    assert out == "x REDACTED:B_TOKEN y REDACTED:A_TOKEN"
     assert names == ["B_TOKEN", "A_TOKEN"]
     assert redact.text("nothing here", found) == ("nothing here", [])
 
@@ -45,7 +45,7 @@ def test_a_large_file_is_scrubbed_in_chunks_even_across_a_chunk_boundary(
     text = "".join(f"{'é' * n}{TOKEN}\n" for n in range(70))
     path.write_text(text, encoding="utf-8")
     assert redact.scrub_file(path, found) == ["GITHUB_TOKEN"]
-    assert path.read_text(encoding="utf-8") == text.replace(TOKEN, "[redacted GITHUB_TOKEN]")
+    assert path.read_text(encoding="utf-8") == text.replace(TOKEN, "REDACTED:GITHUB_TOKEN")
     before = path.stat().st_mtime_ns
     assert redact.scrub_file(path, found) == []  # nothing left: the file is only read
     assert path.stat().st_mtime_ns == before
@@ -55,7 +55,7 @@ def test_a_large_file_is_scrubbed_in_chunks_even_across_a_chunk_boundary(
 def test_no_file_of_a_run_keeps_a_secret_an_agent_wrote(council: Council) -> None:
     """Each agent's report quotes a token from council's environment (as if a page had
     handed it over): the published reports, the final report, report.html, the logs, state
-    and progress hold `[redacted GITHUB_TOKEN]` instead, and progress.log names each agent."""
+    and progress hold `REDACTED:GITHUB_TOKEN` instead, and progress.log names each agent."""
     council.env["GITHUB_TOKEN"] = TOKEN
     leak = f"# Report\n\nFound a token: {TOKEN}\n\nSource: https://example.org/?t={TOKEN}\n"
     council.script({"*": {"finish_after": 1, "content": leak}})
@@ -65,7 +65,7 @@ def test_no_file_of_a_run_keeps_a_secret_an_agent_wrote(council: Council) -> Non
     holding = [str(p.relative_to(run)) for p in run.rglob("*")
                if p.is_file() and TOKEN.encode() in p.read_bytes()]
     assert holding == []
-    assert "[redacted GITHUB_TOKEN]" in (run / "final-report.md").read_text()
+    assert "REDACTED:GITHUB_TOKEN" in (run / "final-report.md").read_text()
     assert TOKEN not in proc.stdout + proc.stderr
     log = (run / "progress.log").read_text()
     for seat in ("claude", "codex", "gemini"):
@@ -88,7 +88,7 @@ def test_state_yaml_is_redacted_in_its_data_so_it_reads_back_the_same_shape(
     text = dump(state)
     assert TOKEN not in text
     error = yaml.safe_load(text)["agents"]["codex"]["phases"]["research"]["error"]
-    assert error == "[redacted GITHUB_TOKEN] was refused"
+    assert error == "REDACTED:GITHUB_TOKEN was refused"
 
     run = tmp_path / "run"
     run.mkdir()
@@ -100,6 +100,25 @@ def test_state_yaml_is_redacted_in_its_data_so_it_reads_back_the_same_shape(
             s.error = f"{TOKEN} leaked"
         update_state(run, fail, now=True)
         update_state(run, fail, now=True)
-    assert load_state(run).error == "[redacted GITHUB_TOKEN] leaked"
+    assert load_state(run).error == "REDACTED:GITHUB_TOKEN leaked"
     progress = run / "progress.log"
     assert not progress.exists() or "changed by another process" not in progress.read_text()
+
+
+def test_a_file_that_cannot_be_rewritten_raises_and_leaves_no_copy(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner then empties the file and fails the seat, rather than publish it."""
+    import os
+
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    path = folder / "report.md"
+    path.write_text(f"token {TOKEN}\n")
+
+    def full_disk(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    with pytest.raises(OSError):
+        redact.scrub_file(path, redact.secrets({"GITHUB_TOKEN": TOKEN}))
+    assert sorted(p.name for p in folder.iterdir()) == ["report.md"]

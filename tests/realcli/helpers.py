@@ -121,12 +121,13 @@ class Terminal:
         """End the CLI and everything it started (an interactive gemini outlives tmux's
         SIGHUP), then the tmux server."""
         procs: list[psutil.Process] = []
-        with suppress(subprocess.CalledProcessError, psutil.Error, ValueError):
+        with suppress(subprocess.SubprocessError, psutil.Error, ValueError):
             for pid in self._tmux("list-panes", "-a", "-F", "#{pane_pid}").split():
                 pane = psutil.Process(int(pid))
                 procs += [pane, *pane.children(recursive=True)]
-        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True,
-                       timeout=30, stdin=subprocess.DEVNULL)
+        with suppress(subprocess.SubprocessError):
+            subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True,
+                           timeout=30, stdin=subprocess.DEVNULL)
         for proc in procs:
             with suppress(psutil.Error):
                 proc.kill()
