@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
@@ -176,15 +177,13 @@ def _versions(paths: dict[str, str], env: dict[str, str], home: Path, timeout: f
 def _remember(cache_file: Path, new: dict[str | None, str | None]) -> None:
     """Add to the cache; a cache that cannot be written only costs the next run the
     `--version` calls."""
+    from council.state import atomic_write
+
     old = _json(cache_file)
     data = {**(old if isinstance(old, dict) else {}), **new}
-    try:
+    with suppress(OSError):
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_name(f".{cache_file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        os.replace(tmp, cache_file)
-    except OSError:
-        pass
+        atomic_write(cache_file, json.dumps(data, indent=1), redacted=True)
 
 
 def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None = None,

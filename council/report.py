@@ -147,7 +147,7 @@ def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
     # state keeps the first dropped sources and "… and N more": the URLs and the count apart
     listed = {name: ap.dropped_sources for name, rec in state.agents.items()
               if (ap := rec.phases.get("refinement")) and ap.dropped_sources}
-    regressions = {name: [u for u in urls if "://" in u] for name, urls in listed.items()}
+    regressions = {name: urls[:regression.MAX_LISTED] for name, urls in listed.items()}
     totals = {name: regression.total(urls) for name, urls in listed.items()}
     sources.write(ws.root / "sources.json", ledger, regressions, totals)
     return ledger
