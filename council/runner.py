@@ -132,6 +132,7 @@ def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
                    "--instructions", str(instructions)),
         max_iterations=task.max_iterations,
         home=ws.private_home(seat.name),
+        private_dir=ws.root / "loops",
     )
 
     def start(state: RunState) -> None:

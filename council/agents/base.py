@@ -31,6 +31,9 @@ class AgentJob:
     # A HOME of the agent's own, outside its folder, for a CLI whose tools read anywhere:
     # `~/…` and other tools' default credential paths then lead nowhere.
     home: Path | None = None
+    # A folder of council's for this seat's CLI settings (claude's --settings file): outside
+    # every folder an agent may write to, so no agent can rewrite the hooks that loop it.
+    private_dir: Path | None = None
 
     def hook_command(self, cli: str) -> str:
         """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell).
