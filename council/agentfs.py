@@ -25,7 +25,7 @@ import stat
 
 TYPE_CHECKING = False  # no typing import: this module runs in the hook, after every turn
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
 _CHUNK = 1 << 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -153,12 +153,14 @@ def _split(rel: str) -> tuple[list[str], str]:
     return parts[:-1], parts[-1]
 
 
-def write(folder: str | os.PathLike[str], rel: str, data: bytes | str,
+def write(folder: str | os.PathLike[str], rel: str, data: bytes | str | Iterable[bytes],
           mode: int = 0o600) -> None:
     """Replace `folder`/`rel` with `data`, atomically, following no link: `folder` is one
     council made (its own path is trusted), each folder of `rel` below it is opened with
     O_NOFOLLOW (made when missing), and whatever stood at the name (a file, a link) is
-    replaced by a rename, never written through."""
+    replaced by a rename, never written through. `data` may be an iterable of chunks, for a
+    file larger than memory should hold (a scrubbed log); if it raises, nothing is
+    replaced."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     dirs, name = _split(rel)
@@ -169,7 +171,8 @@ def write(folder: str | os.PathLike[str], rel: str, data: bytes | str,
                      mode, dir_fd=dfd)
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                for piece in (data,) if isinstance(data, bytes) else data:
+                    handle.write(piece)
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)

@@ -4,6 +4,7 @@ bounded; writes into its folder never follow a link."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,19 @@ def test_fresh_dir_empties_a_real_folder_without_entering_links(tmp_path: Path) 
 
 def test_remove_says_nothing_stood_there(tmp_path: Path) -> None:
     assert agentfs.remove(tmp_path, "none") is None
+
+
+def test_write_takes_chunks_and_a_failing_source_replaces_nothing(tmp_path: Path) -> None:
+    seat = tmp_path / "seat"
+    seat.mkdir()
+    agentfs.write(seat, "log.jsonl", iter([b"one\n", b"two\n"]))
+    assert (seat / "log.jsonl").read_bytes() == b"one\ntwo\n"
+
+    def broken() -> Iterator[bytes]:
+        yield b"half"
+        raise OSError(5, "Input/output error")
+
+    with pytest.raises(OSError, match="Input/output"):
+        agentfs.write(seat, "log.jsonl", broken())
+    assert (seat / "log.jsonl").read_bytes() == b"one\ntwo\n"
+    assert sorted(p.name for p in seat.iterdir()) == ["log.jsonl"]
