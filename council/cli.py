@@ -15,7 +15,7 @@ import click
 
 from council import __version__, crash, paths, preflight, status, supervisor
 from council.cancel import cancel_run
-from council.config import Overrides, load_options
+from council.config import Overrides, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
 from council.graph import plan
 from council.state import RunState, load_state
@@ -130,8 +130,8 @@ def main() -> None:
                    "research the gaps found, before the synthesis (default: on, off with "
                    "--test).")
 @click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="Council config file (default ./council.yaml, then "
-                   "~/.config/council/config.yaml).")
+              help="Council config file (default ./council.yaml once trusted with "
+                   "`council trust`, then ~/.config/council/config.yaml).")
 @research_dir_option
 @handle_errors
 def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
@@ -156,7 +156,7 @@ def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | No
     ensure_base(base)  # before the plan: a run that cannot start says so first
     for line in notes:
         click.echo(f"council: {line}", err=True)
-    for line in plan(options):
+    for line in [*plan(options), *plan_lines(options)]:
         click.echo(line)
     if confirm and not _confirmed("Start the council?"):
         raise UsageError("not started")
@@ -197,6 +197,26 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     """Stop a running council (the latest run by default); its files are kept."""
     ws = find_run(run_id, _research_dir(research_dir))
     click.echo(cancel_run(ws))
+
+
+@main.command("trust")
+@click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--list", "show", is_flag=True, help="List the trusted files and whether each "
+              "still holds what was trusted.")
+@click.option("--revoke", is_flag=True, help="Stop trusting FILE.")
+@handle_errors
+def trust_cmd(file: Path | None, show: bool, revoke: bool) -> None:
+    """Trust a project's config file (default ./council.yaml) after reviewing it: council
+    obeys a project's council.yaml only once trusted, and again only after each change."""
+    from council.config import revoke_file, trust_file, trusted_files
+
+    if show:
+        if file is not None or revoke:
+            raise UsageError("--list takes no FILE and no --revoke")
+        click.echo("\n".join(trusted_files()) or "no trusted config files")
+        return
+    path = file or Path("council.yaml")
+    click.echo(revoke_file(path) if revoke else trust_file(path))
 
 
 def _confirmed(question: str) -> bool:

@@ -6,13 +6,15 @@ arguments. Seats let one council hold two claude agents with different models.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import paths
+from council import agentfs, paths, trust
 from council.errors import ConfigError, UsageError
 
 CLIS = ("claude", "codex", "gemini")
@@ -29,6 +31,9 @@ DEFAULT_IDLE_SECONDS = 900.0  # a research turn that shows no sign of life for 1
 # report is kept beside it): ~500k tokens is more than any agent can read in one go, and
 # council's own checks (sources, regression) then cost the same whatever an agent pasted.
 DEFAULT_MAX_REPORT_BYTES = 2_000_000
+# A config file is a page of settings: anything longer is refused, not read on (a project's
+# council.yaml may be a link to /dev/zero).
+MAX_CONFIG_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,9 @@ class RunOptions:
     mode: str = "exploratory"  # exploratory | compliance | decision (prompts, debate trigger)
     synthesis_max_iterations: int = 3
     config_file: str | None = None
+    # Why council obeyed config_file: named with --config, the user's own, or trusted with
+    # `council trust` (trust.py); the plan says it.
+    config_trust: str | None = None
     max_report_bytes: int = DEFAULT_MAX_REPORT_BYTES
     # Seed 004's dissent: "auto" (a seat of another vendor than the synthesiser, with the full
     # council), "off", or the name of the seat that builds the opposing case.
@@ -161,6 +169,7 @@ class RunOptions:
             "mode": self.mode,
             "synthesis_max_iterations": self.synthesis_max_iterations,
             "config_file": self.config_file,
+            "config_trust": self.config_trust,
             "max_report_bytes": self.max_report_bytes,
             "dissent": self.dissent,
             "max_parallel": self.max_parallel,
@@ -203,9 +212,88 @@ class Overrides:
     max_parallel: int | None = None
 
 
+@dataclass(frozen=True)
+class ConfigFile:
+    """A config file as read: the bytes judged for trust are the bytes parsed."""
+
+    path: Path  # as named or found: a link keeps its own name
+    real: Path  # the file it is
+    origin: str  # "explicit" (--config), "project" (./council.yaml) or "user"
+    sha256: str
+    data: Mapping[str, Any]
+
+
 def load_options(overrides: Overrides) -> RunOptions:
-    """Build the run's options: built-in profile < config file < command line."""
-    config_path, data = _read_config(overrides.config)
+    """Build the run's options: built-in profile < config file < command line. A project's
+    ./council.yaml is obeyed only once the user has trusted it (trust.py): judged after it is
+    read and checked, before anything runs or is created."""
+    source = _find_config(overrides.config)
+    options, configured = _build(source, overrides)
+    if source is None:
+        return options
+    return replace(options, config_trust=_judge(source, configured))
+
+
+def trust_file(path: Path) -> str:
+    """`council trust FILE`: check the file as a config, then record its bytes as trusted;
+    what it sets, for the user to see what they trusted."""
+    source = read_config(path, "project")
+    _, configured = _build(source, Overrides())
+    trust.record(source.real, source.sha256)
+    return (f"trusted {trust.shown(path)} (sha256 {source.sha256[:12]}): it sets "
+            f"{summary(source.data, configured)}; a change to it must be trusted again")
+
+
+def trusted_files() -> list[str]:
+    """`council trust --list`: each trusted file and whether it still holds what was
+    trusted."""
+    lines = []
+    for real, entry in sorted(trust.load().items()):
+        if os.path.realpath(real) != real:
+            lines.append(f"{real}  trusted {entry.get('trusted_at', '?')}  now a link: "
+                         "refused")
+            continue
+        try:
+            now = trust.verdict({real: entry}, real, read_config(Path(real), "project").sha256)
+        except ConfigError:
+            now = "unreadable or gone"
+        state = {trust.TRUSTED: "unchanged", trust.CHANGED: "changed since: refused"}.get(
+            now, now)
+        lines.append(f"{real}  trusted {entry.get('trusted_at', '?')}  {state}")
+    return lines
+
+
+def revoke_file(path: Path) -> str:
+    """`council trust --revoke FILE`."""
+    if not trust.revoke(Path(os.path.realpath(path))):
+        raise UsageError(f"{trust.shown(path)} is not trusted")
+    return f"{trust.shown(path)} is no longer trusted"
+
+
+def _judge(source: ConfigFile, configured: tuple[Seat, ...]) -> str:
+    """Why this config file may be obeyed, for the plan and the run's state; or
+    UntrustedConfig, saying what it would change."""
+    if source.origin == "explicit":
+        return trust.EXPLICIT
+    own = Path(os.path.realpath(paths.user_config_file()))
+    if source.origin == "user" or source.real == own:
+        return trust.OWN
+    if not source.data:
+        return "empty: it changes nothing"
+    record = trust.load()
+    verdict = trust.verdict(record, str(source.real), source.sha256)
+    if verdict != trust.TRUSTED:
+        raise trust.UntrustedConfig(source.path, summary(source.data, configured),
+                                    changed=verdict == trust.CHANGED)
+    when = str(record[str(source.real)].get("trusted_at", "?"))[:10]
+    return f"trusted with `council trust` on {when}, sha256 {source.sha256[:12]}"
+
+
+def _build(source: ConfigFile | None, overrides: Overrides
+           ) -> tuple[RunOptions, tuple[Seat, ...]]:
+    """The options, checked, and the seats the config file itself defines."""
+    config_path = source.path if source else None
+    data: Mapping[str, Any] = source.data if source else {}
     top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
                    "max_cost", "max_tokens", "verify", "debate", "mode", "agents",
                    "max_report_bytes", "dissent", "max_parallel"}
@@ -217,6 +305,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         raise ConfigError(f"{where}: profile {profile!r} is not one of {', '.join(PROFILES)}")
 
     agents = data.get("agents")
+    configured: tuple[Seat, ...] = ()
     if agents is None:
         seats = PROFILES[profile]
     else:
@@ -226,6 +315,7 @@ def load_options(overrides: Overrides) -> RunOptions:
             Seat.from_dict(str(name), spec or {}, f"{where}: agents.{name}")
             for name, spec in agents.items()
         )
+        configured = seats
         if overrides.test:
             seats = tuple(_cheapen(seat) for seat in seats)
 
@@ -317,7 +407,7 @@ def load_options(overrides: Overrides) -> RunOptions:
         max_report_bytes=cap,
         dissent=str(dissent),
         max_parallel=parallel,
-    )
+    ), configured
 
 
 def _cheapen(seat: Seat) -> Seat:
@@ -326,21 +416,44 @@ def _cheapen(seat: Seat) -> Seat:
     return replace(seat, model=cheap.model, effort=cheap.effort, max_iterations=2)
 
 
-def _read_config(explicit: Path | None) -> tuple[Path | None, Mapping[str, Any]]:
+def _find_config(explicit: Path | None) -> ConfigFile | None:
+    """The file named with --config, else ./council.yaml, else the user's own; whatever
+    stands at the name counts (a FIFO, a dangling link: refused, not skipped)."""
     if explicit is not None:
-        if not explicit.is_file():
-            raise ConfigError(f"config file {explicit} does not exist")
-        candidates = [explicit]
-    else:
-        candidates = [p for p in (paths.project_config_file(), paths.user_config_file())
-                      if p.is_file()]
-    if not candidates:
-        return None, {}
-    path = candidates[0]
+        return read_config(explicit, "explicit")
+    for path, origin in ((paths.project_config_file(), "project"),
+                         (paths.user_config_file(), "user")):
+        if os.path.lexists(path):
+            return read_config(path, origin)
+    return None
+
+
+def read_config(path: Path, origin: str) -> ConfigFile:
+    """Read and parse a config file, at most MAX_CONFIG_BYTES of it, never blocking: a
+    project's file is as untrusted as what an agent leaves (a FIFO, a link to /dev/zero). A
+    link is read through, as the file it points to (agentfs refuses a link at the last
+    step, so the target is opened by its own path)."""
+    real = Path(os.path.realpath(path))
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+        raw = agentfs.read(real, MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file {path} does not exist") from exc
+    except OSError as exc:  # agentfs.UnsafeFile: its message says what stands there
+        if isinstance(exc.__cause__, PermissionError):
+            raise ConfigError(f"cannot read config file {path}: permission denied") from exc
+        what = exc.strerror or str(exc)
+        link = "" if str(real) == os.path.abspath(path) else f" {path} is a link:"
+        raise ConfigError(f"config file{link} {what}") from exc
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read config file {path}: not UTF-8 text") from exc
+    return ConfigFile(path, real, origin, trust.digest(raw), _parse(path, text))
+
+
+def _parse(path: Path, text: str) -> Mapping[str, Any]:
     import yaml  # only with a config file: a run without one starts ~30 ms sooner
 
     try:
@@ -352,10 +465,81 @@ def _read_config(explicit: Path | None) -> tuple[Path | None, Mapping[str, Any]]
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
     if data is None:
-        return path, {}
+        return {}
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: the top level must be a mapping of settings")
-    return path, data
+    return data
+
+
+# ---------------------------------------------------------------- what a config sets, in words
+
+SUMMARY_CHARS = 600  # the refusal is one line: a config that sets more is cut, with a note
+LIST_ITEMS = 6
+ITEM_CHARS = 60
+_PLAIN = re.compile(r"^[\w.:/@+-]{1,60}$")
+
+
+def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
+    """What a (checked) config file would change, in one line, for the refusal and for
+    `council trust`: its agents and their CLIs, each extra_args, env and fallback, then its
+    other settings. Values are quoted as JSON, so no newline or escape code gets through."""
+    parts = []
+    if seats:
+        parts.append("agents " + _few([f"{s.name} ({s.cli})" for s in seats]))
+    parts += [f"extra_args {_args(s.extra_args, ITEM_CHARS)} for {s.name}"
+              for s in seats if s.extra_args]
+    parts += [f"env [{_few(list(s.env))}] for {s.name}" for s in seats if s.env]
+    parts += [f"fallback {s.fallback} for {s.name}" for s in seats if s.fallback]
+    others = [f"{key} {_value(value)}" for key, value in data.items() if key != "agents"]
+    if others:
+        parts.append(_few(others))
+    text = "; ".join(parts) or "nothing"
+    if len(text) > SUMMARY_CHARS:
+        text = text[:text.rfind("; ", 0, SUMMARY_CHARS)] + "; … more in the file"
+    return text
+
+
+def plan_lines(options: RunOptions) -> list[str]:
+    """The plan's lines on where the options came from: the config file and why it was
+    obeyed, then every seat's extra_args and env in full (they reach the CLIs' command lines
+    and environments, so the user sees them before anything is spent)."""
+    if options.config_file is None:
+        lines = [f"config: no config file, {options.profile} profile"]
+    else:
+        lines = [f"config: {trust.shown(Path(options.config_file))} "
+                 f"({options.config_trust or 'not judged'})"]
+    extras = []
+    for seat in options.seats:
+        bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
+            [f"env [{', '.join(seat.env)}]"] if seat.env else [])
+        if bits:
+            extras.append(f"  {seat.name}: {'; '.join(bits)}")
+    return lines + (extras or ["  no agent has extra_args or env"])
+
+
+def _few(items: list[str]) -> str:
+    more = len(items) - LIST_ITEMS
+    return ", ".join(items[:LIST_ITEMS] + ([f"… {more} more"] if more > 0 else []))
+
+
+def _args(args: Sequence[str], cut: int | None = None) -> str:
+    """A seat's extra_args as a JSON list (`cut`: each cut to that many characters and at
+    most LIST_ITEMS of them, for the one-line refusal)."""
+    if cut is None:
+        return json.dumps(list(args))
+    shown = [json.dumps(a[:cut]) + ("…" if len(a) > cut else "") for a in args]
+    return f"[{_few(shown)}]"
+
+
+def _value(value: Any) -> str:
+    """A top-level setting's value, short. Only scalars are rendered: a value the command
+    line overrode was never checked, and YAML aliases can nest a list a billion items deep."""
+    if isinstance(value, str) and _PLAIN.match(value):
+        return value
+    if not isinstance(value, str | int | float | bool) and value is not None:
+        return f"(a {type(value).__name__})"
+    text = json.dumps(value)
+    return text if len(text) <= ITEM_CHARS else text[:ITEM_CHARS] + "…"
 
 
 def _reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:

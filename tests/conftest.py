@@ -91,3 +91,15 @@ def wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         time.sleep(0.05)
+
+
+def write_trusted_config(folder: Path, text: str) -> Path:
+    """Write a project's ./council.yaml and trust it, as its user would with `council
+    trust` after reviewing it: an untrusted one is refused (trust.py). The record goes to the
+    test's own config home (`isolated`), which the `council` fixture's processes share."""
+    from council.config import trust_file
+
+    path = folder / "council.yaml"
+    path.write_text(text)
+    trust_file(path)
+    return path

@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from conftest import Council, wait_for
+from conftest import Council, wait_for, write_trusted_config
 
 
 def agent_pids(council: Council, run_root: Path) -> list[int]:
@@ -25,7 +25,7 @@ def test_signal_stops_every_agent_tree(council: Council, sig: signal.Signals,
                                        code: int) -> None:
     # Each agent hangs, ignores SIGTERM and has a grandchild: the worst case.
     council.script({"*": {"hang": True, "ignore_sigterm": True, "spawn_grandchild": True}})
-    (council.root / "council.yaml").write_text("grace_period: 1\n")
+    write_trusted_config(council.root, "grace_period: 1\n")
     proc = subprocess.Popen(
         [sys.executable, "-m", "council", "run", "--test", "q"],
         env=council.env, cwd=council.root,

@@ -65,3 +65,64 @@ def test_end_of_input_at_the_confirm_is_a_no(council: Council) -> None:
     assert proc.stderr.strip().endswith("council: error: not started")
     assert "Aborted" not in proc.stderr
     assert not council.fake_log()
+
+
+PROJECT_CONFIG = (
+    "agents:\n"
+    "  claude: {cli: claude}\n"
+    "  gemini: {cli: gemini, extra_args: ['--include-directories', '/']}\n"
+    "  corp: {cli: codex, env: [GITHUB_TOKEN]}\n"
+)
+
+
+def test_an_untrusted_project_config_is_refused_before_anything_runs(
+        council: Council) -> None:
+    (council.root / "council.yaml").write_text(PROJECT_CONFIG)
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line == ("council: error: ./council.yaml is not trusted (it sets agents claude "
+                    "(claude), gemini (gemini), corp (codex); extra_args "
+                    '["--include-directories", "/"] for gemini; env [GITHUB_TOKEN] for corp): '
+                    "review it, then run `council trust ./council.yaml`")
+    assert proc.stdout == ""
+    assert not council.research.exists()
+    assert not council.fake_log()
+
+
+def test_a_trusted_config_runs_and_the_plan_shows_what_it_sets(council: Council) -> None:
+    (council.root / "council.yaml").write_text(PROJECT_CONFIG)
+    proc = council.run("trust")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("trusted ./council.yaml (sha256 ")
+    assert "env [GITHUB_TOKEN] for corp" in proc.stdout
+    proc = council.run("run", "--test", "--confirm", "q", input=b"")
+    assert proc.returncode == 2  # the confirm got no yes
+    plan = proc.stdout.splitlines()
+    config = next(i for i, text in enumerate(plan) if text.startswith("config: "))
+    assert plan[config].startswith("config: ./council.yaml (trusted with `council trust` on ")
+    assert plan[config + 1:config + 3] == [
+        '  gemini: extra_args ["--include-directories", "/"]', "  corp: env [GITHUB_TOKEN]"]
+    listed = council.run("trust", "--list")
+    assert listed.stdout.endswith("  unchanged\n")
+    assert council.run("trust", "--revoke").stdout == "./council.yaml is no longer trusted\n"
+    assert council.run("run", "--test", "q").returncode == 2
+    assert not council.fake_log()
+
+
+def test_the_plan_names_an_explicit_or_the_users_own_config(council: Council) -> None:
+    (council.root / "council.yaml").write_text(PROJECT_CONFIG)  # neither trusted nor read
+    (council.root / "mine.yaml").write_text(PROJECT_CONFIG)
+    proc = council.run("run", "--test", "--confirm", "--config", "mine.yaml", "q", input=b"")
+    assert "config: ./mine.yaml (named with --config)" in proc.stdout.splitlines()
+    (council.root / "council.yaml").unlink()
+    own = Path(council.env["COUNCIL_CONFIG_HOME"]) / "config.yaml"
+    own.parent.mkdir(parents=True)
+    own.write_text("max_cost: 2\n")
+    proc = council.run("run", "--test", "--confirm", "q", input=b"")
+    lines = proc.stdout.splitlines()
+    assert "config: ./config/config.yaml (your own config file)" in lines
+    assert "  no agent has extra_args or env" in lines
+    own.unlink()
+    proc = council.run("run", "--test", "--confirm", "q", input=b"")
+    assert "config: no config file, test profile" in proc.stdout.splitlines()

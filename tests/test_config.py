@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write_trusted_config
 
 from council.config import Overrides, RunOptions, load_options
 from council.errors import ConfigError, UsageError
@@ -24,8 +25,8 @@ def test_test_profile_is_cheap_and_short() -> None:
 
 
 def test_config_file_defines_seats(tmp_path: Path) -> None:
-    cfg = tmp_path / "council.yaml"
-    cfg.write_text(
+    write_trusted_config(
+        tmp_path,
         "synthesizer: deep\n"
         "timeout: 900\n"
         "agents:\n"
@@ -33,7 +34,7 @@ def test_config_file_defines_seats(tmp_path: Path) -> None:
         "  quick: {cli: claude, model: haiku, extra_args: ['--max-turns', '50']}\n"
         "  codex: {effort: xhigh}\n"
     )
-    options = load_options(Overrides())  # ./council.yaml is found on its own
+    options = load_options(Overrides())  # ./council.yaml is found on its own, once trusted
     assert [(s.name, s.cli, s.model) for s in options.seats] == [
         ("deep", "claude", "opus"), ("quick", "claude", "haiku"), ("codex", "codex", None)]
     assert options.seats[1].extra_args == ("--max-turns", "50")

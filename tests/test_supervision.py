@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 import yaml
-from conftest import Council, wait_for
+from conftest import Council, wait_for, write_trusted_config
 
 from council.loop import MARKER
 from council.runner import RESUME_NOTE
@@ -32,7 +32,7 @@ def start(council: Council, *args: str) -> psutil.Popen:
 def stuck_after_first_turn(council: Council) -> tuple[psutil.Popen, Path]:
     """A run whose three agents each wrote a first report, then hung."""
     council.script({"*": {"hang_after_turn": 1}})
-    (council.root / "council.yaml").write_text("grace_period: 1\n")
+    write_trusted_config(council.root, "grace_period: 1\n")
     proc = start(council, "q")
     wait_for(lambda: any(council.research.glob("*/state.yaml")))
     run = council.only_run()
@@ -310,7 +310,7 @@ def test_a_report_changed_after_publication_is_named(council: Council) -> None:
 def test_a_report_over_the_cap_goes_on_cut_with_a_note(council: Council) -> None:
     council.script({"claude:research": {"finish_after": 1, "pad_bytes": 300_000},
                     "*": {"finish_after": 1}})
-    (council.root / "council.yaml").write_text("max_report_bytes: 50000\n")
+    write_trusted_config(council.root, "max_report_bytes: 50000\n")
     proc = council.run("run", "--test", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()

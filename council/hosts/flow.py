@@ -110,7 +110,11 @@ def check_request(args: str, host: Host | None = None) -> tuple[str, RunOptions]
 
 def _reason(exc: Exception, base: Path, host: Host) -> str:
     from council.errors import CouncilError
+    from council.trust import UntrustedConfig
 
+    if isinstance(exc, UntrustedConfig):
+        # The user trusts it from a terminal, which may stand in another folder.
+        return exc.line(absolute=True)
     if isinstance(exc, CouncilError):
         return str(exc)
     if isinstance(exc, OSError):

@@ -138,6 +138,47 @@ def test_a_bad_request_is_refused_before_the_model_is_asked(council: Council,
         p.name[0].isdigit() for p in (project / "research").iterdir())
 
 
+UNTRUSTED = ("synthesizer: corp\n"
+             "agents:\n  corp: {cli: codex, env: [GITHUB_TOKEN], extra_args: ['--x']}\n")
+
+
+def test_an_untrusted_project_config_is_refused_by_every_host(council: Council,
+                                                              project: Path) -> None:
+    config = project / "council.yaml"
+    config.write_text(UNTRUSTED)
+    line = (f"{config} is not trusted (it sets agents corp (codex); extra_args [\"--x\"] for "
+            f"corp; env [GITHUB_TOKEN] for corp; synthesizer corp): review it, then run "
+            f"`council trust {config}`")
+    codex = {"session_id": "c-9", "turn_id": "t-1", "cwd": str(project),
+             "hook_event_name": "UserPromptSubmit", "prompt": "$council:deep-research --test q"}
+    assert hook(council, "codex-prompt", codex, project) == {
+        "decision": "block", "reason": f"Research council not started: {line}."}
+    gemini = {"session_id": "g-9", "cwd": str(project), "hook_event_name": "BeforeAgent",
+              "prompt": gemini_prompt("--test q")}
+    assert hook(council, "gemini-before", gemini, project, GEMINI_PROJECT_DIR=str(project)) == {
+        "decision": "deny", "reason": f"Research council not started: {line}."}
+    claude = {"session_id": "k-9", "prompt_id": "p-1", "cwd": str(project),
+              "hook_event_name": "UserPromptSubmit", "prompt": "/council:deep-research q"}
+    reply = hook(council, "prompt", claude, project, CLAUDE_PROJECT_DIR=str(project))
+    assert reply["reason"] == f"Research council not started: {line}."
+    # A file that appears between the prompt and the stop is refused at the stop: told once.
+    config.unlink()
+    assert hook(council, "codex-prompt", codex, project) == {}
+    config.write_text(UNTRUSTED)
+    stop = {**codex, "hook_event_name": "Stop", "stop_hook_active": False}
+    reply = hook(council, "codex-stop", stop, project)
+    assert reply["decision"] == "block"
+    assert f"could not run: {line}\n" in reply["reason"]
+    assert hook(council, "codex-stop", {**stop, "stop_hook_active": True}, project) == {}
+    assert not any(p.name[0].isdigit() for p in (project / "research").iterdir())
+    assert not council.fake_log()
+    # Trusted, the same request is taken.
+    from council.config import trust_file
+
+    trust_file(config)
+    assert hook(council, "codex-prompt", {**codex, "turn_id": "t-2"}, project) == {}
+
+
 def test_a_codex_session_runs_a_council(council: Council, project: Path) -> None:
     common = {"session_id": "c-2", "turn_id": "t-1", "cwd": str(project),
               "transcript_path": None, "model": "gpt-6.1-sol"}
