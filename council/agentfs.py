@@ -73,8 +73,9 @@ def _check(fd: int, path: str | os.PathLike[str]) -> os.stat_result:
 
 def open_regular(path: str | os.PathLike[str]) -> int:
     """A read-only descriptor on the plain file at `path` (the caller closes it); raises
-    FileNotFoundError when nothing is there, PermissionError when it may not be read, and UnsafeFile for anything but a regular file
-    with one link. Never blocks: a FIFO opens at once, and is refused."""
+    FileNotFoundError when nothing is there, PermissionError when it may not be read, and
+    UnsafeFile for anything but a regular file with one link. Never blocks: a FIFO opens at
+    once, and is refused."""
     try:
         fd = os.open(path, _READ_FLAGS)
     except OSError as exc:
