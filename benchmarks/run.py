@@ -75,6 +75,8 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
     env["XDG_CACHE_HOME"] = str(work.parent / "cache")
     if code is not None:
         env["PYTHONPATH"] = str(code)
+    if seats_yaml:  # named on the command line: a project's own council.yaml needs trust
+        options = ("--config", "council.yaml", *options)
     began = time.perf_counter()
     proc = psutil.Popen([sys.executable, "-m", "council", "run", "--test", *options, "benchmark"],
                         cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

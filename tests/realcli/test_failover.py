@@ -68,7 +68,7 @@ def test_a_seat_moves_to_its_fallback_cli(
         "  gemini: {cli: gemini}\n")
     server.script = {"anthropic": {"status": 401}, "openai": {"finish_after": 1},
                      "gemini": {"finish_after": 1}}
-    st = council_run(cli_env, tmp_path)
+    st = council_run(cli_env, tmp_path, "--config", "council.yaml")
     run: Path = st["_run"]
     assert st["phase"] == "done"
     assert st["agents"]["claude"]["cli"] == "codex"
