@@ -29,7 +29,9 @@ def summary(exc: BaseException) -> str:
 
 def write_log(exc: BaseException, command: str) -> Path | None:
     """Write the traceback to crash-<time>-<pid>.log in the run's folder (else the research
-    folder, else the temp dir); the path, or None when nowhere could take it."""
+    folder, else the temp dir); the path, or None when nowhere could take it. The log is a
+    new file (O_EXCL | O_NOFOLLOW, 0600): a link or file planted at its name, in a shared
+    temp dir say, is neither followed nor overwritten, and the next folder is tried."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     text = (f"council {command} crashed at {stamp} (pid {os.getpid()})\n\n"
             + "".join(traceback.format_exception(exc)))
@@ -38,7 +40,13 @@ def write_log(exc: BaseException, command: str) -> Path | None:
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            path.write_text(redact.clean(text), encoding="utf-8")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                         | os.O_CLOEXEC, 0o600)
+        except OSError:
+            continue
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(redact.clean(text))
         except OSError:
             continue
         return path

@@ -1,17 +1,32 @@
 """The final report's frame, written by council rather than by an agent: the stamp line at the
 top (who contributed, the phases that ran, the score), the completeness score and coverage
-before and after the gap fill, the provenance notes and the Sources rebuilt from the ledger."""
+before and after the gap fill, the provenance notes and the Sources rebuilt from the ledger.
+
+The final report is replaced whole (state.atomic_write: temp file, fsync, rename), never
+rewritten in place: under the Claude Code plugin it is the main session's synthesis, with no
+other copy, and a full disk or a kill between a truncate and a write would lose it."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from council import claims, events, graph, loop, redact, regression, score, snapshots, sources
+from council import (
+    agentfs,
+    claims,
+    events,
+    graph,
+    loop,
+    regression,
+    score,
+    snapshots,
+    sources,
+)
 from council.config import RunOptions
+from council.errors import PhaseFailedError
 from council.scope import SCOPE
 from council.scope import load as load_scope
-from council.state import RunState, load_state, update_state
+from council.state import RunState, atomic_write, load_state, update_state
 from council.workspace import CLAIMS, Workspace
 
 STAMP = "> council run "
@@ -19,6 +34,19 @@ PROVENANCE = "## Provenance"
 PROVENANCE_HEADING = re.compile(r"^##\s+Provenance\s*$", re.M | re.I)
 # The agents' own markdown reports (the ledger's sources; recovery rebuilds from them).
 REPORT_PHASES = ("research", "dissent", "refinement", "gapfill")
+# Read at most this much of the final report: far above any report (an agent's is cut at
+# max_report_bytes, 2 MB by default), and a bound on a sparse or endless file.
+FINAL_REPORT_LIMIT = 32 << 20
+
+
+def read_final_report(ws: Workspace) -> str:
+    """The final report's text, read as what an agent left (agentfs): a link, a FIFO or a
+    device at its name is not published (PhaseFailedError) but never followed or waited on."""
+    try:
+        data = agentfs.read(ws.final_report, FINAL_REPORT_LIMIT)
+    except agentfs.UnsafeFile as exc:
+        raise PhaseFailedError(f"{exc}: the final report was not published") from exc
+    return data.decode("utf-8", errors="replace")
 
 
 def verification_facts(ws: Workspace) -> dict[str, Any] | None:
@@ -41,7 +69,7 @@ def stamp_final_report(ws: Workspace, contributors: list[str], total: int, write
     cut = state.budget_exhausted
     facts = verification_facts(ws)
     checked = claims.summary(facts) if facts else None
-    body = ws.final_report.read_text(encoding="utf-8", errors="replace")
+    body = read_final_report(ws)
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
     ledger = _write_ledger(ws, body)
@@ -67,7 +95,7 @@ def stamp_final_report(ws: Workspace, contributors: list[str], total: int, write
     body = sources.replace_sources(sources.remove_section(
         sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
                                    section + "\n" + sources.sources_section(ledger))
-    ws.final_report.write_text(redact.clean(header + body), encoding="utf-8")
+    atomic_write(ws.final_report, header + body)  # redacted there
 
 
 def gap_fill_ran(state: RunState) -> bool:
