@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 RESEARCH_DIR_ENV = "COUNCIL_RESEARCH_DIR"
 CONFIG_HOME_ENV = "COUNCIL_CONFIG_HOME"
+# A run's folder name: its UTC start time and a random suffix. Always `fullmatch`ed: `$`
+# with re.match would let "20261122-031441-88dba5\n" through.
+RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 
 
 def research_dir() -> Path:

@@ -3,6 +3,10 @@
 The kernel drops a flock when its holder dies, even by `kill -9` or a reboot, so a stale
 lock can never block a resume. The file also records the holder's pid and process start time
 (psutil), so `council cancel` can signal the supervisor without hitting a recycled pid.
+
+`council status`, `cancel` and `find_run` ask every run folder whether a supervisor holds it,
+a cloned repository's too: the lock file is opened O_NOFOLLOW | O_NONBLOCK, so a link or a
+FIFO at its name is neither followed nor waited on, and counts as no supervisor.
 """
 
 from __future__ import annotations
@@ -10,15 +14,18 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 
+from council import agentfs
 from council.errors import CouncilError
 from council.spawn import same_process
 
 LOCK_FILE = "supervisor.lock"
+_OPEN = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class RunLockedError(CouncilError):
@@ -40,7 +47,16 @@ class RunLock:
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / LOCK_FILE
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _OPEN, 0o600)
+        except OSError as exc:
+            raise CouncilError(f"cannot lock run {run_dir.name}: {self.path} "
+                               f"({agentfs.describe(self.path)}): {exc.strerror or exc}"
+                               ) from exc
+        if not stat.S_ISREG(os.fstat(self.fd).st_mode):
+            os.close(self.fd)
+            raise CouncilError(f"cannot lock run {run_dir.name}: {self.path} is "
+                               f"{agentfs.describe(self.path)}, not a plain file")
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -70,7 +86,7 @@ class RunLock:
 
 def read_holder(run_dir: Path) -> Holder | None:
     try:
-        data = json.loads((run_dir / LOCK_FILE).read_text())
+        data = json.loads(agentfs.read(run_dir / LOCK_FILE, 4096))
         return Holder(int(data["pid"]), float(data["started"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -80,8 +96,8 @@ def live_supervisor(run_dir: Path) -> Holder | None:
     """The supervisor holding the run's lock right now, if any."""
     path = run_dir / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | _OPEN)
+    except OSError:  # missing, or a link
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

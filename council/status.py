@@ -5,9 +5,12 @@ cli.py prints them."""
 from __future__ import annotations
 
 import calendar
+import os
+import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from council import budget, graph
@@ -62,22 +65,30 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
         ap = rec.phases[phase]
         start, end = _epoch(ap.started_at), _epoch(ap.ended_at)
         elapsed = None if start is None else (end or now) - start
-        size = None
-        for path in (ws.working_output(name, phase), ws.published_output(name, phase)):
-            if path.is_file():
-                size = path.stat().st_size
-                break
+        size = next((info.st_size for path in (ws.working_output(name, phase),
+                                                ws.published_output(name, phase))
+                     if (info := _plain(path)) is not None), None)
         used = sum((Usage.from_dict(p.usage) for p in rec.phases.values()), Usage())
         quiet = None
         if ap.status == "running":
-            changed = [path.stat().st_mtime for path in (
+            changed = [info.st_mtime for path in (
                 ws.log_file(name, phase), ws.stderr_file(name, phase),
-                ws.working_output(name, phase)) if path.is_file()]
+                ws.working_output(name, phase)) if (info := _plain(path)) is not None]
             quiet = max(now - max(changed), 0.0) if changed else elapsed
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
                             elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
                             events.get(name), quiet))
     return out
+
+
+def _plain(path: Path) -> os.stat_result | None:
+    """The file's own facts when it is a plain file, without following a link: a report in
+    an agent's folder may be a link to a file of the user's, whose size is not its own."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
 
 
 def last_events(ws: Workspace) -> dict[str, str]:

@@ -123,8 +123,9 @@ def test_research_and_dissent_run_at_the_same_time(council: Council) -> None:
                          and e[2].startswith("finished:"))
     assert dissent_started < research_done
     assert (run / "dissent.md").is_file()
-    # Its own folder: the seat's research and dissent do not share a working folder.
-    assert (run / "agents" / "codex" / "dissent" / "dissent.md").is_file()
+    # Its own folder, beside the research folder: the research agent cannot reach the memo.
+    assert (run / "agents" / "codex.dissent" / "dissent.md").is_file()
+    assert not (run / "agents" / "codex" / "dissent").exists()
     assert (run / "agents" / "codex" / "codex-report.md").is_file()
     assert "## Counterpoints" in (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
 

@@ -3,7 +3,9 @@ cli.py prints them): pure functions of a state and a run folder, and what a user
 
 from __future__ import annotations
 
+import calendar
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -38,7 +40,16 @@ def make_run(base: Path, topic: str = "q", error: str | None = None) -> Workspac
                 ended_at="2026-11-23T10:00:10Z", error=error)}),
         })
     create_state(ws.root, state)
+    point_latest(base, RUN_ID)
     return ws
+
+
+def point_latest(base: Path, run_id: str) -> None:
+    """research/latest as council writes it when it makes the run: a link to the bare id,
+    written the moment the run was made (its id is that moment)."""
+    made = calendar.timegm(time.strptime(run_id[:15], "%Y%m%d-%H%M%S"))
+    (base / "latest").symlink_to(run_id)
+    os.utime(base / "latest", (made, made), follow_symlinks=False)
 
 
 def invoke(*args: str) -> str:
@@ -142,3 +153,14 @@ def test_on_a_terminal_the_header_is_styled_and_markup_still_literal(
         assert "\x1b[1;4m" in out  # the header row: bold, underlined
         assert MARKUP in out
         assert "\x1b]8;" not in out  # no hyperlink escape
+
+
+def test_status_shows_this_machines_latest_run_not_a_shipped_one(tmp_path: Path) -> None:
+    make_run(tmp_path, topic="our own topic")
+    shipped = Workspace(tmp_path / "29991231-235959-ffffff")  # from a cloned repository
+    shipped.root.mkdir()
+    create_state(shipped.root, RunState(id=shipped.id, topic="a shipped topic",
+                                        created_at="2999-12-31T23:59:59Z", options={}))
+    shown = invoke("status", "--research-dir", str(tmp_path))
+    assert "our own topic" in shown
+    assert "shipped" not in shown

@@ -4,7 +4,10 @@ answer fails), so that opposing evidence is gathered with the rest rather than b
 
 Its memo, dissent.md, feeds the refinement (every agent must weigh it), the antagonist and the
 synthesis, whose report answers it. A dissent that fails never stops the run: the council goes
-on without a memo and the methodology says so."""
+on without a memo and the methodology says so.
+
+The dissenter works in agents/<seat>.dissent/, beside its research folder (workspace.work_dir):
+the same seat's research agent, running at the same time, cannot rewrite the memo."""
 
 from __future__ import annotations
 
