@@ -6,31 +6,69 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Sequence
+from pathlib import Path
 
 import psutil
 
 from council import events, sessions, spawn
 from council.config import RunOptions
-from council.errors import CouncilError
+from council.errors import CouncilError, UsageError
 from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
 from council.state import RunState, load_state, update_state
-from council.workspace import Workspace
+from council.workspace import Workspace, active_runs, find_run
 
 ENDED = ("done", "failed", "cancelled")
+Recorded = tuple[str, int, float]  # (seat, pid, the pid's start time when it was recorded)
+
+
+def choose(active: Sequence[str]) -> str | None:
+    """Which active run `council cancel` without an id stops: the only one, or None when
+    none is active; with several, the user names one (a UsageError listing them)."""
+    if len(active) > 1:
+        raise UsageError(f"{len(active)} runs are active ({', '.join(active)}): name the one "
+                         f"to cancel, e.g. `council cancel {active[-1]}`")
+    return active[0] if active else None
+
+
+def pick(run_id: str | None, base: Path | None = None) -> Workspace:
+    """The run `council cancel [RUN_ID]` stops: the one named; else the one run a supervisor
+    holds now (never merely the newest-looking folder); else the latest run, whose agents
+    may have outlived a supervisor that died."""
+    if run_id is not None:
+        return find_run(run_id, base)
+    active = active_runs(base)
+    chosen = choose([ws.id for ws in active])
+    return next(ws for ws in active if ws.id == chosen) if chosen else find_run(None, base)
+
+
+def since_boot(recorded: Sequence[Recorded], boot: float) -> tuple[list[Recorded],
+                                                                    list[Recorded]]:
+    """(the agents started since the machine booted, those started before). A process from
+    before the boot is gone; its pid, and a session of that id, may now be another
+    program's, so the second list must never be swept."""
+    return ([r for r in recorded if r[2] >= boot], [r for r in recorded if r[2] < boot])
 
 
 def stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
     """Agents whose supervisor died (kill -9, crash) may still be running: stop them before
-    anything else touches their files."""
+    anything else touches their files. Not those recorded before the machine last booted:
+    they died with it, and their pids may now be anyone's (progress.log says so)."""
     # A seat can be at work in two phases at once (research beside its dissent): every
     # running phase's process, not one per seat.
     recorded = [(name, ap.pid, ap.pid_started)
                 for name, rec in state.agents.items()
                 for ap in rec.phases.values()
                 if ap.pid and ap.pid_started and ap.status == "running"]
-    stopped = set(spawn.stop_orphans([(pid, started) for _, pid, started in recorded], grace))
-    return sorted({name for name, pid, _ in recorded if pid in stopped})
+    current, earlier = since_boot(recorded, psutil.boot_time())
+    if earlier:
+        events.emit(ws.root, "run", "no orphan sweep for "
+                    + ", ".join(f"{name} (pid {pid})" for name, pid, _ in earlier)
+                    + ": the machine has booted since they started, so they are gone and "
+                    "their pids may now be another program's")
+    stopped = set(spawn.stop_orphans([(pid, started) for _, pid, started in current], grace))
+    return sorted({name for name, pid, _ in current if pid in stopped})
 
 
 def mark_cancelled(ws: Workspace, why: str) -> list[str]:

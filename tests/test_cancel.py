@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -76,3 +77,69 @@ def test_a_resume_stops_every_phase_a_seat_left_running(tmp_path: Path) -> None:
         for p in procs:
             if p.poll() is None:
                 p.kill()
+
+
+def test_cancel_without_an_id_names_the_active_runs_when_there_are_several() -> None:
+    from council.cancel import choose
+    from council.errors import UsageError
+
+    assert choose([]) is None
+    assert choose(["20260101-000000-aaaaaa"]) == "20260101-000000-aaaaaa"
+    with pytest.raises(UsageError, match=r"2 runs are active \(20260101-000000-aaaaaa, "
+                                         r"20260102-000000-bbbbbb\): name the one") as caught:
+        choose(["20260101-000000-aaaaaa", "20260102-000000-bbbbbb"])
+    assert caught.value.exit_code == 2
+    assert "\n" not in str(caught.value)
+
+
+def make_run(base: Path, run_id: str) -> Path:
+    root = base / run_id
+    root.mkdir(parents=True)
+    (root / "state.yaml").write_text(f"id: {run_id}\n")
+    return root
+
+
+def test_cancel_picks_the_one_active_run_not_the_latest_looking_one(tmp_path: Path) -> None:
+    from council.cancel import pick
+    from council.errors import UsageError
+    from council.runlock import RunLock
+    from council.workspace import Workspace
+
+    base = tmp_path / "research"
+    first = make_run(base, "20260101-000000-aaaaaa")
+    second = make_run(base, "20260102-000000-bbbbbb")
+    make_run(base, "29991231-235959-ffffff")  # shipped in a cloned repository: no supervisor
+    with RunLock(first):
+        assert pick(None, base) == Workspace(first)
+        with RunLock(second), pytest.raises(UsageError, match="2 runs are active"):
+            pick(None, base)
+        assert pick("20260102-000000-bbbbbb", base) == Workspace(second)
+
+
+def test_no_orphan_sweep_for_agents_started_before_the_last_boot(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from council import spawn
+    from council.cancel import since_boot, stop_orphans
+    from council.state import AgentPhase, AgentRecord, RunState
+    from council.workspace import Workspace
+
+    assert since_boot([("a", 1, 100.0), ("b", 2, 300.0)], boot=200.0) == (
+        [("b", 2, 300.0)], [("a", 1, 100.0)])
+    swept: list[list[tuple[int, float]]] = []
+
+    def sweep(agents: list[tuple[int, float]], grace: float) -> list[int]:
+        swept.append(agents)
+        return [pid for pid, _ in agents]
+
+    monkeypatch.setattr(spawn, "stop_orphans", sweep)
+    monkeypatch.setattr("psutil.boot_time", lambda: 1_000_000.0)
+    # The pids are this test's own: a sweep that were not skipped would be told to stop them.
+    phases = {"research": AgentPhase(status="running", pid=os.getpid(), pid_started=999_000.0),
+              "dissent": AgentPhase(status="running", pid=os.getppid(),
+                                    pid_started=1_000_500.0)}
+    state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},
+                     agents={"codex": AgentRecord(cli="codex", phases=phases)})
+    assert stop_orphans(Workspace(tmp_path), state, grace=1) == ["codex"]
+    assert swept == [[(os.getppid(), 1_000_500.0)]]
+    log = (tmp_path / "progress.log").read_text()
+    assert f"no orphan sweep for codex (pid {os.getpid()}): the machine has booted since" in log
