@@ -7,7 +7,9 @@ Nothing is read from the session's transcript, which print mode may not have wri
 
 A request moves pending → running (bound to a run) → released, once. Every change is a
 read-modify-write under an flock of the folder, written atomically, so a repeated or
-concurrent Stop can never start a second run, and two sessions never share a file.
+concurrent Stop can never start a second run, and two sessions never share a file. The folder
+is 0700 and its files 0600 (a request holds the topic), read and written through agentfs:
+a link or FIFO planted there is never followed or waited on.
 
 This module sits beside `state` and `workspace`: the supervisor asks it whether a session
 still waits on a run and releases sessions on cancel; it knows nothing of hooks or phases.
@@ -21,13 +23,16 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from council import agentfs, gitignore
+
 SESSIONS_DIR = ".sessions"
 KEEP = 20  # requests remembered per session (released ones are only history)
+MAX_FILE_BYTES = 1 << 20  # KEEP requests, each a typed command line
 SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 T = TypeVar("T")
 
@@ -73,8 +78,8 @@ def load(path: Path) -> list[Request]:
     """A session's requests, oldest first. A file council cannot read holds none: an older
     council's binding, or a damaged file, never starts anything."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing, unreadable or not JSON
+        data = json.loads(agentfs.read(path, MAX_FILE_BYTES).decode("utf-8"))
+    except (OSError, ValueError):  # missing, unreadable, not a plain file, or not JSON
         return []
     items = data.get("requests") if isinstance(data, dict) else None
     if not isinstance(items, list):
@@ -84,16 +89,20 @@ def load(path: Path) -> list[Request]:
 
 def _save(path: Path, requests: list[Request]) -> None:
     kept = requests[-KEEP:]
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"requests": [asdict(r) for r in kept]}), encoding="utf-8")
-    os.replace(tmp, path)
+    agentfs.write(path.parent, path.name,
+                  json.dumps({"requests": [asdict(r) for r in kept]}))  # 0600
 
 
 @contextmanager
 def _locked(base: Path) -> Iterator[None]:
     folder = base / SESSIONS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder, os.O_RDONLY)
+    if not base.is_dir():  # the research folder's first use: a typed request, before any run
+        base.mkdir(parents=True, exist_ok=True)
+        gitignore.ensure(base)
+    with suppress(FileExistsError):
+        folder.mkdir(0o700)
+    # O_NOFOLLOW: a link at .sessions (a cloned repository's) is refused, not followed.
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -103,3 +103,36 @@ def test_concurrent_claims_take_a_request_once(tmp_path: Path) -> None:
     for thread in threads:
         thread.join()
     assert sorted(won) == [False] * 7 + [True]
+
+
+def test_requests_are_private_and_the_research_folder_is_ignored(tmp_path: Path) -> None:
+    import stat
+
+    from council import gitignore
+
+    base = tmp_path / "research"  # a typed request is the research folder's first use
+    sessions.record(base, "s", "p-1", "a secret topic")
+    folder = base / sessions.SESSIONS_DIR
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE(sessions.session_file(base, "s").stat().st_mode) == 0o600
+    assert (base / ".gitignore").read_text() == gitignore.IGNORE_ALL
+
+
+def test_links_in_the_sessions_folder_are_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    victim = elsewhere / "s.json"
+    victim.write_text("the user's file")
+    folder = tmp_path / sessions.SESSIONS_DIR
+    folder.mkdir()
+    (folder / "s.json").symlink_to(victim)
+    assert sessions.load(sessions.session_file(tmp_path, "s")) == []
+    sessions.record(tmp_path, "s", "p-1", "q")  # the link is replaced, not written through
+    assert victim.read_text() == "the user's file"
+    assert [r.args for r in sessions.load(sessions.session_file(tmp_path, "s"))] == ["q"]
+    (folder / "s.json").unlink()
+    folder.rmdir()
+    folder.symlink_to(elsewhere)  # the whole folder a link
+    with pytest.raises(OSError):
+        sessions.record(tmp_path, "s", "p-2", "q")
+    assert victim.read_text() == "the user's file"
