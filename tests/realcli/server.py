@@ -27,7 +27,9 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "delay": 0.0,          # seconds to wait before answering
      "hostile": [],         # paths a misbehaving agent tries to write before its report
      "quote_marker": false, # every turn also quotes the marker inline and in fenced code
-     "probe": []}           # reads an injected page would ask for, before the first report
+     "probe": [],           # reads an injected page would ask for, before the first report
+     "after_report": [],    # calls a turned agent makes once its report is complete
+     "reports": {}}         # per report file name: settings that apply to that report only
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
@@ -42,6 +44,20 @@ dict ``{"tool": name, "args": {...}}`` is any other call, sent as given: claude'
 ``Grep`` or ``WebFetch``, gemini's ``list_directory``, ``grep_search`` or ``glob``, codex's
 ``view_image`` or an ``exec_command`` asking ``"sandbox_permissions": "require_escalated"``.
 What the CLI answers comes back in the next request, which the log keeps with ``log_bodies``.
+``{report}`` (the report's path as the prompt gives it) and ``{dir}`` (its folder) are
+replaced in every string of an entry: ``{dir}/refinement-inputs/claude-report.md`` is an
+input council copied into the agent's folder.
+
+``after_report`` entries are calls of the same forms, made one by one after the report write
+that completes the report (turn ``finish_after`` or later) and before the text that ends the
+turn: what an agent turned by a page does once council would take its report as finished
+(for codex, ``ln -sf ~/.ssh/id_ed25519 {report}`` or ``mkfifo``), with ``{report}`` and
+``{dir}`` replaced as in probes. They do not count as turns.
+
+``reports`` maps a report file's name (``keylink-report.md``) to settings that replace the
+api's own for conversations writing that report: one agent of several on the same CLI, or
+one phase of an agent, can be scripted apart (``{"openai": {"finish_after": 1, "reports":
+{"codex-report.md": {"after_report": ["mkfifo x"]}}}}``).
 
 Each request is logged as one JSON line. Stdlib only.
 
@@ -55,7 +71,9 @@ import argparse
 import gzip
 import itertools
 import json
+import os
 import re
+import stat
 import threading
 import time
 import zlib
@@ -71,7 +89,8 @@ REPORT_RE = re.compile(r"^Report file: (.+)$", re.MULTILINE)
 APIS = ("anthropic", "openai", "gemini")
 CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
-                            "status_count": None, "retry_after": None, "probe": []}
+                            "status_count": None, "retry_after": None, "probe": [],
+                            "after_report": [], "reports": {}}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -192,9 +211,10 @@ class Conversation:
     def __init__(self, report_path: str | None, t: int, last_is_tool_result: bool,
                  model: str | None, cwd: str | None = None,
                  texts: list[str] | None = None, targets: list[str] | None = None,
-                 probes: int = 0, last_is_probe: bool = False) -> None:
+                 probes: int = 0, last_is_probe: bool = False, since_write: int = 0) -> None:
         self.texts = texts or []
         self.probes = probes  # probe calls already made
+        self.since_write = since_write  # calls other than writes since the last write
         self.last_is_probe = last_is_probe
         self.targets = targets or []  # the path of each file-writing call, in order
         self.report_path = report_path
@@ -219,6 +239,50 @@ def probe_call(api: str, probe: str | Mapping[str, Any]) -> tuple[str, dict[str,
     return PROBE_TOOLS[api], {"file_path": probe}
 
 
+def filled(entry: Any, conv: Conversation) -> Any:
+    """A ``probe`` or ``after_report`` entry with ``{report}`` and ``{dir}`` replaced, in
+    every string of it, by the report's path and folder."""
+    path = conv.report_path or ""
+    folder = str(Path(path).parent) if path else ""
+    if isinstance(entry, str):
+        return entry.replace("{report}", path).replace("{dir}", folder)
+    if isinstance(entry, Mapping):
+        return {k: filled(v, conv) for k, v in entry.items()}
+    if isinstance(entry, list):
+        return [filled(v, conv) for v in entry]
+    return entry
+
+
+def after_call(api: str, entry: str | Mapping[str, Any],
+               conv: Conversation) -> tuple[str, dict[str, Any]]:
+    """An ``after_report`` entry as (tool name, arguments)."""
+    return probe_call(api, filled(entry, conv))
+
+
+def for_report(settings: Mapping[str, Any], conv: Conversation) -> dict[str, Any]:
+    """The api's settings, with those ``reports`` gives for this conversation's report file."""
+    name = Path(conv.report_path).name if conv.report_path else None
+    own = (settings.get("reports") or {}).get(name) if name else None
+    if not own:
+        return dict(settings)
+    return {**settings, **{k: v for k, v in own.items() if v is not None or k == "status"}}
+
+
+def plain_text(path: Path, limit: int = 64 << 20) -> str | None:
+    """The text of the plain file at `path`, or None: a link is not followed, a FIFO is not
+    waited on and a file over `limit` bytes (a sparse terabyte) is not read, whatever an
+    agent left at its report's name."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return handle.read(limit).decode("utf-8", errors="replace")
+
+
 def _first_report_path(texts: list[str]) -> str | None:
     for text in texts:
         match = REPORT_RE.search(text)
@@ -230,7 +294,7 @@ def _first_report_path(texts: list[str]) -> str | None:
 def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
     user_texts: list[str] = []
     targets: list[str] = []
-    t = probes = 0
+    t = probes = since = 0
     last_call = ""
     last: Mapping[str, Any] | None = None
     for message in body.get("messages") or []:
@@ -248,6 +312,7 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
             if role == "assistant" and block.get("type") == "tool_use":
                 last_call = str(block.get("name"))
                 probes += last_call not in WRITE_TOOLS["anthropic"]
+                since = 0 if last_call in WRITE_TOOLS["anthropic"] else since + 1
             if (role == "assistant" and block.get("type") == "tool_use"
                     and block.get("name") in WRITE_TOOLS["anthropic"]):
                 t += 1
@@ -259,7 +324,8 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
                            for b in last["content"])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"),
                         texts=user_texts, targets=targets, probes=probes,
-                        last_is_probe=last_is_tool and _is_probe("anthropic", last_call))
+                        last_is_probe=last_is_tool and _is_probe("anthropic", last_call),
+                        since_write=since)
 
 
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -269,7 +335,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     items = [i for i in items or [] if isinstance(i, dict)]
     user_texts: list[str] = []
     targets: list[str] = []
-    t = probes = 0
+    t = probes = since = 0
     last_call = ""
     cwd = None
     for item in items:
@@ -277,6 +343,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         if kind in ("custom_tool_call", "function_call"):
             last_call = str(item.get("name"))
             probes += last_call not in WRITE_TOOLS["openai"]
+            since = 0 if last_call in WRITE_TOOLS["openai"] else since + 1
         if kind == "message" and item.get("role") == "user":
             content = item.get("content")
             parts = [{"text": content}] if isinstance(content, str) else content or []
@@ -302,13 +369,14 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     last_is_tool = last_kind in ("function_call_output", "custom_tool_call_output")
     return Conversation(_first_report_path(user_texts), t, last_is_tool, body.get("model"), cwd,
                         texts=user_texts, targets=targets, probes=probes,
-                        last_is_probe=last_is_tool and _is_probe("openai", last_call))
+                        last_is_probe=last_is_tool and _is_probe("openai", last_call),
+                        since_write=since)
 
 
 def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversation:
     user_texts: list[str] = []
     targets: list[str] = []
-    t = probes = 0
+    t = probes = since = 0
     last_call = ""
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     for content in contents:
@@ -322,6 +390,7 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
             if role == "model" and isinstance(call, dict):
                 last_call = str(call.get("name"))
                 probes += last_call not in WRITE_TOOLS["gemini"]
+                since = 0 if last_call in WRITE_TOOLS["gemini"] else since + 1
             if role == "model" and isinstance(call, dict) and \
                     call.get("name") in WRITE_TOOLS["gemini"]:
                 t += 1
@@ -330,7 +399,8 @@ def gemini_conversation(body: Mapping[str, Any], model: str | None) -> Conversat
         isinstance(p, dict) and "functionResponse" in p for p in contents[-1].get("parts") or [])
     return Conversation(_first_report_path(user_texts), t, last_is_tool, model,
                         texts=user_texts, targets=targets, probes=probes,
-                        last_is_probe=last_is_tool and _is_probe("gemini", last_call))
+                        last_is_probe=last_is_tool and _is_probe("gemini", last_call),
+                        since_write=since)
 
 
 # --------------------------------------------------------------------------- wire formats
@@ -627,11 +697,16 @@ class _Handler(BaseHTTPRequestHandler):
     def _anthropic(self, body: Mapping[str, Any], settings: Mapping[str, Any],
                    record: dict[str, Any]) -> None:
         conv = anthropic_conversation(body)
+        settings = for_report(settings, conv)
         model = str(body.get("model") or "mock-model")
         tool = text = None
         answer = _decide(conv, record, settings)
         if answer.startswith("probe:"):
-            name, args = probe_call("anthropic", settings["probe"][conv.probes])
+            name, args = probe_call("anthropic", filled(settings["probe"][conv.probes], conv))
+            tool = {"name": name, "input": args}
+        elif answer.startswith("after:"):
+            name, args = after_call("anthropic", settings["after_report"][conv.since_write],
+                                    conv)
             tool = {"name": name, "input": args}
         elif answer.startswith("hostile:"):
             tool = {"name": "Write", "input": {"file_path": answer[8:], "content": HOSTILE}}
@@ -652,11 +727,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _openai(self, body: Mapping[str, Any], settings: Mapping[str, Any],
                 record: dict[str, Any]) -> None:
         conv = openai_conversation(body)
+        settings = for_report(settings, conv)
         model = str(body.get("model") or "mock-model")
         patch = text = None
         answer = _decide(conv, record, settings)
-        if answer.startswith("probe:"):
-            call = probe_call("openai", settings["probe"][conv.probes])
+        if answer.startswith(("probe:", "after:")):
+            call = (probe_call("openai", filled(settings["probe"][conv.probes], conv))
+                    if answer.startswith("probe:") else
+                    after_call("openai", settings["after_report"][conv.since_write], conv))
             self._send_sse(openai_events(model, None, None, call=call))
             return
         if answer.startswith("hostile:"):
@@ -669,10 +747,10 @@ class _Handler(BaseHTTPRequestHandler):
             target = Path(conv.report_path)
             if not target.is_absolute() and conv.cwd:
                 target = Path(conv.cwd) / target
-            # Stateless, but on the same machine: patch the file as it is on disk.
-            try:
-                old = target.read_text(encoding="utf-8")
-            except OSError:
+            # Stateless, but on the same machine: patch the file as it is on disk (a plain
+            # file only: never what a link the agent made points to).
+            old = plain_text(target)
+            if old is None:
                 patch = add_patch(conv.report_path, new)
                 record["answer"] = f"tool apply_patch add turn {n}"
             else:
@@ -700,9 +778,14 @@ class _Handler(BaseHTTPRequestHandler):
             record["answer"] = "side: web search"
         else:
             conv = gemini_conversation(body, model)
+            settings = for_report(settings, conv)
             answer = _decide(conv, record, settings)
             if answer.startswith("probe:"):
-                name, args = probe_call("gemini", settings["probe"][conv.probes])
+                name, args = probe_call("gemini", filled(settings["probe"][conv.probes], conv))
+                parts = [{"functionCall": {"name": name, "args": args}}]
+            elif answer.startswith("after:"):
+                name, args = after_call("gemini", settings["after_report"][conv.since_write],
+                                        conv)
                 parts = [{"functionCall": {"name": name, "args": args}}]
             elif answer.startswith("hostile:"):
                 parts = [{"functionCall": {"name": "write_file", "args": {
@@ -764,7 +847,7 @@ def _decide(conv: Conversation, record: dict[str, Any],
         record["answer"] = "text OK."
         return "OK."
     probes = [p if isinstance(p, str) else json.dumps(p, sort_keys=True)
-              for p in (settings or {}).get("probe") or []]
+              for p in filled((settings or {}).get("probe") or [], conv)]
     if conv.t == 0 and conv.probes < len(probes) and (conv.last_is_probe or
                                                      not conv.last_is_tool_result):
         record["answer"] = f"probe {probes[conv.probes]}"
@@ -778,6 +861,15 @@ def _decide(conv: Conversation, record: dict[str, Any],
                                                       not conv.last_is_tool_result):
         record["answer"] = f"hostile write {hostile[len(tried)]}"
         return "hostile:" + hostile[len(tried)]
+    after = (settings or {}).get("after_report") or []
+    finished = conv.t >= int((settings or {}).get("finish_after") or DEFAULTS["finish_after"])
+    if (finished and conv.last_is_tool_result and not after_hostile
+            and conv.since_write < len(after)
+            and (conv.since_write == 0 or conv.last_is_probe)):
+        entry = filled(after[conv.since_write], conv)
+        shown = entry if isinstance(entry, str) else json.dumps(entry, sort_keys=True)
+        record["answer"] = f"after_report {shown}"
+        return f"after:{conv.since_write}"
     if conv.last_is_tool_result and not after_hostile:
         record["answer"] = "text"
         return FINAL_TEXT
