@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from council import __version__, crash, paths, preflight, status, supervisor
-from council.cancel import cancel_run
+from council.cancel import cancel_run, pick
 from council.config import Overrides, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
 from council.graph import plan
@@ -194,8 +194,9 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
 @research_dir_option
 @handle_errors
 def cancel(run_id: str | None, research_dir: Path | None) -> None:
-    """Stop a running council (the latest run by default); its files are kept."""
-    ws = find_run(run_id, _research_dir(research_dir))
+    """Stop a running council (the active run by default; with several, name one); its
+    files are kept."""
+    ws = pick(run_id, _research_dir(research_dir))
     click.echo(cancel_run(ws))
 
 

@@ -84,7 +84,7 @@ class Seat:
         return seat
 
     def validate(self, where: str) -> None:
-        if not SEAT_NAME.match(self.name):
+        if not SEAT_NAME.fullmatch(self.name):
             raise ConfigError(
                 f"{where}: agent name {self.name!r} must be lower-case letters, digits, '-' or '_'"
             )
@@ -97,7 +97,7 @@ class Seat:
         if self.effort is not None and self.effort not in EFFORTS:
             raise ConfigError(f"{where}: effort {self.effort!r} is not one of {', '.join(EFFORTS)}")
         for name in self.env:
-            if not ENV_NAME.match(name):
+            if not ENV_NAME.fullmatch(name):
                 raise ConfigError(f"{where}.env: {name!r} is not an environment variable name")
         if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:
             raise ConfigError(
@@ -534,7 +534,7 @@ def _args(args: Sequence[str], cut: int | None = None) -> str:
 def _value(value: Any) -> str:
     """A top-level setting's value, short. Only scalars are rendered: a value the command
     line overrode was never checked, and YAML aliases can nest a list a billion items deep."""
-    if isinstance(value, str) and _PLAIN.match(value):
+    if isinstance(value, str) and _PLAIN.fullmatch(value):
         return value
     if not isinstance(value, str | int | float | bool) and value is not None:
         return f"(a {type(value).__name__})"

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from conftest import write_trusted_config
 
-from council.config import Overrides, RunOptions, load_options
+from council.config import Overrides, RunOptions, Seat, load_options
 from council.errors import ConfigError, UsageError
 
 
@@ -102,3 +102,9 @@ def test_the_plan_lists_only_the_phases_the_run_can_have() -> None:
     assert "research ∥ dissent →" in steps()
     assert "dissent" not in steps(test=True)
     assert "research ∥ dissent by codex →" in steps(test=True, dissent="codex")
+
+
+@pytest.mark.parametrize("name", ["codex\n", "codex\nx"])
+def test_a_seat_name_with_a_newline_is_refused(name: str) -> None:
+    with pytest.raises(ConfigError, match="agent name"):
+        Seat(name=name, cli="codex").validate("agents")
