@@ -361,24 +361,47 @@ def flood(
 
 # ---------------------------------------------------------------- hooks
 def run_hook(
-    shell: list[str], command: str, cwd: str, env: dict[str, str], payload: Json, timeout: float
+    shell: list[str], command: str, cwd: str, env: dict[str, str], payload: Json, timeout: float,
+    socket_stdin: bool = False,
 ) -> tuple[int, str, str, bool]:
-    """Run one command hook. Returns (exit_code, stdout, stderr, timed_out)."""
+    """Run one command hook. Returns (exit_code, stdout, stderr, timed_out).
+
+    `socket_stdin`: the payload comes through one end of a socketpair, as the real CLIs send
+    it (node's 'pipe' stdio is a socketpair on Linux; seen in claude 2.1.197 and read in gemini
+    0.61). bash then takes itself for a remote shell's, and a top-level `bash -c` sources
+    ~/.bashrc first."""
     data = json.dumps(payload, ensure_ascii=False)
+    stdin: Any = subprocess.PIPE
+    sender = None
+    if socket_stdin:
+        import socket
+
+        sender, stdin = socket.socketpair()
     try:
         proc = subprocess.Popen(
             [*shell, command],
             cwd=cwd,
             env=env,
-            stdin=subprocess.PIPE,
+            stdin=stdin,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
     except OSError as exc:
+        if sender is not None:
+            sender.close()
         return 127, "", str(exc), False
+    finally:
+        if sender is not None:
+            stdin.close()  # the child has its own copy
+    if sender is not None:
+        import threading
+
+        # The thread writes the payload, ends the hook's stdin and closes our end.
+        threading.Thread(target=_send_and_close, args=(sender, data.encode()),
+                         daemon=True).start()
     try:
-        so, se = proc.communicate(data, timeout=timeout)
+        so, se = proc.communicate(None if sender is not None else data, timeout=timeout)
         return proc.returncode, so, se, False
     except subprocess.TimeoutExpired:
         proc.kill()  # the hook stays in our process group, like the real CLIs' hooks
@@ -387,6 +410,15 @@ def run_hook(
         except subprocess.TimeoutExpired:  # a grandchild of the hook still holds the pipes
             so, se = "", ""
         return proc.wait(), so or "", se or "", True
+
+
+def _send_and_close(sock: Any, data: bytes) -> None:
+    """Write the payload and end the hook's stdin (a hook that never reads it is no error)."""
+    import socket
+
+    with sock, contextlib.suppress(OSError):
+        sock.sendall(data)
+        sock.shutdown(socket.SHUT_WR)
 
 
 def parse_json_obj(text: str | None) -> Json | None:
