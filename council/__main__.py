@@ -3,7 +3,17 @@ agent turn and must start fast."""
 
 from __future__ import annotations
 
+import os
 import sys
+
+if not __package__:
+    # Run as a file: the agents' hooks start `python -I …/council/__main__.py hook …`, and -I
+    # keeps PYTHONPATH, the user's site-packages and the current folder (an agent's) off
+    # sys.path. An installed council is found in site-packages anyway; one run from a source
+    # checkout is found here, from this file's own place, never from the environment.
+    _root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if _root not in sys.path:
+        sys.path.insert(0, _root)
 
 
 def main() -> None:

@@ -45,7 +45,9 @@ def main(argv: list[str]) -> int:
     cli = argv[0] if argv else "claude"
     try:
         cli, opts = parse_args(argv)
-        if not looks_like_payload(sys.stdin.read()):
+        # Bytes, decoded here: under `python -I` no PYTHONIOENCODING or PYTHONUTF8 applies,
+        # and the locale's codec may not read the CLI's UTF-8.
+        if not looks_like_payload(sys.stdin.buffer.read().decode("utf-8", "replace")):
             print("council hook: stdin is not a JSON object; allowing the stop",
                   file=sys.stderr)
             return 0

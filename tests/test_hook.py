@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import Council
 
-from council.agents.base import HOOK_ENTRY
+from council.agents.base import HOOK_ENTRY, AgentJob
+from council.config import Seat
 from council.loop import MARKER, read_loop, write_loop
 
 CLAUDE_PAYLOAD = {
@@ -38,11 +41,15 @@ def report(root: Path) -> Path:
     return root / "agents" / "claude" / "claude-report.md"
 
 
+def hook_args(root: Path) -> list[str]:
+    return ["--run-dir", str(root), "--seat", "claude", "--phase", "research", "--report",
+            str(report(root)), "--loop", str(root / "loop.json"), "--instructions",
+            str(root / "continue.md")]
+
+
 def hook(root: Path, cli: str, stdin: str, *extra: str) -> tuple[int, str, str]:
     proc = subprocess.run(
-        [sys.executable, "-P", str(HOOK_ENTRY), "hook", cli, "--run-dir", str(root), "--seat",
-         "claude", "--phase", "research", "--report", str(report(root)), "--loop",
-         str(root / "loop.json"), "--instructions", str(root / "continue.md"), *extra],
+        [sys.executable, "-I", str(HOOK_ENTRY), "hook", cli, *hook_args(root), *extra],
         input=stdin, capture_output=True, text=True, timeout=30,
     )
     return proc.returncode, proc.stdout, proc.stderr
@@ -141,3 +148,74 @@ def test_json_string_is_what_json_reads_back(text: str) -> None:
     assert json.loads(json_object({"reason": text})) == {"reason": text}
     assert json.loads(render("claude", text)) == {"decision": "block", "reason": text}
     assert json.loads(render("gemini", None, error=text))["decision"] == "allow"
+
+
+def planted_python(folder: Path, witness: Path) -> None:
+    """What an agent could leave in its folder for a Python started there to run as the user."""
+    for name in ("sitecustomize", "usercustomize", "council"):
+        body = f"open({str(witness)!r}, 'a').write({name!r} + '\\n')\n"
+        if name == "council":
+            (folder / name).mkdir()
+            (folder / name / "__init__.py").write_text(body)
+        else:
+            (folder / f"{name}.py").write_text(body)
+
+
+@pytest.mark.parametrize("cli", ["claude", "gemini"])
+def test_the_hook_takes_nothing_from_the_agents_folder(run: Path, tmp_path: Path,
+                                                       cli: str) -> None:
+    """The hook command as the adapter writes it, run as the CLI runs it: in the agent's folder,
+    with an empty entry in PYTHONPATH (`export PYTHONPATH=$PYTHONPATH:/x` with it unset). No
+    file the agent wrote there is run, and the hook still answers."""
+    folder = run / "agents" / "claude"
+    witness = tmp_path / "ran"
+    planted_python(folder, witness)
+    (run / "loops").mkdir()
+    job = AgentJob(Seat(cli, cli), "research", folder, folder / "prompt.md",
+                   tuple(hook_args(run)), 3, private_dir=run / "loops")
+    command = job.hook_command(cli, job.hook_home())
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": ":/nowhere",
+           "PYTHONSTARTUP": str(folder / "sitecustomize.py"), "PYTHONUSERBASE": str(folder)}
+    payload = json.dumps(GEMINI_PAYLOAD if cli == "gemini" else CLAUDE_PAYLOAD)
+    proc = subprocess.run(["/bin/sh", "-c", command], cwd=folder, env=env, input=payload,
+                          capture_output=True, text=True, timeout=30)
+    assert not witness.exists(), witness.read_text()
+    assert json.loads(proc.stdout)["decision"] in ("block", "deny"), proc.stderr
+
+
+def test_the_hook_entry_finds_its_own_package(run: Path) -> None:
+    """Not installed (a checkout on PYTHONPATH, which -I ignores) and without site-packages
+    at all (-S): the entry file puts its own package root on sys.path."""
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", str(HOOK_ENTRY), "hook", "claude", *hook_args(run)],
+        input=json.dumps(CLAUDE_PAYLOAD), capture_output=True, text=True, timeout=30)
+    assert json.loads(proc.stdout)["decision"] == "block", proc.stderr
+
+
+def test_a_bashrc_banner_and_a_project_env_do_not_reach_gemini_s_loop(
+        council: Council, tmp_path: Path) -> None:
+    """gemini runs its hook as `bash -c` with a socket on stdin, so a top-level bash sources
+    ~/.bashrc, and a banner there came before the hook's JSON: gemini read an "allow" and
+    stopped after one turn. And a trusted gemini loads the project's .env (here, one that
+    points PYTHONPATH at the repository's own sitecustomize.py) into its hooks' environment.
+    The fake gemini does both as 0.61 does."""
+    home = Path(council.env["HOME"])
+    (home / ".bashrc").write_text("echo 'Welcome back!'\n")
+    witness = tmp_path / "ran"
+    repo_code = tmp_path / "repo-code"
+    repo_code.mkdir()
+    planted_python(repo_code, witness)
+    (council.root / ".env").write_text(f"FROM_DOTENV=1\nPYTHONPATH={repo_code}\n")
+    council.script({"*": {"finish_after": 2}})  # --test: 2 iterations
+    proc = council.run("run", "--test", "--agents", "gemini", "q")
+    assert proc.returncode == 0, proc.stderr
+    log = council.fake_log()
+    hooks = [e for e in log if e["event"] == "hook"]
+    assert hooks
+    for event in hooks:
+        assert json.loads(event["stdout"])["decision"] in ("allow", "deny"), event["stdout"]
+        assert "FROM_DOTENV" not in event["env_names"]
+    research = [e for e in log if e["event"] == "turn" and e["phase"] == "research"]
+    assert len(research) == 2  # the loop went on to the marker, not one turn
+    assert not [e for e in log if e["event"] == "dotenv" and e["names"]]
+    assert not witness.exists()

@@ -16,6 +16,8 @@ from council.config import Seat
 from council.ledger import Usage
 
 HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
+# The hooks' HOME, in the job's private folder: empty, council's, out of every agent's reach.
+HOOK_HOME = "hook-home"
 
 
 @dataclass(frozen=True)
@@ -35,14 +37,34 @@ class AgentJob:
     # every folder an agent may write to, so no agent can rewrite the hooks that loop it.
     private_dir: Path | None = None
 
-    def hook_command(self, cli: str) -> str:
-        """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell).
+    def council_dir(self) -> Path:
+        """`private_dir`, which a CLI with hooks or settings files needs (the runner sets it;
+        nothing may fall back to the agent's own, writable folder)."""
+        if self.private_dir is None:
+            raise ValueError(f"{self.seat.name}: no private folder for {self.seat.cli}'s "
+                             "settings and hooks")
+        return self.private_dir
+
+    def hook_home(self) -> Path:
+        """The HOME the hook processes get, made on first use: an empty folder of council's,
+        so nothing a shell or a program reads from `~` at start-up (a .bashrc that prints,
+        a profile) is there."""
+        home = self.council_dir() / HOOK_HOME
+        home.mkdir(mode=0o700, exist_ok=True)
+        return home
+
+    def hook_command(self, cli: str, home: Path) -> str:
+        """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell),
+        with `home` as its HOME (a shell assignment: no extra process).
 
         It runs with the supervisor's own interpreter (no PATH lookup), and runs the entry
-        file directly: `-m` would cost an import of runpy after every agent turn. `-P` keeps
-        the entry file's folder off sys.path."""
-        argv = [sys.executable, "-P", str(HOOK_ENTRY), "hook", cli, *self.hook_args]
-        return " ".join(shlex.quote(a) for a in argv)
+        file directly: `-m` would cost an import of runpy after every agent turn. `-I`
+        (isolated) takes nothing from the agent's folder or the environment: no PYTHONPATH
+        (an empty or relative entry would put the agent's folder, its cwd, on sys.path, and
+        a sitecustomize.py the agent wrote would run as the user), no user site-packages,
+        not the entry file's folder. The entry file finds its own package (__main__.py)."""
+        argv = [sys.executable, "-I", str(HOOK_ENTRY), "hook", cli, *self.hook_args]
+        return " ".join([f"HOME={shlex.quote(str(home))}", *(shlex.quote(a) for a in argv)])
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from council import agentfs
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -32,16 +33,19 @@ class ClaudeAdapter:
     resumes_sessions = True
 
     def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
+        # claude runs a hook with `/bin/sh -c` (seen), which reads no start-up file when not
+        # interactive: the command's own HOME=… is all the hook needs.
+        command = job.hook_command(self.cli, job.hook_home())
         settings = {
             "hooks": {
-                "Stop": [
-                    {"hooks": [{"type": "command", "command": job.hook_command(self.cli),
-                                "timeout": 120}]}
-                ]
+                "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 120}]}]
             }
         }
-        settings_file = job.cwd / f"claude-settings-{job.tag}.json"
-        settings_file.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        # In council's own folder, not the agent's: an agent that can write its cwd could
+        # otherwise rewrite the hook that loops it before its next phase or resume.
+        name = f"{job.seat.name}-{job.tag}-claude-settings.json"
+        agentfs.write(job.council_dir(), name, json.dumps(settings, indent=2))
+        settings_file = job.council_dir() / name
         argv = [
             "claude", "-p",
             "--settings", str(settings_file),

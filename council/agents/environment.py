@@ -25,8 +25,10 @@ NETWORK = frozenset({"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http
                      "https_proxy", "all_proxy", "no_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR",
                      "NODE_EXTRA_CA_CERTS", "NODE_OPTIONS", "REQUESTS_CA_BUNDLE",
                      "CURL_CA_BUNDLE"})
-# council's hooks run inside each CLI with council's interpreter.
-COUNCIL = frozenset({"PYTHONPATH", "VIRTUAL_ENV"})
+# council's hooks run inside each CLI with council's interpreter. Not PYTHONPATH: the hooks
+# run `python -I`, which ignores it, and any other Python an agent's tools start would put
+# an empty or relative entry of it (the agent's folder) first on sys.path.
+COUNCIL = frozenset({"VIRTUAL_ENV"})
 COUNCIL_PREFIXES = ("COUNCIL_",)
 
 

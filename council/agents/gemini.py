@@ -1,5 +1,16 @@
 """Gemini CLI: one process looping through an AfterAgent hook in the seat's workspace
-`.gemini/settings.json`. The workspace must be trusted or the hook is silently ignored."""
+`.gemini/settings.json`. The workspace must be trusted or the hook is silently ignored.
+
+A trusted gemini (0.61) loads the first `.gemini/.env` or `.env` it finds walking up from its
+cwd to `/`, then `~/.gemini/.env` or `~/.env`, into its own environment, which its hooks and
+tools inherit: a cloned repository's `.env` would reach the agent and council's hook past the
+allow-list. An empty `.gemini/.env` in the workspace is found first and ends that walk.
+
+gemini runs a command hook as `bash -c COMMAND` with a socket on stdin; bash takes that for a
+remote shell and, as a top-level shell (SHLVL unset: the allow-list drops it), sources
+/etc/bash.bashrc and ~/.bashrc; whatever they print lands before the hook's JSON, which gemini
+then reads as plain text: an "allow" that ended the loop after one turn. The hook's own `env`
+settles that (hook_env)."""
 
 from __future__ import annotations
 
@@ -7,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from council import agentfs
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -49,6 +61,23 @@ def thinking(effort: str) -> dict[str, Any]:
     }}
 
 
+def hook_env(home: Path) -> dict[str, str]:
+    """What gemini merges into the hook shell's environment (the hook's `env`, read in 0.61's
+    hook runner): an empty HOME of council's, with no ~/.bashrc in it; SHLVL=1, so bash counts
+    itself a nested shell (level 2) and skips the remote-shell start-up altogether,
+    /etc/bash.bashrc included; and no BASH_ENV file to source."""
+    return {"HOME": str(home), "SHLVL": "1", "BASH_ENV": ""}
+
+
+def write_workspace(folder: Path, settings: dict[str, Any]) -> None:
+    """`folder`'s `.gemini`: made afresh (whatever an agent left there, a link included, is
+    removed unfollowed), with council's settings and an empty `.env` that ends gemini's .env
+    search. Also used for doctor's live check."""
+    agentfs.fresh_dir(folder, ".gemini")
+    agentfs.write(folder, ".gemini/.env", b"")
+    agentfs.write(folder, ".gemini/settings.json", json.dumps(settings, indent=2))
+
+
 class GeminiAdapter:
     cli = "gemini"
     native_loop = True
@@ -57,8 +86,7 @@ class GeminiAdapter:
     resumes_sessions = False
 
     def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
-        settings_dir = job.cwd / ".gemini"
-        settings_dir.mkdir(exist_ok=True)
+        home = job.hook_home()
         settings = {
             # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
             # into ~5 minutes of silence per request.
@@ -67,14 +95,14 @@ class GeminiAdapter:
                 "AfterAgent": [
                     {"matcher": "*",
                      "hooks": [{"name": "council-loop", "type": "command",
-                                "command": job.hook_command(self.cli), "timeout": 120000}]}
+                                "command": job.hook_command(self.cli, home), "timeout": 120000,
+                                "env": hook_env(home)}]}
                 ]
             }
         }
         if job.seat.effort:
             settings["modelConfigs"] = thinking(job.seat.effort)
-        (settings_dir / "settings.json").write_text(json.dumps(settings, indent=2),
-                                                    encoding="utf-8")
+        write_workspace(job.cwd, settings)
         argv = [
             "gemini",
             *model_args("-m", job.seat),

@@ -16,11 +16,26 @@ from council.config import Seat
 def job(tmp_path: Path, seat: Seat) -> AgentJob:
     cwd = tmp_path / "run dir" / "agents" / seat.name
     cwd.mkdir(parents=True)
+    loops = tmp_path / "run dir" / "loops"
+    loops.mkdir(exist_ok=True)
     prompt = cwd / "research-prompt.md"
     prompt.write_text("Report file: x")
     return AgentJob(seat=seat, tag="research", cwd=cwd, prompt_file=prompt,
                     hook_args=("--run-dir", str(tmp_path / "run dir"), "--seat", seat.name),
-                    max_iterations=12)
+                    max_iterations=12, private_dir=loops)
+
+
+def hook_words(command: str, job: AgentJob, cli: str) -> list[str]:
+    """The hook command's words after its HOME=…, checked as the shell will read them: an
+    empty HOME of council's, this interpreter in isolated mode, the entry file."""
+    words = shlex.split(command)
+    assert words[0] == f"HOME={job.council_dir() / 'hook-home'}"
+    assert (job.council_dir() / "hook-home").is_dir()
+    assert not list((job.council_dir() / "hook-home").iterdir())
+    assert words[2] == "-I"  # no PYTHONPATH, no user site, not the cwd
+    assert words[3].endswith("council/__main__.py")
+    assert words[4:6] == ["hook", cli]
+    return words
 
 
 def write_log(tmp_path: Path, events: list[object]) -> Path:
@@ -44,13 +59,34 @@ def test_claude_invocation(tmp_path: Path) -> None:
     assert argv[-2:] == ["--max-turns", "80"]
     assert inv.stdin_file == j.prompt_file
     assert int(inv.env["CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"]) > j.max_iterations
-    settings = json.loads(Path(argv[argv.index("--settings") + 1]).read_text())
+    settings_file = Path(argv[argv.index("--settings") + 1])
+    # In council's own folder, out of the agent's reach; nothing of it in the agent's.
+    assert settings_file == j.council_dir() / "claude-research-claude-settings.json"
+    assert not [p for p in j.cwd.iterdir() if "settings" in p.name]
+    assert settings_file.stat().st_mode & 0o077 == 0
+    settings = json.loads(settings_file.read_text())
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
-    words = shlex.split(command)
-    assert words[1] == "-P"
-    assert words[2].endswith("council/__main__.py")
-    assert words[3:5] == ["hook", "claude"]
+    words = hook_words(command, j, "claude")
     assert str(tmp_path / "run dir") in words  # a path with a space survives the shell
+
+
+def test_claude_settings_replace_a_link_planted_at_their_name(tmp_path: Path) -> None:
+    j = job(tmp_path, Seat("claude", "claude"))
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the user's")
+    (j.council_dir() / "claude-research-claude-settings.json").symlink_to(victim)
+    adapter_for("claude").prepare(j)
+    assert victim.read_text() == "the user's"
+    assert not (j.council_dir() / "claude-research-claude-settings.json").is_symlink()
+
+
+def test_an_adapter_needs_council_s_private_folder(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    for cli in ("claude", "gemini"):
+        bare = replace(job(tmp_path / cli, Seat(cli, cli)), private_dir=None)
+        with pytest.raises(ValueError, match="no private folder"):
+            adapter_for(cli).prepare(bare)
 
 
 def test_claude_outcome_uses_is_error_not_subtype(tmp_path: Path) -> None:
@@ -138,9 +174,36 @@ def test_gemini_invocation(tmp_path: Path) -> None:
     assert inv.env["GEMINI_CLI_NO_RELAUNCH"] == "true"
     settings = json.loads((j.cwd / ".gemini" / "settings.json").read_text())
     hook = settings["hooks"]["AfterAgent"][0]["hooks"][0]
-    assert shlex.split(hook["command"])[3:5] == ["hook", "gemini"]
+    hook_words(hook["command"], j, "gemini")
+    # The shell gemini starts the hook in: council's empty HOME, no start-up file sourced.
+    assert hook["env"] == {"HOME": str(j.council_dir() / "hook-home"), "SHLVL": "1",
+                           "BASH_ENV": ""}
     assert settings["general"]["maxAttempts"] <= 3  # fail in seconds, not minutes
     assert "modelConfigs" not in settings  # no effort: gemini's own thinking defaults
+    # An empty .gemini/.env: gemini's search for a .env ends in the agent's own folder.
+    assert (j.cwd / ".gemini" / ".env").read_bytes() == b""
+
+
+def test_gemini_workspace_is_made_afresh_whatever_an_agent_left(tmp_path: Path) -> None:
+    """A `.gemini` that an agent replaced with a link is removed, not written through; one
+    it filled (commands, agents, its own settings) is council's alone again."""
+    j = job(tmp_path, Seat("gemini", "gemini"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "settings.json").write_text("the user's")
+    (j.cwd / ".gemini").symlink_to(elsewhere)
+    adapter_for("gemini").prepare(j)
+    assert (elsewhere / "settings.json").read_text() == "the user's"
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["settings.json"]
+    assert not (j.cwd / ".gemini").is_symlink()
+    (j.cwd / ".gemini" / "commands").mkdir()
+    (j.cwd / ".gemini" / "commands" / "x.toml").write_text("prompt = 'obey'")
+    (j.cwd / ".gemini" / ".env").unlink()
+    (j.cwd / ".gemini" / ".env").symlink_to(elsewhere / "settings.json")
+    adapter_for("gemini").prepare(j)
+    assert sorted(p.name for p in (j.cwd / ".gemini").iterdir()) == [".env", "settings.json"]
+    assert not (j.cwd / ".gemini" / ".env").is_symlink()
+    assert (elsewhere / "settings.json").read_text() == "the user's"
 
 
 def test_gemini_effort_becomes_thinking_settings(tmp_path: Path) -> None:

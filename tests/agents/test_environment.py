@@ -29,6 +29,15 @@ def test_each_cli_gets_the_basics_and_its_own_key_only(cli: str) -> None:
     assert env["HTTPS_PROXY"] == "http://proxy:3128"
 
 
+@pytest.mark.parametrize("cli", list(OWN))
+def test_no_cli_gets_a_python_path(cli: str) -> None:
+    """council's hooks run `python -I`: PYTHONPATH is nothing they need, and an empty entry
+    of it would put an agent's folder on the sys.path of any Python its tools start."""
+    env = agent_env(cli, {**BASE, "PYTHONPATH": ":/src", "PYTHONSTARTUP": "/x.py",
+                          "VIRTUAL_ENV": "/venv"})
+    assert not [name for name in env if name.startswith("PYTHON")]
+
+
 def test_a_seat_names_more_variables_and_clouds_pass_only_when_used(tmp_path: Path) -> None:
     environ = {**BASE, **PLANTED, "CORP_PROXY_AUTH": "x"}
     assert "CORP_PROXY_AUTH" in agent_env("gemini", environ, extra=["CORP_PROXY_AUTH"])
