@@ -18,7 +18,7 @@ from council.agents.environment import agent_env
 from council.config import CLIS, Overrides, Seat, load_options
 from council.errors import CouncilError
 from council.hosts.setup import check_hosts
-from council.preflight import Readiness, check
+from council.preflight import Readiness, check, scratch_folder
 
 LIVE_PROMPT = "Reply with the single word OK."
 LIVE_TIMEOUT = 120.0
@@ -68,6 +68,9 @@ def environment_lines() -> list[str]:
 def live(cli: str) -> str:
     """One tiny real prompt through the CLI, as council drives it: `ok in 2.1 s` or why not."""
     with tempfile.TemporaryDirectory(prefix="council-doctor-") as tmp:
+        # An empty .gemini/.env ends gemini's search for a .env (the temp folder's parents
+        # are anyone's), as in every agent's folder.
+        scratch_folder(Path(tmp))
         argv = {
             "claude": ["claude", "-p", LIVE_PROMPT, "--output-format", "stream-json",
                        "--verbose", "--max-turns", "2"],

@@ -6,7 +6,9 @@ ever read out: credentials are looked for by name (an environment variable is se
 file exists), never by value. The `--version` calls run in parallel, so the whole check
 takes about as long as the slowest CLI's start-up (under 2 s), and only the first time:
 a version is remembered for the executable it came from (its real path, size and mtime, so
-an upgrade asks again) in ~/.cache/council/versions.json."""
+an upgrade asks again) in ~/.cache/council/versions.json. A `--version` call gets what an
+agent would of council's environment (the allow-list), and runs in a throwaway folder that is
+also its HOME: nothing of the project it was started from, nothing it writes left behind."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
@@ -21,6 +24,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
+from council.agents.environment import agent_env
 from council.config import CLIS, RunOptions
 from council.errors import UsageError
 
@@ -127,9 +131,24 @@ def _json(path: Path) -> object:
         return None
 
 
-def _version(path: str, env: dict[str, str], timeout: float) -> str | None:
+def version_env(cli: str, env: dict[str, str], scratch: Path) -> dict[str, str]:
+    """The environment of `<cli> --version`: the agents' allow-list of `env`, `scratch` as
+    HOME, and gemini in one process (its relaunched child doubles the start-up)."""
+    extra = {"GEMINI_CLI_NO_RELAUNCH": "true"} if cli == "gemini" else {}
+    return {**agent_env(cli, env), "HOME": str(scratch), **extra}
+
+
+def scratch_folder(root: Path) -> None:
+    """Make `root` a folder where a CLI finds nothing of anyone's: an empty `.env` and
+    `.gemini/.env` end gemini's walk up for one (trusted or not) at once."""
+    (root / ".gemini").mkdir(exist_ok=True)
+    for name in (".env", ".gemini/.env"):
+        (root / name).write_bytes(b"")
+
+
+def _version(path: str, env: dict[str, str], timeout: float, cwd: Path) -> str | None:
     try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True,
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, cwd=cwd,
                              timeout=timeout, stdin=subprocess.DEVNULL, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -164,8 +183,12 @@ def _versions(paths: dict[str, str], env: dict[str, str], home: Path, timeout: f
                                     if key and isinstance(known.get(key), str)}
     ask = {cli: path for cli, path in paths.items() if cli not in found}
     if ask:
-        with ThreadPoolExecutor(max_workers=len(ask)) as pool:
-            futures = {cli: pool.submit(_version, path, env, timeout)
+        with (tempfile.TemporaryDirectory(prefix="council-version-") as tmp,
+              ThreadPoolExecutor(max_workers=len(ask)) as pool):
+            scratch = Path(tmp)
+            scratch_folder(scratch)
+            futures = {cli: pool.submit(_version, path, version_env(cli, env, scratch),
+                                        timeout, scratch)
                        for cli, path in ask.items()}
             found.update({cli: future.result() for cli, future in futures.items()})
         new = {keys[cli]: found[cli] for cli in ask if keys[cli] and found[cli]}

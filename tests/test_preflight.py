@@ -102,3 +102,29 @@ def test_a_version_is_asked_once_per_executable_until_it_changes(tmp_path: Path)
     # doctor always asks afresh
     assert check(["claude"], env, home, every_version=True)["claude"].version == "2.2.0"
     assert calls.read_text().count("x") == 3
+
+
+def test_a_version_is_asked_with_the_agents_allow_list_in_a_throwaway_home(
+        tmp_path: Path) -> None:
+    """`<cli> --version` sees what an agent would of council's environment, runs outside the
+    project council was started in, and leaves nothing behind."""
+    from council.preflight import check
+
+    bin_dir, home, seen = tmp_path / "bin", tmp_path / "home", tmp_path / "seen"
+    bin_dir.mkdir()
+    cli = bin_dir / "gemini"
+    cli.write_text(f"#!/bin/sh\n{{ env; echo CWD=$(pwd); ls -A; }} > {seen}\necho 0.61.0\n")
+    cli.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "GEMINI_API_KEY": "k",
+           "GITHUB_TOKEN": "ghp-planted", "PYTHONPATH": "/src", "DATABASE_URL": "pg://x"}
+    assert check(["gemini"], env, home)["gemini"].version == "0.61.0"
+    lines = seen.read_text().splitlines()
+    assert "GEMINI_API_KEY=k" in lines
+    assert not [line for line in lines if line.startswith(("GITHUB_TOKEN", "PYTHONPATH",
+                                                           "DATABASE_URL"))]
+    (scratch,) = [line.split("=", 1)[1] for line in lines if line.startswith("HOME=")]
+    assert f"CWD={scratch}" in lines
+    assert scratch != str(home)
+    assert not Path(scratch).exists()
+    assert {".env", ".gemini"} <= set(lines)  # gemini's search for a .env ends there
+    assert "GEMINI_CLI_NO_RELAUNCH=true" in lines
