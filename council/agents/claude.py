@@ -49,6 +49,11 @@ class ClaudeAdapter:
         argv = [
             "claude", "-p",
             "--settings", str(settings_file),
+            # The user's own settings and council's, never a project's or a local one from
+            # the agent's folder: another CLI that once worked there (a seat's fallback) could
+            # have left a .claude/settings.local.json whose hooks would run as the user (seen:
+            # claude 2.1.197 runs them, and keeps --settings' hooks with this flag).
+            "--setting-sources", "user",
             # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
             "--permission-mode", "acceptEdits",
             "--allowedTools", ALLOWED_TOOLS,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import FAKES_BIN
 
 from council.agents import adapter_for
 from council.agents.base import AgentJob
@@ -52,6 +55,7 @@ def test_claude_invocation(tmp_path: Path) -> None:
     argv = list(inv.argv)
     assert argv[:2] == ["claude", "-p"]
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
+    assert argv[argv.index("--setting-sources") + 1] == "user"  # nothing from its folder
     assert "--dangerously-skip-permissions" not in argv
     assert argv[argv.index("--output-format") + 1] == "stream-json"
     assert "--verbose" in argv  # stream-json requires it
@@ -68,6 +72,28 @@ def test_claude_invocation(tmp_path: Path) -> None:
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
     words = hook_words(command, j, "claude")
     assert str(tmp_path / "run dir") in words  # a path with a space survives the shell
+
+
+def test_claude_loads_no_settings_from_the_agents_folder(tmp_path: Path) -> None:
+    """The fake claude, like 2.1.197, runs the hooks of a .claude/settings(.local).json in its
+    cwd unless --setting-sources leaves them out; council's own hook still runs."""
+    j = job(tmp_path, Seat("claude", "claude"))
+    witness, log = tmp_path / "ran", tmp_path / "fake-log.jsonl"
+    (j.cwd / ".claude").mkdir()
+    for name in ("settings.json", "settings.local.json"):
+        hook = {"type": "command", "command": f"echo {name} >> {shlex.quote(str(witness))}"}
+        (j.cwd / ".claude" / name).write_text(json.dumps({"hooks": {"Stop": [{"hooks": [hook]}]}}))
+    inv = adapter_for("claude").prepare(j)
+    env = {**os.environ, **inv.env, "PATH": f"{FAKES_BIN}{os.pathsep}{os.environ['PATH']}",
+           "COUNCIL_FAKE_LOG": str(log)}
+    with j.prompt_file.open("rb") as stdin:
+        subprocess.run(inv.argv, cwd=inv.cwd, env=env, stdin=stdin, capture_output=True,
+                       timeout=60, check=True)
+    assert not witness.exists()
+    hooks = [json.loads(line) for line in log.read_text().splitlines()
+             if json.loads(line)["event"] == "hook"]
+    (ours,) = hooks  # one stop, and council's hook alone ran at it (its usage: no loop)
+    assert "usage: council hook" in ours["stderr"]
 
 
 def test_claude_settings_replace_a_link_planted_at_their_name(tmp_path: Path) -> None:
