@@ -291,7 +291,8 @@ def dump(state: RunState) -> str:
     the YAML quoting stays right, and the text is exactly what reaches the file."""
     text = _dump(state.to_dict())
     found = [(name, value) for name, value in redact.secrets() if value in text]
-    return _dump(_redacted(state.to_dict(), found)) if found else text
+    # Token shapes and URL passwords too, not only the environment's values (redact.py).
+    return _dump(_redacted(state.to_dict(), found)) if found or redact.holds(text, []) else text
 
 
 def _redacted(value: Any, found: redact.Secrets) -> Any:

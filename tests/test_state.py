@@ -192,3 +192,13 @@ def test_a_lone_surrogate_never_stops_a_write(tmp_path: Path) -> None:
     root = _run(tmp_path)
     update_state(root, lambda s: setattr(s, "error", "bad \ud800 byte"))
     assert yaml.safe_load((root / "state.yaml").read_text())["error"] == "bad ? byte"
+
+
+def test_a_token_shape_in_the_state_is_redacted(tmp_path: Path) -> None:
+    from council.state import dump
+
+    state = RunState(id="20261122-031441-88dba5", topic="see ghp_" + "a1B2" * 9,
+                     created_at="2026-11-22T03:14:41Z", options={})
+    text = dump(state)
+    assert "ghp_" + "a1B2" * 9 not in text
+    assert "REDACTED:github-token" in text
