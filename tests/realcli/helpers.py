@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import errno
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import psutil
 import pytest
@@ -132,3 +137,170 @@ class Terminal:
             with suppress(psutil.Error):
                 proc.kill()
         psutil.wait_procs(procs, timeout=10)
+
+
+# --------------------------------------------------------------------------- what a run left
+def forms(value: str) -> set[str]:
+    """`value` as it may travel: as is, percent-encoded, or inside base64 (an image or file
+    tool's payload) at each of the three alignments, keeping only the characters no
+    neighbouring byte shares."""
+    out = {value, quote(value, safe="")}
+    data = value.encode()
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data).decode()
+        first, end = -(-8 * shift // 6), 8 * (shift + len(data)) // 6
+        out.add(encoded[first:end])
+    return out
+
+
+def secrets_in(data: str | bytes, planted: Mapping[str, str]) -> set[str]:
+    """The names of the `planted` values (name: value) that `data` holds in any of their
+    `forms`."""
+    raw = data.encode() if isinstance(data, str) else data
+    return {name for name, value in planted.items()
+            if any(form.encode() in raw for form in forms(value))}
+
+
+def _data_of(fd: int, limit: int) -> bytes:
+    """What a regular file holds, its holes left out: a sparse terabyte is read as the few
+    bytes it really has. More than `limit` bytes of data is a test failure."""
+    parts: list[bytes] = []
+    pos = total = 0
+    while True:
+        try:
+            start = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data after pos
+                return b"".join(parts)
+            raise
+        end = os.lseek(fd, start, os.SEEK_HOLE)
+        total += end - start
+        assert total <= limit, f"over {limit:,} bytes of data in one file of the run"
+        parts.append(os.pread(fd, end - start, start))
+        pos = end
+
+
+def run_files(root: Path, limit: int = 256 << 20) -> Iterator[tuple[str, bytes]]:
+    """Every regular file under `root`, as (path relative to root, its data), walked without
+    following a link and opened without following one, blocking on one or reading holes."""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue  # a link, a socket, gone
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    yield str(path.relative_to(root)), _data_of(fd, limit)
+            finally:
+                os.close(fd)
+
+
+def links_leaving(root: Path) -> dict[str, str]:
+    """Each symbolic link under `root` whose target lies outside it (relative path: target),
+    links not followed."""
+    out = {}
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in [*dirs, *files]:
+            path = Path(folder) / name
+            if path.is_symlink():
+                target = os.readlink(path)
+                where = os.path.normpath(os.path.join(folder, target))
+                if os.path.commonpath([where, str(root)]) != str(root):
+                    out[str(path.relative_to(root))] = target
+    return out
+
+
+def allocated(root: Path, skip: Iterable[str] = ()) -> int:
+    """Bytes of disk the files under `root` take (holes are free), but for `skip` (relative
+    paths)."""
+    skipped = set(skip)
+    total = 0
+    for folder, _dirs, files in os.walk(root, followlinks=False):
+        for name in files:
+            path = Path(folder) / name
+            if str(path.relative_to(root)) not in skipped:
+                with suppress(OSError):
+                    total += path.lstat().st_blocks * 512
+    return total
+
+
+def fingerprint(paths: Iterable[Path]) -> dict[str, str]:
+    """What each path is, without following a link: a file's sha256, a folder's listing with
+    each entry's fingerprint, a link's target. Taken before and after a run, the two must be
+    equal for files the run had no business changing."""
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            out[str(path)] = "missing"
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            out[str(path)] = f"link to {os.readlink(path)}"
+        elif stat.S_ISDIR(info.st_mode):
+            inner = fingerprint(sorted(path.iterdir()))
+            out[str(path)] = "folder " + hashlib.sha256(
+                json.dumps(inner, sort_keys=True).encode()).hexdigest()
+            out.update(inner)
+        elif stat.S_ISREG(info.st_mode):
+            out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            out[str(path)] = f"mode {info.st_mode:o}"
+    return out
+
+
+def processes_in(root: Path) -> list[psutil.Process]:
+    """Processes whose command line names `root` or whose working folder is inside it."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "cwd"]):
+        cmdline, cwd = proc.info["cmdline"] or [], proc.info["cwd"] or ""
+        if str(root) in " ".join(cmdline) or cwd == str(root) or \
+                cwd.startswith(str(root) + os.sep):
+            found.append(proc)
+    return found
+
+
+@dataclass
+class Bounded:
+    """A command that was given `bound` seconds: what it printed, and whether it had to be
+    killed (its whole process group) when the time was up."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    killed: bool
+
+    def describe(self) -> str:
+        how = "killed after" if self.killed else f"exited {self.returncode} after"
+        return (f"{how} {self.seconds:.0f} s\n--- stdout\n{self.stdout[-3000:]}\n"
+                f"--- stderr\n{self.stderr[-3000:]}")
+
+
+def run_bounded(argv: list[str], *, cwd: Path, env: Mapping[str, str], bound: float,
+                started: Callable[[psutil.Popen], None] | None = None) -> Bounded:
+    """Run `argv` in a session of its own, stdin /dev/null; `started(proc)` runs once it is
+    started. Past `bound` seconds its process group is killed."""
+    began = time.monotonic()
+    proc = psutil.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        start_new_session=True)
+    killed = False
+    try:
+        if started is not None:
+            started(proc)
+        try:
+            out, err = proc.communicate(timeout=bound)
+        except subprocess.TimeoutExpired:
+            killed = True
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:
+            with suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return Bounded(proc.returncode, out, err, time.monotonic() - began, killed)
