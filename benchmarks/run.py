@@ -211,7 +211,7 @@ def hook_ratio(samples: int) -> tuple[float, float]:
                               "stop_hook_active": False})
         from council.agents.base import HOOK_ENTRY
 
-        hook = [sys.executable, "-P", str(HOOK_ENTRY), "hook", "claude", "--run-dir", tmp,
+        hook = [sys.executable, "-I", str(HOOK_ENTRY), "hook", "claude", "--run-dir", tmp,
                 "--seat", "claude", "--phase", "research", "--report", f"{tmp}/r.md",
                 "--loop", f"{tmp}/loop.json", "--instructions", f"{tmp}/continue.md"]
         base = [sys.executable, "-c", "pass"]

@@ -54,6 +54,9 @@ class ClaudeAdapter:
             # have left a .claude/settings.local.json whose hooks would run as the user (seen:
             # claude 2.1.197 runs them, and keeps --settings' hooks with this flag).
             "--setting-sources", "user",
+            # MCP servers only from a --mcp-config a seat's extra_args names: a .mcp.json an
+            # agent or a cloned project left in the folder starts no server as the user.
+            "--strict-mcp-config",
             # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
             "--permission-mode", "acceptEdits",
             "--allowedTools", ALLOWED_TOOLS,

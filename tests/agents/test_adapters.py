@@ -56,6 +56,7 @@ def test_claude_invocation(tmp_path: Path) -> None:
     assert argv[:2] == ["claude", "-p"]
     assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
     assert argv[argv.index("--setting-sources") + 1] == "user"  # nothing from its folder
+    assert "--strict-mcp-config" in argv  # no .mcp.json from its folder either
     assert "--dangerously-skip-permissions" not in argv
     assert argv[argv.index("--output-format") + 1] == "stream-json"
     assert "--verbose" in argv  # stream-json requires it
