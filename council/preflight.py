@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 
+from council import logins
 from council.agents.environment import agent_env
 from council.config import CLIS, RunOptions
 from council.errors import UsageError
@@ -88,22 +89,15 @@ def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
     for name in KEYS[cli]:
         if env.get(name):
             return name
+    login = Path(logins.login_file(cli, env, str(home)))  # where redaction reads it too
+    if login.is_file():
+        return str(login)
     if cli == "claude":
-        folder = Path(env.get("CLAUDE_CONFIG_DIR") or home / ".claude")
-        if (folder / ".credentials.json").is_file():
-            return str(folder / ".credentials.json")
-        settings = _json(folder / "settings.json")
+        settings = _json(login.parent / "settings.json")
         if isinstance(settings, dict) and settings.get("apiKeyHelper"):
-            return f"apiKeyHelper in {folder / 'settings.json'}"
+            return f"apiKeyHelper in {login.parent / 'settings.json'}"
     elif cli == "codex":
-        folder = Path(env.get("CODEX_HOME") or home / ".codex")
-        if (folder / "auth.json").is_file():
-            return str(folder / "auth.json")
-        return _codex_provider_key(folder / "config.toml", env)
-    elif cli == "gemini":
-        folder = Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini"
-        if (folder / "oauth_creds.json").is_file():
-            return str(folder / "oauth_creds.json")
+        return _codex_provider_key(login.parent / "config.toml", env)
     return None
 
 
