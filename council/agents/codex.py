@@ -36,17 +36,45 @@ def install_root() -> str | None:
     return str(next((p for p in real.parents if p.name == "node_modules"), real.parent))
 
 
-def legacy_sandbox(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the user's config.toml sets `sandbox_mode` (at the top or in the selected
-    profile): codex then ignores permission profiles and uses the older sandbox."""
+def _user_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The user's codex config.toml (in CODEX_HOME, else ~/.codex), or {} when there is none
+    or it does not parse."""
     environ = os.environ if environ is None else environ
     home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
     try:
-        config = tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
+        return tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return {}
+
+
+def legacy_sandbox(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether the user's config.toml sets `sandbox_mode` (at the top or in the selected
+    profile): codex then ignores permission profiles and uses the older sandbox."""
+    config = _user_config(environ)
     profile = (config.get("profiles") or {}).get(config.get("profile")) or {}
     return "sandbox_mode" in config or (isinstance(profile, dict) and "sandbox_mode" in profile)
+
+
+# What codex 0.169 reads from each folder between the project root and its cwd as standing
+# instructions, the override first (core/src/agents_md.rs).
+INSTRUCTION_FILES = ("AGENTS.override.md", "AGENTS.md")
+
+
+def instruction_files(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The names of the files codex would load from an agent's folder as instructions:
+    AGENTS.override.md, AGENTS.md, and the `project_doc_fallback_filenames` of the user's
+    config.toml (top level or the selected profile). An entry that is not a plain file name
+    is one codex ignores too."""
+    config = _user_config(environ)
+    profile = (config.get("profiles") or {}).get(config.get("profile")) or {}
+    names = list(INSTRUCTION_FILES)
+    for table in (config, profile if isinstance(profile, dict) else {}):
+        fallback = table.get("project_doc_fallback_filenames")
+        for name in fallback if isinstance(fallback, list) else ():
+            if (isinstance(name, str) and name not in ("", ".", "..") and "/" not in name
+                    and "\0" not in name and name not in names):
+                names.append(name)
+    return tuple(names)
 
 
 def sandbox_args() -> list[str]:
