@@ -12,13 +12,30 @@ from __future__ import annotations
 import fcntl
 import os
 
-from council import progress
+from council import agentfs, progress
 
 TYPE_CHECKING = False  # no typing import: this module runs in the hook, after every turn
 if TYPE_CHECKING:
+    import io
     from collections.abc import Iterable
 
 MARKER = "<!-- RESEARCH_COMPLETE -->"
+
+# The most of a report council reads when no larger cap is set. An agent's report is read
+# after every turn (by the hook) and once at the end (captured, scrubbed, published); a
+# report an agent left could be a sparse terabyte, so every read has a bound. 64 MiB is more
+# than three times the 20 MB report council's benchmarks take as the worst case (a pasted
+# appendix: some five million tokens, more than a model writes in a phase), and is copied,
+# scrubbed and hashed in a fraction of a second; a report over it is a flood, not research,
+# and is refused.
+REPORT_BOUND = 64 << 20
+
+
+def report_bound(cap: int | None) -> int:
+    """The bound on a report's size for a run whose report cap (max_report_bytes) is `cap`:
+    a report over the cap but within the bound is published cut, with its whole text beside
+    it (snapshots.py); one over the bound is not published at all."""
+    return REPORT_BOUND if cap is None else max(cap, REPORT_BOUND)
 
 
 class Decision:
@@ -55,28 +72,45 @@ def _complete(lines: Iterable[str]) -> bool:
     return False
 
 
-def report_facts(path: str | os.PathLike[str]) -> tuple[bool, bool]:
+def report_facts(path: str | os.PathLike[str], bound: int = REPORT_BOUND) -> tuple[bool, bool]:
     """(the report holds any text, it is complete). Runs after every agent turn, so the usual
     report, without the marker, is only scanned for it in 1 MB chunks (C speed, a chunk's
-    memory); only a report that holds the marker is read line by line for fences."""
-    marker = MARKER.encode()
+    memory); only a report that holds the marker is read line by line for fences.
+
+    The report is what an agent left: it is opened through agentfs (no link followed, a
+    FIFO never waited on) and read up to `bound`. Anything but a plain file, or one larger
+    than the bound, is no text and not complete: the loop goes on, and the end of the phase
+    refuses to publish it."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115
-    except FileNotFoundError:
+        fd = agentfs.open_regular(path)
+    except OSError:  # missing, or a link, FIFO, device, hard link: nothing council reads
         return False, False
-    text = found = False
-    tail = b""
-    with handle:
-        while chunk := handle.read(1 << 20):
+    with os.fdopen(fd, "rb") as handle:
+        if os.fstat(fd).st_size > bound:
+            return False, False
+        marker = MARKER.encode()
+        text = found = False
+        tail = b""
+        left = bound
+        while left > 0 and (chunk := handle.read(min(1 << 20, left))):
+            left -= len(chunk)
             text = text or not chunk.isspace()
             if marker in tail + chunk[:len(marker)] or marker in chunk:
                 found = True
                 break
             tail = chunk[-len(marker):]
-    if not found:
-        return text, False
-    with open(path, encoding="utf-8", errors="replace") as lines:
-        return True, _complete(lines)
+        if not found:
+            return text, False
+        handle.seek(0)
+        return True, _complete(_lines(handle, bound))
+
+
+def _lines(handle: io.BufferedReader, bound: int) -> Iterable[str]:
+    """The handle's lines, decoded, up to `bound` bytes in all (the file may still grow)."""
+    left = bound
+    while left > 0 and (raw := handle.readline(left)):
+        left -= len(raw)
+        yield raw.decode("utf-8", errors="replace")
 
 
 def decide(complete: bool, iteration: int, max_iterations: int) -> Decision:
@@ -101,12 +135,17 @@ def continuation_prompt(instructions: str, decision: Decision) -> str:
     return f"Iteration {decision.iteration} of {decision.max_iterations}.\n\n{instructions}"
 
 
-def read_report(path: str | os.PathLike[str]) -> str | None:
+def read_report(path: str | os.PathLike[str], bound: int | None = None) -> str | None:
+    """The text of a report (council's published copy, as a rule), or None when there is
+    none. Read through agentfs: a link, FIFO or device standing at the path is no report,
+    never followed or waited on; `bound` caps what is read (None: the whole file)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        data = b"".join(agentfs.chunks(path, bound))
     except FileNotFoundError:
         return None
+    except agentfs.UnsafeFile:
+        return None
+    return data.decode("utf-8", errors="replace")
 
 
 def write_loop(path: str | os.PathLike[str], iteration: int, max_iterations: int,
@@ -158,9 +197,11 @@ def deactivate(path: str | os.PathLike[str]) -> int:
 
 
 def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[str],
-             run_dir: str | os.PathLike[str], phase: str, seat: str) -> Decision:
-    """Record the end of one turn in the loop file and progress.log; say what comes next."""
-    _, complete = report_facts(report_path)
+             run_dir: str | os.PathLike[str], phase: str, seat: str,
+             bound: int = REPORT_BOUND) -> Decision:
+    """Record the end of one turn in the loop file and progress.log; say what comes next.
+    The report is read as `report_facts` reads it: a link or FIFO there is not complete."""
+    _, complete = report_facts(report_path, bound)
     with locked(loop_path):
         iteration, cap, active = read_loop(loop_path)
         if not active:

@@ -1,11 +1,20 @@
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from council.loop import MARKER, decide, final_status, report_facts
+from council.loop import (
+    MARKER,
+    REPORT_BOUND,
+    decide,
+    final_status,
+    read_report,
+    report_bound,
+    report_facts,
+)
 
 Facts = Callable[[str | None], tuple[bool, bool]]
 
@@ -80,3 +89,27 @@ def test_a_marker_quoted_at_the_end_of_a_huge_report(facts: Facts) -> None:
     report = ("word " * 20 + "\n") * 200_000 + f"```\n{MARKER}\n```\n"
     assert len(report) > 20_000_000
     assert facts(report) == (True, False)
+
+
+@pytest.mark.timeout(30)
+def test_a_report_that_is_no_plain_file_is_no_text_and_not_complete(tmp_path: Path) -> None:
+    """What the hook and the runner read after a turn is what an agent left: a link (to a
+    finished report elsewhere, or a secret), a FIFO (which would block an open for ever) or
+    a flood past the bound is judged empty, never followed or waited on."""
+    done = tmp_path / "elsewhere.md"
+    done.write_text(f"# r\n\n{MARKER}\n")
+    (tmp_path / "link.md").symlink_to(done)
+    os.mkfifo(tmp_path / "fifo.md")
+    assert report_facts(done) == (True, True)
+    assert report_facts(tmp_path / "link.md") == (False, False)
+    assert report_facts(tmp_path / "fifo.md") == (False, False)
+    assert report_facts(done, bound=8) == (False, False)
+    assert read_report(tmp_path / "link.md") is None
+    assert read_report(tmp_path / "fifo.md") is None
+    assert read_report(done) == f"# r\n\n{MARKER}\n"
+
+
+def test_the_report_bound_is_the_cap_where_it_is_larger() -> None:
+    assert report_bound(None) == REPORT_BOUND == 64 << 20
+    assert report_bound(2_000_000) == REPORT_BOUND
+    assert report_bound(100 << 20) == 100 << 20
