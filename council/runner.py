@@ -5,8 +5,6 @@ phases. The loop rule itself lives in `loop.py`."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 from collections.abc import Mapping
 from contextlib import suppress
@@ -16,7 +14,7 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import budget, events, failures, loop, prompts, redact, snapshots, spawn
+from council import budget, events, failures, loop, prompts, redact, seatfolder, snapshots, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.agents.environment import agent_env
@@ -87,28 +85,36 @@ class SeatRun:
     def phase(self) -> str:
         return self.task.phase
 
+    @property
+    def bound(self) -> int:
+        """The most of its report, or of an input, council reads (loop.report_bound)."""
+        return loop.report_bound(self.limits.report_cap)
+
 
 async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
-    """Run the seat's loop to its end and return its final record for the phase."""
+    """Run the seat's loop to its end and return its final record for the phase. The
+    teardown is shielded: a cancellation cannot cut it short (it waits for it)."""
     run = _prepare(ws, task, limits)
     try:
         await _drive(run)
     except anyio.get_cancelled_exc_class():
-        _finish(run, cancelled=True)  # synchronous: the cancellation cannot interrupt it
+        with anyio.CancelScope(shield=True):
+            await _finish(run, cancelled=True)
         raise
-    return _finish(run, cancelled=False)
+    with anyio.CancelScope(shield=True):
+        final = await _finish(run, cancelled=False)
+    return final
 
 
 def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
     """Lay out the seat's folder, prompt, instructions and loop file; mark it running."""
     seat, phase = task.seat, task.phase
-    folder = ws.work_dir(seat.name, phase)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = seatfolder.own_folder(ws, seat.name, phase)
     report = ws.working_output(seat.name, phase)
     log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
     log.parent.mkdir(exist_ok=True)
 
-    _quarantine_memory_files(ws, seat.name, phase)
+    seatfolder.quarantine(ws, seat.name, phase)
     instructions = ws.instructions_file(seat.name, phase)
     instructions.parent.mkdir(exist_ok=True)
     instructions.write_text(
@@ -119,8 +125,7 @@ def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
     loop_file = ws.loop_file(seat.name, phase)
     first_iteration, session, prompt = _starting_point(task, adapter, report, instructions,
                                                        loop_file)
-    prompt_file = folder / f"{phase}-prompt.md"
-    prompt_file.write_text(prompt, encoding="utf-8")
+    prompt_file = seatfolder.put(ws, seat.name, phase, f"{phase}-prompt.md", prompt)
     loop.write_loop(loop_file, first_iteration, task.max_iterations, active=True)
     job = AgentJob(
         seat=seat,
@@ -166,7 +171,9 @@ async def _drive(run: SeatRun) -> None:
                 watched.start_soon(_idle_watchdog, run.activity, limits.idle,
                                    watched.cancel_scope, Quiet(run.ws, run.phase, run.seat))
                 try:
-                    _copy_inputs(run.ws.peers_dir(run.seat, run.phase), run.task.inputs)
+                    await anyio.to_thread.run_sync(
+                        seatfolder.copy_inputs, run.ws, run.seat, run.phase, run.task.inputs,
+                        run.bound)
                     run.returncode, run.outcome = await _turns(run)
                 except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
                     run.outcome = Outcome(run.outcome.session_id, str(exc))
@@ -179,22 +186,46 @@ async def _drive(run: SeatRun) -> None:
         run.outcome = Outcome(session, f"no output or report change for {limits.idle:g} s")
 
 
-def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
+async def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
     """The one teardown, for a seat that ended and one whose run was cancelled: stop its
-    loop, book its usage, judge its report, publish it and record the result. Synchronous,
-    so that a cancellation cannot cut it short."""
-    ws, seat, phase, outcome = run.ws, run.seat, run.phase, run.outcome
+    loop, book its usage, take its report, judge it, publish it and record the result. The
+    report is read once, off the event loop, into council's capture (seatfolder.take_report):
+    judging and publishing read that, never the agent's path again. Run shielded."""
     iteration = loop.deactivate(run.loop_file)
     run.meter.read(force=True, final=True)
-    _redact(run)
-    outcome = run.outcome  # a report that could not be redacted fails the seat
+    taken = await anyio.to_thread.run_sync(_take, run)
+    try:
+        return _conclude(run, cancelled, iteration, taken.capture)
+    finally:
+        if taken.capture is not None:
+            taken.capture.unlink(missing_ok=True)
+
+
+def _take(run: SeatRun) -> seatfolder.Taken:
+    """Scrub council's secrets from what the agent left (its CLI's logs, and its report as
+    captured) before anything is published from them; the usage is read already. One line
+    names the agent and each variable, never the value. A report that cannot be taken
+    safely fails the seat."""
+    found = redact.secrets()
+    seatfolder.scrub_logs(run.ws, run.seat, run.phase, found)
+    taken = seatfolder.take_report(run.ws, run.seat, run.phase, run.bound, found)
+    if taken.error is not None:
+        run.outcome = Outcome(run.outcome.session_id, taken.error)
+    return taken
+
+
+def _conclude(run: SeatRun, cancelled: bool, iteration: int,
+              capture: Path | None) -> AgentPhase:
+    ws, seat, phase = run.ws, run.seat, run.phase
+    outcome = run.outcome  # a report that could not be taken fails the seat
     if cancelled:
         final = _record(ws, seat, phase, "cancelled", run.returncode, outcome.session_id,
                         "stopped: the run was cancelled", iteration, run.meter.record())
         events.emit(ws.root, phase, "stopped (run cancelled)", agent=seat)
         return final
 
-    has_text, complete = loop.report_facts(run.report)
+    has_text, complete = (False, False) if capture is None else \
+        loop.report_facts(capture, run.bound)
     if outcome.error is not None:
         status = "failed"
     else:
@@ -205,7 +236,8 @@ def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
     snapshot = None
     cap = run.limits.report_cap
     if status != "failed":  # what every later phase reads, whatever the agent does next
-        snapshot = snapshots.publish(run.report, ws.published_output(seat, phase), cap)
+        assert capture is not None
+        snapshot = snapshots.publish(capture, ws.published_output(seat, phase), cap)
         if snapshot.cut_at is not None:
             assert snapshot.full is not None
             assert cap is not None
@@ -222,36 +254,11 @@ def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
         events.emit(ws.root, phase, f"failed ({final.failure}) after {elapsed:.0f} s: "
                     f"{outcome.error}", agent=seat)
     else:
-        size = run.report.stat().st_size
+        assert snapshot is not None
         events.emit(ws.root, phase, f"{status} after {final.iteration} iteration(s), "
-                    f"{elapsed:.0f} s, {size} bytes, {format_usage(run.meter.total)}",
+                    f"{elapsed:.0f} s, {snapshot.size} bytes, {format_usage(run.meter.total)}",
                     agent=seat)
     return final
-
-
-def _redact(run: SeatRun) -> None:
-    """Scrub council's secrets from what the agent left (its report and its CLI's logs)
-    before anything is published from them; the usage is read already. One line names the
-    agent and each variable, never the value."""
-    ws, seat, phase = run.ws, run.seat, run.phase
-    found = redact.secrets()
-    files = {"report": run.report, "output log": ws.log_file(seat, phase),
-             "error log": ws.stderr_file(seat, phase)}
-    for what, path in files.items():
-        try:
-            names = redact.scrub_file(path, found)
-        except OSError as exc:  # held a secret, cannot be rewritten: emptied, never kept
-            with suppress(OSError):
-                os.truncate(path, 0)
-            events.emit(ws.root, phase, f"warning: its {what} held a secret and could not be "
-                        f"redacted ({exc.strerror or exc}); emptied", agent=seat)
-            if what == "report":
-                run.outcome = Outcome(run.outcome.session_id,
-                                      "its report held a secret that could not be redacted")
-            continue
-        for name in names:
-            events.emit(ws.root, phase, f"warning: its {what} held the value of {name}; "
-                        f"redacted", agent=seat)
 
 
 async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
@@ -288,7 +295,9 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
             _set(ws, job.seat.name, phase, usage=meter.record())
             if limits.budgeted:
                 budget.check(ws)  # a spent budget deactivates the loop: end_turn stops
-        decision = loop.end_turn(run.loop_file, run.report, ws.root, phase, job.seat.name)
+        # The report as the hook reads it (through agentfs, bounded), off the event loop.
+        decision = await anyio.to_thread.run_sync(
+            loop.end_turn, run.loop_file, run.report, ws.root, phase, job.seat.name, run.bound)
         meter.advance(decision.iteration)
         if not decision.proceed:
             return returncode, outcome
@@ -297,21 +306,9 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
         invocation = adapter.resume(job, session, prompt)
 
 
-# Files each CLI reads from its working folder as standing instructions. An agent (or a page
-# that injected a prompt into it) could plant one during a phase to steer the next phase, so
-# none survives into a new phase.
-MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md")
-
-
-def _quarantine_memory_files(ws: Workspace, seat: str, phase: str) -> None:
-    for name in MEMORY_FILES:
-        planted = ws.work_dir(seat, phase) / name
-        if planted.is_file():
-            target = ws.root / "loops" / "quarantine" / f"{seat}-{phase}-{name}"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(planted, target)
-            events.emit(ws.root, phase, f"moved {name}, which an agent wrote into its "
-                        f"folder, out of the way: {target}", agent=seat)
+# The instruction files each CLI reads from its working folder (seatfolder.py moves them,
+# and the rest of what a CLI would load from there, out of the way at each phase's start).
+MEMORY_FILES = seatfolder.MEMORY_FILES
 
 
 RESUME_NOTE = (
@@ -343,15 +340,6 @@ def _starting_point(task: SeatTask, adapter: Adapter, report: Path, instructions
     if report.exists():
         return iteration, None, task.prompt + RESUME_NOTE
     return iteration, None, task.prompt
-
-
-def _copy_inputs(target: Path, inputs: Mapping[str, Path]) -> None:
-    """Agents read other reports from inside their own folder, where every CLI may read."""
-    if not inputs:
-        return
-    target.mkdir(exist_ok=True)
-    for name, source in inputs.items():
-        shutil.copyfile(source, target / name)
 
 
 class Meter:
