@@ -37,12 +37,12 @@ def rebuild(ws: Workspace) -> str:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise StateError(f"cannot rebuild run {ws.id}: {ws.root / RUN_SPEC} is missing or "
                          f"unreadable ({exc}); the run cannot be resumed") from exc
-    kept = []
+    kept, bound = [], loop.report_bound(options.max_report_bytes)
     for seat in options.seats:
         record = state.agents[seat.name] = AgentRecord(cli=seat.cli, model=seat.model)
         for phase in REPORT_PHASES:
             path = ws.published_output(seat.name, phase)
-            has_text, complete = loop.report_facts(path)
+            has_text, complete = loop.report_facts(path, bound)
             if not has_text:
                 continue
             record.phases[phase] = AgentPhase(

@@ -146,6 +146,12 @@ def _set_aside(ws: Workspace, seat: str, phase: str, folder: Path, rel: str) -> 
     except OSError:
         return
     what = agentfs.describe(path)
+    if stat.S_ISDIR(info.st_mode):
+        # codex's sandbox leaves an empty .codex/ and .agents/ (its mount points) after every
+        # command: nothing to load, and nothing an agent wrote.
+        with suppress(OSError):
+            os.rmdir(path)  # only an empty folder goes; one with entries is moved below
+            return
     if stat.S_ISDIR(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_nlink == 1):
         target = _quarantine_path(ws, f"{seat}-{phase}-{rel.replace('/', '--')}")
         os.rename(path, target)  # moves the entry itself: a folder's links stay unfollowed

@@ -309,6 +309,24 @@ def test_every_instruction_file_a_cli_would_load_is_quarantined(
     assert_nothing_points_out(ws.root)
 
 
+def test_codexs_empty_mount_points_go_quietly(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """codex's sandbox leaves empty .codex/ and .agents/ after each command: removed, and
+    progress.log does not blame the agent for them."""
+    planting(monkeypatch, {})
+    ws, options = new_run(tmp_path, "codex")
+    folder = ws.work_dir("codex", "research")
+    (folder / ".codex").mkdir(parents=True)
+    (folder / ".agents").mkdir()
+    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits())
+    assert record.status == "complete"
+    assert not os.path.lexists(folder / ".codex")
+    assert not os.path.lexists(folder / ".agents")
+    log = (ws.root / "progress.log").read_text()
+    assert ".codex" not in log
+    assert ".agents" not in log
+
+
 def test_a_report_over_the_cap_within_the_bound_is_published_cut_from_the_capture(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = "".join(f"Line {i}: a finding, https://example.org/{i}\n" for i in range(600))
