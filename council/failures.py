@@ -13,6 +13,9 @@ KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("timeout", re.compile(r"\btimed out after\b")),
     ("idle", re.compile(r"\bno output or report change\b")),
     ("no_report", re.compile(r"exited without writing its report")),
+    # A link, FIFO, device or oversized file left as its report (seatfolder.take_report):
+    # the agent turned, or a page turned it; before the words of any path could match below.
+    ("unsafe_report", re.compile(r"^its report was .*: not published$")),
     ("quota", re.compile(r"quota|insufficient_quota|billing|credit balance|RESOURCE_EXHAUSTED",
                          re.I)),
     ("auth", re.compile(r"\b401\b|\b403\b|unauthori[sz]ed|invalid api key|api key|"

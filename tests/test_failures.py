@@ -29,6 +29,8 @@ from council.failures import classify
         ("gemini is not installed or not on PATH", "missing_cli"),
         ("codex exited without writing its report", "no_report"),
         ("claude exited with code 3", "crash"),
+        ("its report was a link, not a plain file: not published", "unsafe_report"),
+        ("its report was a FIFO, not a plain file: not published", "unsafe_report"),
         (None, None),
     ],
 )
