@@ -31,7 +31,7 @@ def council(env: dict[str, str], tmp_path: Path, *args: str,
 
 
 def the_run(tmp_path: Path) -> Path:
-    (run,) = [p for p in (tmp_path / "research").iterdir() if not p.is_symlink()]
+    (run,) = [p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
     return run
 
 
