@@ -9,10 +9,9 @@ yaml, no dataclasses, no pathlib.
 
 from __future__ import annotations
 
-import fcntl
 import os
 
-from council import agentfs, progress
+from council import agentfs, progress, store
 
 TYPE_CHECKING = False  # no typing import: this module runs in the hook, after every turn
 if TYPE_CHECKING:
@@ -153,11 +152,10 @@ def write_loop(path: str | os.PathLike[str], iteration: int, max_iterations: int
     """Create or replace a loop file atomically: `<iteration> <max_iterations> <active 0|1>`.
 
     Plain text rather than JSON: the hook parses it after every turn, and importing json
-    (and with it re and enum) would be most of the hook's start-up time."""
-    tmp = f"{os.fspath(path)}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(f"{iteration} {max_iterations} {int(active)}\n")
-    os.replace(tmp, path)
+    (and with it re and enum) would be most of the hook's start-up time. Not fsynced: it is
+    rewritten every turn, and a resume takes the larger of it and state.yaml's count."""
+    store.atomic_write(path, f"{iteration} {max_iterations} {int(active)}\n".encode(),
+                       redacted=True, durable=False, mode=0o644)
 
 
 def read_loop(path: str | os.PathLike[str]) -> tuple[int, int, bool]:
@@ -169,23 +167,9 @@ def read_loop(path: str | os.PathLike[str]) -> tuple[int, int, bool]:
     return int(fields[0]), int(fields[1]), fields[2] == "1"
 
 
-class _Locked:
-    """An exclusive lock beside the loop file (a context manager without contextlib)."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = f"{os.fspath(path)}.lock"
-        self.fd = -1
-
-    def __enter__(self) -> None:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-
-    def __exit__(self, *exc: object) -> None:
-        os.close(self.fd)
-
-
-def locked(path: str | os.PathLike[str]) -> _Locked:
-    return _Locked(path)
+def locked(path: str | os.PathLike[str]) -> store.Locked:
+    """An exclusive lock beside the loop file: the hook and the supervisor take turns."""
+    return store.locked(f"{os.fspath(path)}.lock")
 
 
 def deactivate(path: str | os.PathLike[str]) -> int:

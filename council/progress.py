@@ -10,11 +10,10 @@ interleave, and both files are written under one lock, so their events come in o
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 
-from council import redact
+from council import redact, store
 
 PROGRESS_FILE = "progress.log"
 EVENTS_FILE = "events.jsonl"
@@ -52,7 +51,7 @@ def write_event(run_dir: str | os.PathLike[str], line: str, record: str) -> None
     fd = os.open(os.path.join(run_dir, PROGRESS_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
                  0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        store.lock(fd)
         os.write(fd, line.encode("utf-8", "replace"))
         append(os.path.join(run_dir, EVENTS_FILE), record)
     finally:

@@ -1,4 +1,4 @@
-"""One supervisor per run: an exclusive flock on research/<id>/supervisor.lock.
+"""One supervisor per run: an exclusive flock (store.lock) on research/<id>/supervisor.lock.
 
 The kernel drops a flock when its holder dies, even by `kill -9` or a reboot, so a stale
 lock can never block a resume. The file also records the holder's pid and process start time
@@ -11,7 +11,6 @@ FIFO at its name is neither followed nor waited on, and counts as no supervisor.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import stat
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from council import agentfs
+from council import agentfs, store
 from council.errors import CouncilError
 from council.spawn import same_process
 
@@ -57,9 +56,7 @@ class RunLock:
             os.close(self.fd)
             raise CouncilError(f"cannot lock run {run_dir.name}: {self.path} is "
                                f"{agentfs.describe(self.path)}, not a plain file")
-        try:
-            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not store.lock(self.fd, wait=False):
             os.close(self.fd)
             holder = read_holder(run_dir)
             who = f" (pid {holder.pid})" if holder else ""
@@ -100,9 +97,7 @@ def live_supervisor(run_dir: Path) -> Holder | None:
     except OSError:  # missing, or a link
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return read_holder(run_dir)
+        free = store.lock(fd, shared=True, wait=False)
     finally:
         os.close(fd)
-    return None
+    return None if free else read_holder(run_dir)

@@ -14,7 +14,18 @@ from pathlib import Path
 import anyio
 import watchfiles
 
-from council import budget, events, failures, loop, prompts, redact, seatfolder, snapshots, spawn
+from council import (
+    budget,
+    events,
+    failures,
+    loop,
+    prompts,
+    redact,
+    seatfolder,
+    snapshots,
+    spawn,
+    store,
+)
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.agents.environment import agent_env
@@ -117,10 +128,8 @@ def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
     seatfolder.quarantine(ws, seat.name, phase)
     instructions = ws.instructions_file(seat.name, phase)
     instructions.parent.mkdir(exist_ok=True)
-    instructions.write_text(
-        prompts.render("continue", report_path=str(report), marker=loop.MARKER),
-        encoding="utf-8",
-    )
+    store.atomic_write(instructions, prompts.render("continue", report_path=str(report),
+                                                    marker=loop.MARKER))
     adapter = adapter_for(seat.cli)
     loop_file = ws.loop_file(seat.name, phase)
     first_iteration, session, prompt = _starting_point(task, adapter, report, instructions,

@@ -6,7 +6,7 @@ Nothing is read from the session's transcript, which print mode may not have wri
 `--no-session-persistence` never writes).
 
 A request moves pending → running (bound to a run) → released, once. Every change is a
-read-modify-write under an flock of the folder, written atomically, so a repeated or
+read-modify-write under an flock of the folder (store.locked), written atomically, so a repeated or
 concurrent Stop can never start a second run, and two sessions never share a file. The folder
 is 0700 and its files 0600 (a request holds the topic), read and written through agentfs:
 a link or FIFO planted there is never followed or waited on.
@@ -17,18 +17,16 @@ still waits on a run and releases sessions on cancel; it knows nothing of hooks 
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from council import agentfs, gitignore
+from council import agentfs, gitignore, store
 
 SESSIONS_DIR = ".sessions"
 KEEP = 20  # requests remembered per session (released ones are only history)
@@ -93,21 +91,16 @@ def _save(path: Path, requests: list[Request]) -> None:
                   json.dumps({"requests": [asdict(r) for r in kept]}))  # 0600
 
 
-@contextmanager
-def _locked(base: Path) -> Iterator[None]:
+def _locked(base: Path) -> store.Locked:
+    """The sessions folder, locked (store.locked): made 0700 on first use; a link at
+    .sessions (a cloned repository's) is refused there, not followed."""
     folder = base / SESSIONS_DIR
     if not base.is_dir():  # the research folder's first use: a typed request, before any run
         base.mkdir(parents=True, exist_ok=True)
         gitignore.ensure(base)
     with suppress(FileExistsError):
         folder.mkdir(0o700)
-    # O_NOFOLLOW: a link at .sessions (a cloned repository's) is refused, not followed.
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing drops the flock
+    return store.locked(folder, folder=True)
 
 
 def update(base: Path, session_id: str, change: Callable[[list[Request]], T]) -> T:

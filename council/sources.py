@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-from council.state import atomic_write
+from council import store
 
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
 # an angle bracket, and loses trailing punctuation that belongs to the sentence. A link's
@@ -206,8 +206,8 @@ def disappeared(before: str, after: str) -> list[str]:
 def write(path: Path, ledger: Ledger, regressions: Mapping[str, list[str]],
           totals: Mapping[str, int] | None = None) -> None:
     """sources.json: the ledger, and per agent the sources its refinement dropped (the
-    first ones) with how many it dropped in all. Replaced whole (state.atomic_write, which
+    first ones) with how many it dropped in all. Replaced whole (store.atomic_write, which
     redacts it): a full disk or a kill leaves the old file, never a torn one."""
     data = {**ledger.to_dict(), "dropped_in_refinement": dict(regressions),
             "dropped_in_refinement_total": dict(totals or {})}
-    atomic_write(path, json.dumps(data, indent=2) + "\n")
+    store.atomic_write(path, json.dumps(data, indent=2) + "\n")

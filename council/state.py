@@ -16,18 +16,15 @@ The records are mutable dataclasses on purpose: they are only ever changed insid
 from __future__ import annotations
 
 import copy
-import fcntl
-import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from council import redact
+from council import redact, store
 from council.errors import StateError
 from council.progress import utc_now
 
@@ -331,31 +328,13 @@ def _utf8(value: Any) -> Any:
 def atomic_write(path: Path, text: str, redacted: bool = False) -> None:
     """Replace path with text so readers see the old or the new file, never a torn one;
     no secret of council's environment in it (redact.py), unless the caller has `redacted`
-    it already (state.yaml, redacted in its data)."""
-    if not redacted:
-        text = redact.clean(text)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(OSError):
-            os.unlink(tmp)
-        raise
+    it already (state.yaml, redacted in its data). store.atomic_write does it."""
+    store.atomic_write(path, text, redacted=redacted)
 
 
-@contextmanager
-def locked(run_dir: Path) -> Iterator[None]:
-    """Serialise writers of one run's state (hooks and the supervisor)."""
-    fd = os.open(run_dir / ".state.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
+def locked(run_dir: Path) -> store.Locked:
+    """Serialise writers of one run's state (hooks and the supervisor): store.locked."""
+    return store.locked(run_dir / ".state.lock")
 
 
 # The text of state.yaml this process last wrote or read, per run, with its state: a

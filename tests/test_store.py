@@ -1,0 +1,131 @@
+"""The store (council/store.py): one way to replace a file of council's own, one way to lock."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from council import state, store
+
+PACKAGE = Path(__file__).parents[1] / "council"
+
+
+def test_a_file_is_replaced_whole_with_no_temp_file_left(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    target = run / "claims.json"
+    target.write_text("old\n")
+    store.atomic_write(target, "new\n")
+    assert target.read_text() == "new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in run.iterdir()) == ["claims.json"]
+
+
+def test_a_writer_that_fails_half_way_leaves_the_old_file(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    target = run / "report.md"
+    target.write_text("the published report\n")
+
+    def chunks() -> Iterator[bytes]:
+        yield b"half of the new"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space"):
+        store.atomic_write(target, chunks(), redacted=True)
+    assert target.read_text() == "the published report\n"
+    assert sorted(p.name for p in run.iterdir()) == ["report.md"]
+
+
+def test_text_is_redacted_and_bytes_must_be_already(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COUNCIL_TEST_API_KEY", "s3cr3t-value-0123456789")
+    target = tmp_path / "sources.json"
+    store.atomic_write(target, "key: s3cr3t-value-0123456789\n")
+    assert target.read_text() == "key: REDACTED:COUNCIL_TEST_API_KEY\n"
+    store.atomic_write(target, "already: s3cr3t-value-0123456789\n", redacted=True)
+    assert "s3cr3t" in target.read_text()  # the caller said it had redacted it (state.yaml)
+    with pytest.raises(TypeError, match="redacted"):
+        store.atomic_write(target, b"raw bytes")
+
+
+def test_a_link_at_the_name_is_replaced_not_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "bashrc"
+    victim.write_text("the user's file\n")
+    target = tmp_path / "final-report.md"
+    target.symlink_to(victim)
+    store.atomic_write(target, "the report\n")
+    assert victim.read_text() == "the user's file\n"
+    assert not target.is_symlink()
+    assert target.read_text() == "the report\n"
+
+
+def test_a_lock_is_exclusive_until_its_block_ends(tmp_path: Path) -> None:
+    guard = tmp_path / ".state.lock"
+    with store.locked(guard):
+        fd = os.open(guard, os.O_RDWR)
+        try:
+            assert not store.lock(fd, wait=False)
+            assert not store.lock(fd, shared=True, wait=False)
+        finally:
+            os.close(fd)
+    fd = os.open(guard, os.O_RDWR)
+    try:
+        assert store.lock(fd, wait=False)
+    finally:
+        os.close(fd)
+
+
+def test_a_folder_can_be_the_lock(tmp_path: Path) -> None:
+    with store.locked(tmp_path, folder=True):
+        fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            assert not store.lock(fd, wait=False)
+        finally:
+            os.close(fd)
+
+
+def test_a_link_at_a_locks_name_is_refused_not_followed(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (tmp_path / "x.lock").symlink_to(elsewhere)  # dangling: O_CREAT would make `elsewhere`
+    with pytest.raises(OSError), store.locked(tmp_path / "x.lock"):
+        pass
+    assert not elsewhere.exists()
+    (tmp_path / "real").mkdir()
+    (tmp_path / "folder").symlink_to(tmp_path / "real")
+    with pytest.raises(OSError), store.locked(tmp_path / "folder", folder=True):
+        pass
+
+
+def test_the_states_writer_and_lock_are_the_stores(tmp_path: Path) -> None:
+    """state.atomic_write and state.locked delegate (another slice splits state.py)."""
+    state.atomic_write(tmp_path / "run.json", "{}\n")
+    assert (tmp_path / "run.json").read_text() == "{}\n"
+    with state.locked(tmp_path):
+        fd = os.open(tmp_path / ".state.lock", os.O_RDWR)
+        try:
+            assert not store.lock(fd, wait=False)
+        finally:
+            os.close(fd)
+
+
+# Who may still call flock or rename a temp file over a file by hand, and why.
+OWN_WRITERS = {
+    "store.py": "the store itself",
+    "agentfs.py": "the writer for agents' folders, a different trust boundary",
+    "workspace.py": "research/latest is a link, replaced by renaming a new link over it",
+    "seatfolder.py": "moves an agent's file to quarantine (os.rename), not a write",
+    "snapshots.py": "not yet moved to store.atomic_write (another slice's file)",
+}
+
+
+def test_every_module_that_locks_or_replaces_a_file_uses_the_store() -> None:
+    by_hand = re.compile(r"fcntl\.flock|os\.replace\(|os\.rename\(|mkstemp|\.replace\(tmp")
+    found = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                   if by_hand.search(p.read_text(encoding="utf-8")))
+    assert set(found) <= set(OWN_WRITERS), found
