@@ -1,15 +1,20 @@
-"""What a seat's failure kind means for the rest of the run.
+"""A seat's failure: what kind it is, from the words and exit codes its CLI used, and what
+that means for the rest of the run. Users act differently on "log in again" (auth), "wait or
+pay" (quota, rate limit) and "the agent got stuck" (timeout, idle), and so does council:
 
 - auth, quota, missing_cli: the CLI will fail the same way in every later phase, so the seat
   is dropped for the rest of the run at once (one line says how to log in), instead of being
   started again and failing again in each phase.
 - rate_limit: retried after a pause (the CLI's Retry-After where it reports one, else a short
   backoff), at most RETRIES times per phase; then dropped like the others.
+- anything else (a crash, a timeout, a server error): this phase's trouble, not the seat's for
+  good; the seat is kept for the next phases.
 - A seat that names a `fallback` CLI which is installed is not dropped: its role moves to that
   CLI (the profile's model for it), for this phase and the rest of the run, and the run's
   provenance says so.
 
-The decisions are pure functions; `give_up` records the outcome in state.yaml."""
+The decisions (`classify`, `next_step`, `fallback_seat`) are pure functions; `give_up`
+records the outcome in state.yaml."""
 
 from __future__ import annotations
 
@@ -22,6 +27,37 @@ from council.config import PROFILES, RunOptions, Seat
 from council.preflight import LOGIN
 from council.state import RunState, update_state
 from council.workspace import Workspace
+
+# Order matters: the first matching kind wins (a 429 quota error is a quota error).
+KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("missing_cli", re.compile(r"not installed or not on PATH")),
+    ("timeout", re.compile(r"\btimed out after\b")),
+    ("idle", re.compile(r"\bno output or report change\b")),
+    ("no_report", re.compile(r"exited without writing its report")),
+    # A link, FIFO, device or oversized file left as its report (seatfolder.take_report):
+    # the agent turned, or a page turned it; before the words of any path could match below.
+    ("unsafe_report", re.compile(r"^its report was .*: not published$")),
+    ("quota", re.compile(r"quota|insufficient_quota|billing|credit balance|RESOURCE_EXHAUSTED",
+                         re.I)),
+    ("auth", re.compile(r"\b401\b|\b403\b|unauthori[sz]ed|invalid api key|api key|"
+                        r"authenticat|auth method|log ?in|Missing environment variable|"
+                        r"code 41\b|code 145\b|code 147\b", re.I)),
+    ("rate_limit", re.compile(r"\b429\b|rate.?limit|too many requests|code 173\b", re.I)),
+    ("network", re.compile(r"unable to connect|connection (failed|refused)|fetch failed|"
+                           r"ECONNREFUSED|ENOTFOUND|network", re.I)),
+    ("server", re.compile(r"\b5\d\d\b|server error|overloaded|high demand|code 244\b", re.I)),
+)
+
+
+def classify(error: str | None) -> str | None:
+    """The failure kind of an agent's error message, or None when there is no error."""
+    if not error:
+        return None
+    for kind, pattern in KINDS:
+        if pattern.search(error):
+            return kind
+    return "crash"
+
 
 DROP = frozenset({"auth", "quota", "missing_cli"})
 RETRIES = 2  # rate-limit retries per seat per phase

@@ -17,7 +17,7 @@ import watchfiles
 from council import (
     budget,
     events,
-    failures,
+    failover,
     loop,
     prompts,
     redact,
@@ -505,7 +505,7 @@ def _record(ws: Workspace, seat: str, phase: str, status: str, returncode: int |
         record.original_sha256 = (snapshot.original_sha256 if snapshot and
                                   snapshot.original_sha256 != snapshot.sha256 else None)
         record.status, record.exit_code, record.error = status, returncode, error
-        record.failure = failures.classify(error) if status == "failed" else None
+        record.failure = failover.classify(error) if status == "failed" else None
         record.iteration = iteration
         record.ended_at, record.pid, record.pid_started = utc_now(), None, None
         if session_id:
