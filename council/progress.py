@@ -1,11 +1,18 @@
-"""progress.log: one human line per event, so `tail -f` shows a run live, and events.jsonl:
-the same event as one JSON object, for scripts.
+"""The run's event writer, the one renderer of both files: progress.log, one human line per
+event, so `tail -f` shows a run live, and events.jsonl, the same event as one JSON object,
+for scripts.
 
-The supervisor writes events through council.events (structlog). This module is the minimal
-writer the hooks use after every agent turn: it imports only `fcntl`, `os`, `time` and
-council.redact (which redacts secrets from both files). Each
-line is a single O_APPEND write, so lines from parallel hooks and the supervisor never
-interleave, and both files are written under one lock, so their events come in one order.
+    2026-11-21T14:31:00.123Z research codex iteration 2/10
+    {"time": "2026-11-21T14:31:00.123Z", "scope": "research", "agent": "codex",
+     "message": "iteration 2/10"}  (one line in the file)
+
+Everything that writes an event ends here: the hooks call `emit` after every agent turn, and
+the supervisor's council.events (structlog, which binds a task's phase and agent) hands its
+events to `emit` too. The hooks cannot pay for structlog's import, so this module imports only
+`os`, `time`, council.store (the lock) and council.redact (which redacts secrets from both
+files). Each line is a single O_APPEND write, so lines from parallel hooks and the supervisor
+never interleave, and both files are written under one lock, so their events come in one
+order.
 """
 
 from __future__ import annotations
@@ -31,15 +38,19 @@ def stamp() -> str:
 
 def emit(run_dir: str | os.PathLike[str], scope: str, message: str,
          agent: str | None = None) -> None:
-    """The hooks' writer of an event: the same progress.log line and events.jsonl record as
-    council.events.emit (structlog), which the supervisor uses, without its import cost:
-    `2026-11-21T14:31:00.123Z research codex iteration 2/10` and
-    `{"time": …, "scope": "research", "agent": "codex", "message": "iteration 2/10"}`."""
-    time_ = stamp()
-    message = " ".join(message.split())  # one event, one line: a CLI's error is folded
+    """Write one event of the run (`scope` "run") or of a phase, by one agent or the whole
+    phase (`agent` None): `2026-11-21T14:31:00.123Z research codex iteration 2/10`."""
+    write_event(run_dir, *render(stamp(), scope, agent, message))
+
+
+def render(time_: str, scope: str, agent: str | None, message: str) -> tuple[str, str]:
+    """The event as `TIME SCOPE [AGENT] MESSAGE` and as a JSON object with those four keys
+    (a line each). The message is folded to one line first: a CLI's multi-line error stays
+    one event."""
+    message = " ".join(message.split())
     line = f"{time_} {scope}{f' {agent}' if agent else ''} {message}\n"
     fields = {"time": time_, "scope": scope, "agent": agent or None, "message": message}
-    write_event(run_dir, line, json_object(fields) + "\n")
+    return line, json_object(fields) + "\n"
 
 
 def write_event(run_dir: str | os.PathLike[str], line: str, record: str) -> None:
@@ -69,7 +80,8 @@ def append(path: str, text: str) -> None:
 
 def json_object(fields: dict[str, str | None]) -> str:
     """A flat JSON object, written without the json module: hooks import this module after
-    every agent turn, and json (with re and enum) would double their start-up."""
+    every agent turn, and json (with re and enum) would double their start-up. Also the
+    hooks' answers to the CLIs (hook.py)."""
     return "{" + ", ".join(f"{json_string(k)}: {'null' if v is None else json_string(v)}"
                            for k, v in fields.items()) + "}"
 
@@ -79,8 +91,8 @@ _ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t",
 
 
 def json_string(text: str) -> str:
-    """A JSON string literal escaped exactly as `json.dumps(text, ensure_ascii=False)` does,
-    so the hooks' events.jsonl lines equal the supervisor's byte for byte."""
+    """A JSON string literal escaped exactly as `json.dumps(text, ensure_ascii=False)` does:
+    a script reads events.jsonl with any JSON parser."""
     out = ['"']
     for ch in text:
         if ch in _ESCAPES:

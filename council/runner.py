@@ -104,17 +104,20 @@ class SeatRun:
 
 async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
     """Run the seat's loop to its end and return its final record for the phase. The
-    teardown is shielded: a cancellation cannot cut it short (it waits for it)."""
-    run = _prepare(ws, task, limits)
-    try:
-        await _drive(run)
-    except anyio.get_cancelled_exc_class():
+    teardown is shielded: a cancellation cannot cut it short (it waits for it). The task
+    binds its phase and seat once (events.bound): every event of the seat's turn is said
+    with `events.say`."""
+    with events.bound(task.phase, task.seat.name):
+        run = _prepare(ws, task, limits)
+        try:
+            await _drive(run)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await _finish(run, cancelled=True)
+            raise
         with anyio.CancelScope(shield=True):
-            await _finish(run, cancelled=True)
-        raise
-    with anyio.CancelScope(shield=True):
-        final = await _finish(run, cancelled=False)
-    return final
+            final = await _finish(run, cancelled=False)
+        return final
 
 
 def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
@@ -162,8 +165,8 @@ def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
     how = "resumed" if task.previous else "started"
     if task.previous and session:
         how += f" session {session}"
-    events.emit(ws.root, phase, f"{how} ({seat.cli}, {model}, "
-                f"iteration {first_iteration}/{task.max_iterations})", agent=seat.name)
+    events.say(ws.root, f"{how} ({seat.cli}, {model}, "
+               f"iteration {first_iteration}/{task.max_iterations})")
     return SeatRun(ws, task, limits, adapter, job, report, instructions, loop_file,
                    (log, err_log), session, Meter(adapter, seat, log, first_iteration))
 
@@ -178,7 +181,7 @@ async def _drive(run: SeatRun) -> None:
         with anyio.move_on_after(limits.timeout) as deadline:
             async with anyio.create_task_group() as watched:
                 watched.start_soon(_idle_watchdog, run.activity, limits.idle,
-                                   watched.cancel_scope, Quiet(run.ws, run.phase, run.seat))
+                                   watched.cancel_scope, Quiet(run.ws))
                 try:
                     await anyio.to_thread.run_sync(
                         seatfolder.copy_inputs, run.ws, run.seat, run.phase, run.task.inputs,
@@ -230,7 +233,7 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
     if cancelled:
         final = _record(ws, seat, phase, "cancelled", run.returncode, outcome.session_id,
                         "stopped: the run was cancelled", iteration, run.meter.record())
-        events.emit(ws.root, phase, "stopped (run cancelled)", agent=seat)
+        events.say(ws.root, "stopped (run cancelled)")
         return final
 
     has_text, complete = (False, False) if capture is None else \
@@ -250,23 +253,22 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
         if snapshot.cut_at is not None:
             assert snapshot.full is not None
             assert cap is not None
-            events.emit(ws.root, phase, f"report is {snapshot.size:,} bytes, over the "
-                        f"{cap:,}-byte cap: the next phases get its first "
-                        f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
-                        f"{snapshot.full.name}", agent=seat)
+            events.say(ws.root, f"report is {snapshot.size:,} bytes, over the "
+                       f"{cap:,}-byte cap: the next phases get its first "
+                       f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
+                       f"{snapshot.full.name}")
     final = _record(ws, seat, phase, status, run.returncode, outcome.session_id, outcome.error,
                     iteration, run.meter.record(), snapshot)
     if run.limits.budgeted:
         budget.check(ws)
     elapsed = time.monotonic() - run.began
     if status == "failed":
-        events.emit(ws.root, phase, f"failed ({final.failure}) after {elapsed:.0f} s: "
-                    f"{outcome.error}", agent=seat)
+        events.say(ws.root, f"failed ({final.failure}) after {elapsed:.0f} s: "
+                   f"{outcome.error}")
     else:
         assert snapshot is not None
-        events.emit(ws.root, phase, f"{status} after {final.iteration} iteration(s), "
-                    f"{elapsed:.0f} s, {snapshot.size} bytes, {format_usage(run.meter.total)}",
-                    agent=seat)
+        events.say(ws.root, f"{status} after {final.iteration} iteration(s), "
+                   f"{elapsed:.0f} s, {snapshot.size} bytes, {format_usage(run.meter.total)}")
     return final
 
 
@@ -440,11 +442,9 @@ QUIET_REPORT = 60.0  # say that an agent is silent after every this many seconds
 
 @dataclass(frozen=True)
 class Quiet:
-    """Where to say that an agent has gone quiet."""
+    """Where to say that an agent has gone quiet (the seat's task has bound who)."""
 
     ws: Workspace
-    phase: str
-    seat: str
 
     def every(self, idle: float | None) -> float:
         """Every 60 s, or a quarter of a shorter idle limit: the notices come before it."""
@@ -452,8 +452,7 @@ class Quiet:
 
     def say(self, silent: float, idle: float | None) -> None:
         limit = f"gives up at {idle:g} s" if idle else "no idle limit"
-        events.emit(self.ws.root, self.phase, f"no output for {silent:g} s ({limit})",
-                    agent=self.seat)
+        events.say(self.ws.root, f"no output for {silent:g} s ({limit})")
 
 
 async def _idle_watchdog(activity: Activity, idle: float | None, scope: anyio.CancelScope,

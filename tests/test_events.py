@@ -1,12 +1,15 @@
-"""The two writers of a run's events: the supervisor's (structlog, council.events) and the
-hooks' minimal one (council.progress). A script reading events.jsonl, or a person running
-`tail -f progress.log`, must not be able to tell which one wrote a line."""
+"""A run's events: one writer and renderer (council.progress), which the hooks call directly
+and the supervisor's structlog events (council.events) hand theirs to, with the phase and
+agent a task bound once. A script reading events.jsonl, or a person running
+`tail -f progress.log`, gets the same two formats from both."""
 
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from council import events, progress
@@ -25,25 +28,49 @@ TRICKY = [
 ]
 EVENTS = [(scope, message, agent) for message in TRICKY
           for scope, agent in (("run", None), ("research", "codex"), ("gapfill", None))]
+STAMP = "2026-11-24T01:02:03.456Z"
 
 
 @pytest.fixture
 def frozen(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(progress, "stamp", lambda: "2026-11-24T01:02:03.456Z")
+    monkeypatch.setattr(progress, "stamp", lambda: STAMP)
 
 
-def test_hook_writer_and_structlog_writer_produce_identical_lines(tmp_path: Path,
-                                                                  frozen: None) -> None:
-    hooks, supervisor = tmp_path / "hooks", tmp_path / "supervisor"
-    hooks.mkdir()
-    supervisor.mkdir()
+def lines(run: Path) -> list[str]:
+    return (run / progress.PROGRESS_FILE).read_text().splitlines()
+
+
+@pytest.mark.parametrize("writer", [progress.emit, events.emit])
+def test_both_files_are_written_in_their_one_format(tmp_path: Path, frozen: None,
+                                                    writer: object) -> None:
+    """The formats other tools tail, byte for byte: `TIME SCOPE [AGENT] MESSAGE` and the
+    JSON object json.dumps would write, whichever of the two entry points wrote them."""
+    assert callable(writer)
     for scope, message, agent in EVENTS:
-        progress.emit(hooks, scope, message, agent=agent)
-        events.emit(supervisor, scope, message, agent=agent)
-    for name in (progress.PROGRESS_FILE, progress.EVENTS_FILE):
-        written = (hooks / name).read_bytes()
-        assert written == (supervisor / name).read_bytes(), name
-        assert len(written.splitlines()) == len(EVENTS)
+        writer(tmp_path, scope, message, agent=agent)
+    folded = [(scope, " ".join(message.split()), agent) for scope, message, agent in EVENTS]
+    log = "".join(f"{STAMP} {scope}{f' {agent}' if agent else ''} {message}\n"
+                  for scope, message, agent in folded)
+    records = "".join(json.dumps({"time": STAMP, "scope": scope, "agent": agent,
+                                  "message": message}, ensure_ascii=False) + "\n"
+                      for scope, message, agent in folded)
+    assert (tmp_path / progress.PROGRESS_FILE).read_bytes() == log.encode("utf-8", "replace")
+    assert (tmp_path / progress.EVENTS_FILE).read_bytes() == records.encode("utf-8", "replace")
+
+
+def test_structlogs_events_are_written_by_the_one_writer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No second renderer: what structlog logs reaches progress.emit as its four fields."""
+    seen: list[tuple[object, ...]] = []
+    monkeypatch.setattr(progress, "emit", lambda run, scope, message, agent=None:
+                        seen.append((run, scope, agent, message)))
+    events.emit(tmp_path, "research", "iteration 2/10", agent="codex")
+    events.emit(tmp_path, "run", "budget reached")
+    with events.bound("refinement", "gemini"):
+        events.say(tmp_path, "started")
+    assert seen == [(tmp_path, "research", "codex", "iteration 2/10"),
+                    (tmp_path, "run", None, "budget reached"),
+                    (tmp_path, "refinement", "gemini", "started")]
 
 
 def test_events_read_as_a_script_reads_them(tmp_path: Path, frozen: None) -> None:
@@ -51,15 +78,59 @@ def test_events_read_as_a_script_reads_them(tmp_path: Path, frozen: None) -> Non
     events.emit(tmp_path, "gapfill", "started: 2 gap(s)")
     records = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
     assert records == [
-        {"time": "2026-11-24T01:02:03.456Z", "scope": "research", "agent": "codex",
-         "message": "iteration 2/10 next"},
-        {"time": "2026-11-24T01:02:03.456Z", "scope": "gapfill", "agent": None,
-         "message": "started: 2 gap(s)"},
+        {"time": STAMP, "scope": "research", "agent": "codex", "message": "iteration 2/10 next"},
+        {"time": STAMP, "scope": "gapfill", "agent": None, "message": "started: 2 gap(s)"},
     ]
-    assert (tmp_path / "progress.log").read_text().splitlines() == [
-        "2026-11-24T01:02:03.456Z research codex iteration 2/10 next",
-        "2026-11-24T01:02:03.456Z gapfill started: 2 gap(s)",
+    assert lines(tmp_path) == [
+        f"{STAMP} research codex iteration 2/10 next",
+        f"{STAMP} gapfill started: 2 gap(s)",
     ]
+
+
+def test_a_task_binds_its_phase_and_agent_once(tmp_path: Path, frozen: None) -> None:
+    """`say` takes the phase and agent the task bound; an event given its own scope (the
+    run's budget, said from inside a seat's turn) keeps it, with no agent; the binding ends
+    with its block."""
+    with events.bound("research", "codex"):
+        events.say(tmp_path, "started")
+        events.emit(tmp_path, "run", "budget reached")
+        with events.bound("research", "claude"):
+            events.say(tmp_path, "nested")
+        events.say(tmp_path, "again")
+    events.say(tmp_path, "after")
+    assert lines(tmp_path) == [f"{STAMP} research codex started",
+                               f"{STAMP} run budget reached",
+                               f"{STAMP} research claude nested",
+                               f"{STAMP} research codex again",
+                               f"{STAMP} run after"]
+
+
+def test_each_seats_task_keeps_its_own_binding(tmp_path: Path, frozen: None) -> None:
+    """Seats run side by side as tasks of one task group: each one's events, and those of the
+    tasks and worker threads it starts, name that seat, never a sibling's."""
+    both = threading.Barrier(2, timeout=10)
+
+    async def seat(name: str) -> None:
+        with events.bound("research", name):
+            await anyio.to_thread.run_sync(both.wait)  # both seats are bound at once
+            events.say(tmp_path, "in its task")
+            async with anyio.create_task_group() as group:
+                group.start_soon(_say_later, tmp_path)
+            await anyio.to_thread.run_sync(events.say, tmp_path, "in a worker thread")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(seat, "claude")
+            group.start_soon(seat, "codex")
+
+    anyio.run(main)
+    said = sorted(line.removeprefix(f"{STAMP} ") for line in lines(tmp_path))
+    assert said == sorted(f"research {seat} {where}" for seat in ("claude", "codex")
+                          for where in ("in its task", "in a child task", "in a worker thread"))
+
+
+async def _say_later(run: Path) -> None:
+    events.say(run, "in a child task")
 
 
 @pytest.mark.parametrize("text", [*TRICKY, "".join(map(chr, range(0x80)))])
@@ -70,7 +141,7 @@ def test_json_string_escapes_as_json_dumps_does(text: str) -> None:
 def test_real_stamps_have_milliseconds_and_sort_in_order(tmp_path: Path) -> None:
     for n in range(20):
         events.emit(tmp_path, "run", f"event {n}")
-    stamps = [x.split(" ", 1)[0] for x in (tmp_path / "progress.log").read_text().splitlines()]
+    stamps = [x.split(" ", 1)[0] for x in lines(tmp_path)]
     assert all(len(s) == len("2026-11-24T01:02:03.456Z") and s[19] == "." for s in stamps)
     assert stamps == sorted(stamps)
 
@@ -87,8 +158,8 @@ def test_parallel_writers_put_events_in_one_order_in_both_files(tmp_path: Path) 
     for i in range(300):
         events.emit(tmp_path, "research", f"supervisor {i}", agent="claude")
     assert [hook.wait() for hook in hooks] == [0, 0, 0]
-    lines = (tmp_path / progress.PROGRESS_FILE).read_text().splitlines()
+    written = lines(tmp_path)
     records = [json.loads(line) for line in
                (tmp_path / progress.EVENTS_FILE).read_text().splitlines()]
-    assert len(lines) == len(records) == 1200
-    assert [f"{r['time']} {r['scope']} {r['agent']} {r['message']}" for r in records] == lines
+    assert len(written) == len(records) == 1200
+    assert [f"{r['time']} {r['scope']} {r['agent']} {r['message']}" for r in records] == written

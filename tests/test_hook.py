@@ -121,12 +121,13 @@ def test_bad_hook_arguments_exit_zero(args: list[str]) -> None:
 
 
 def test_hook_imports_stay_cheap(run: Path) -> None:
-    """Hooks run after every agent turn: no yaml, click, anyio or jinja2 on their path."""
+    """Hooks run after every agent turn: no yaml, click, anyio, jinja2 or structlog (the
+    supervisor's events) on their path; they write events with progress.emit."""
     code = ("import sys, runpy; sys.argv = ['council', 'hook'] + sys.argv[1:]\n"
             "try:\n    runpy.run_module('council', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
             "heavy = {'yaml', 'click', 'anyio', 'jinja2', 'dataclasses', 'pathlib', 'psutil',"
-            " 'json', 're', 'typing'}\n"
+            " 'json', 're', 'typing', 'structlog', 'council.events', 'tempfile'}\n"
             "print(sorted(heavy & set(sys.modules)))")
     proc = subprocess.run(
         [sys.executable, "-c", code, "claude", "--run-dir", str(run), "--seat", "claude",
