@@ -1,16 +1,30 @@
-"""Tokens and cost: what each agent spent, per phase and iteration, and the run's budget.
+"""The usage ledger: what each agent spent in tokens and cost, per phase and iteration, the
+run's total, and its budget. Everything about usage is here:
 
-Each CLI reports usage its own way (the adapters parse it into `Usage`); claude prices its
-own runs, the others report tokens only, which council prices from `prices.json` and labels
-an estimate."""
+- `Usage`: tokens in and out and a cost. Each CLI reports usage its own way (the adapters
+  parse it into `Usage`); claude prices its own runs, the others report tokens only, which
+  council prices from `prices.json` (`estimate`) and labels an estimate.
+- `Book`: one seat's usage at one phase, split by iteration as the CLI's running total grows
+  (the runner reads the CLI's log; what it gains is booked here). Its `record` is the `usage`
+  of the seat's phase in state.yaml.
+- `spent`, `of_agent`, `total`: the run's, an agent's, or any records' sum, as the budget,
+  the status, the page and the synthesis's facts show it.
+- `over_budget`: whether the run must stop spending.
+
+Not to be confused with the source ledger (sources.Ledger): the URLs the reports cite.
+Standard library only: every adapter imports it."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from council.state import AgentRecord, RunState
 
 
 @dataclass(frozen=True)
@@ -82,3 +96,54 @@ def over_budget(spent: Usage, max_cost: float | None, max_tokens: int | None) ->
     if max_tokens is not None and spent.tokens >= max_tokens:
         return f"{spent.tokens} tokens reached the budget of {max_tokens}"
     return None
+
+
+class Book:
+    """One seat's usage at one phase, split by iteration. A CLI reports a running total for
+    the phase; what the total gains is booked to the iteration being counted (`at`) until
+    `advance` moves on, so the iterations add up to the total."""
+
+    def __init__(self, first_iteration: int) -> None:
+        self.total = Usage()
+        self.per_iteration: dict[int, Usage] = {}
+        self.counted = Usage()  # the part of `total` already given to earlier iterations
+        self.at = first_iteration
+
+    def book(self, total: Usage) -> bool:
+        """The CLI's running total is now `total`; True if that changed anything."""
+        if total == self.total:
+            return False
+        self.total = total
+        counted = self.counted
+        self.per_iteration[self.at] = Usage(
+            total.tokens_in - counted.tokens_in, total.tokens_out - counted.tokens_out,
+            None if total.cost_usd is None else total.cost_usd - (counted.cost_usd or 0.0),
+            total.estimated)
+        return True
+
+    def advance(self, iteration: int) -> None:
+        """Book what the total gains from now on to `iteration` (later ones only)."""
+        if iteration > self.at:
+            self.counted, self.at = self.total, iteration
+
+    def record(self) -> dict[str, Any]:
+        """The seat's phase's `usage` in state.yaml: `Usage.to_dict()`, plus "per_iteration":
+        [[iteration, tokens_in, tokens_out, cost or None], ...] in iteration order."""
+        return {**self.total.to_dict(), "per_iteration": [
+            [it, u.tokens_in, u.tokens_out, None if u.cost_usd is None else round(u.cost_usd, 6)]
+            for it, u in sorted(self.per_iteration.items())]}
+
+
+def total(records: Iterable[Mapping[str, Any] | None]) -> Usage:
+    """The sum of usage records (`Book.record()`s, or None for a phase that has none)."""
+    return sum((Usage.from_dict(r) for r in records), Usage())
+
+
+def of_agent(agent: AgentRecord) -> Usage:
+    """What one agent spent, over every phase it took part in."""
+    return total(ap.usage for ap in agent.phases.values())
+
+
+def spent(state: RunState) -> Usage:
+    """What the run has spent so far, every agent over every phase: what the budget counts."""
+    return total(ap.usage for rec in state.agents.values() for ap in rec.phases.values())

@@ -31,7 +31,7 @@ from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.agents.environment import agent_env
 from council.config import Seat
 from council.errors import CouncilError
-from council.ledger import Usage, format_usage
+from council.ledger import Book, Usage, format_usage
 from council.progress import utc_now
 from council.state import AgentPhase, RunState, update_state
 from council.workspace import Workspace
@@ -354,17 +354,18 @@ def _starting_point(task: SeatTask, adapter: Adapter, report: Path, instructions
 
 
 class Meter:
-    """An agent's usage for one phase, read from its CLI's log, split by iteration: what the
-    log gains is booked to the iteration being counted (`at`) until `advance` moves on."""
+    """An agent's usage for one phase, read from its CLI's log as it grows and booked, split
+    by iteration, in its usage ledger (ledger.Book)."""
 
     def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int) -> None:
         self.adapter, self.seat = adapter, seat
         self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
-        self.total = Usage()
-        self.per_iteration: dict[int, Usage] = {}
-        self.counted = Usage()  # the part of `total` already given to earlier iterations
-        self.at = first_iteration
+        self.book = Book(first_iteration)
         self.read_at = 0.0
+
+    @property
+    def total(self) -> Usage:
+        return self.book.total
 
     def read(self, force: bool = False, final: bool = False) -> bool:
         """Read what the log gained (at most once a second unless forced; `final` once the
@@ -379,25 +380,14 @@ class Meter:
             self.counter = self.adapter.usage_counter(self.seat.model)
         for event in events:
             self.counter.add(event)
-        total = self.counter.total()
-        if total == self.total:
-            return False
-        self.total = total
-        self.per_iteration[self.at] = Usage(
-            total.tokens_in - self.counted.tokens_in, total.tokens_out - self.counted.tokens_out,
-            None if total.cost_usd is None else total.cost_usd - (self.counted.cost_usd or 0.0),
-            total.estimated)
-        return True
+        return self.book.book(self.counter.total())
 
     def advance(self, iteration: int) -> None:
         """Book what the log gains from now on to `iteration` (later ones only)."""
-        if iteration > self.at:
-            self.counted, self.at = self.total, iteration
+        self.book.advance(iteration)
 
     def record(self) -> dict[str, object]:
-        return {**self.total.to_dict(), "per_iteration": [
-            [it, u.tokens_in, u.tokens_out, None if u.cost_usd is None else round(u.cost_usd, 6)]
-            for it, u in sorted(self.per_iteration.items())]}
+        return self.book.record()
 
 
 async def _watch_agent(run: SeatRun, stop: anyio.Event) -> None:

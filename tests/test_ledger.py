@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from council import ledger
 from council.agents import adapter_for
 from council.agents.base import LogTail, read_usage
-from council.ledger import Usage, format_usage, over_budget, price
+from council.ledger import Book, Usage, format_usage, over_budget, price
+from council.state import AgentPhase, AgentRecord, RunState
 
 
 def log(tmp_path: Path, events: list[dict[str, object]]) -> Path:
@@ -133,3 +135,47 @@ def test_codex_usage_across_threads_in_one_log() -> None:
     for event in events:
         counter.add(event)
     assert (counter.total().tokens_in, counter.total().tokens_out) == (1800, 180)
+
+
+def test_a_phases_usage_is_booked_by_iteration_and_adds_up() -> None:
+    """The CLI reports a running total; each iteration gets what the total gained during it,
+    and an earlier iteration number (a late hook) never moves the booking back."""
+    book = Book(first_iteration=2)  # a resumed seat starts at its second iteration
+    assert book.book(Usage(100, 10, 0.5, estimated=True))
+    assert not book.book(Usage(100, 10, 0.5, estimated=True))  # nothing new
+    book.advance(3)
+    book.advance(1)
+    assert book.book(Usage(250, 40, 1.25, estimated=True))
+    assert book.book(Usage(300, 45, 1.5, estimated=True))  # still the third iteration
+    record = book.record()
+    assert record == {"tokens_in": 300, "tokens_out": 45, "cost_usd": 1.5, "estimated": True,
+                      "per_iteration": [[2, 100, 10, 0.5], [3, 200, 35, 1.0]]}
+    assert sum(row[1] for row in record["per_iteration"]) == record["tokens_in"]
+    assert Usage.from_dict(record) == book.total
+
+
+def test_a_cli_that_gives_no_price_books_none() -> None:
+    book = Book(1)
+    book.book(Usage(10, 1))
+    book.advance(2)
+    book.book(Usage(30, 2))
+    assert book.record()["per_iteration"] == [[1, 10, 1, None], [2, 20, 1, None]]
+
+
+def test_the_runs_and_each_agents_spending_come_from_their_records() -> None:
+    def phase(tokens_in: int, cost: float | None) -> AgentPhase:
+        book = Book(1)
+        book.book(Usage(tokens_in, 1, cost))
+        return AgentPhase(usage=book.record())
+
+    state = RunState("r", "t", "now", {}, agents={
+        "claude": AgentRecord("claude", phases={"research": phase(100, 0.25),
+                                                "refinement": phase(50, 0.25)}),
+        "codex": AgentRecord("codex", phases={"research": phase(10, None),
+                                              "dissent": AgentPhase()}),  # no usage yet
+    })
+    assert ledger.of_agent(state.agents["claude"]) == Usage(150, 2, 0.5)
+    assert ledger.of_agent(state.agents["codex"]) == Usage(10, 1, None)
+    assert ledger.spent(state) == Usage(160, 3, 0.5)
+    assert ledger.total([]) == Usage()
+    assert over_budget(ledger.spent(state), None, 163) == "163 tokens reached the budget of 163"
