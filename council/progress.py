@@ -40,7 +40,7 @@ def emit(run_dir: str | os.PathLike[str], scope: str, message: str,
          agent: str | None = None) -> None:
     """Write one event of the run (`scope` "run") or of a phase, by one agent or the whole
     phase (`agent` None): `2026-11-21T14:31:00.123Z research codex iteration 2/10`."""
-    write_event(run_dir, *render(stamp(), scope, agent, message))
+    _write(run_dir, *render(stamp(), scope, agent, message))
 
 
 def render(time_: str, scope: str, agent: str | None, message: str) -> tuple[str, str]:
@@ -53,7 +53,7 @@ def render(time_: str, scope: str, agent: str | None, message: str) -> tuple[str
     return line, json_object(fields) + "\n"
 
 
-def write_event(run_dir: str | os.PathLike[str], line: str, record: str) -> None:
+def _write(run_dir: str | os.PathLike[str], line: str, record: str) -> None:
     """Append one event's line and record under an exclusive lock on progress.log: a hook and
     the supervisor writing at the same moment would otherwise put their events in one order
     in progress.log and the other in events.jsonl, and a script pairing them would break."""
@@ -64,12 +64,12 @@ def write_event(run_dir: str | os.PathLike[str], line: str, record: str) -> None
     try:
         store.lock(fd)
         os.write(fd, line.encode("utf-8", "replace"))
-        append(os.path.join(run_dir, EVENTS_FILE), record)
+        _append(os.path.join(run_dir, EVENTS_FILE), record)
     finally:
         os.close(fd)  # closing releases the lock
 
 
-def append(path: str, text: str) -> None:
+def _append(path: str, text: str) -> None:
     """One O_APPEND write: lines from parallel hooks and the supervisor never interleave."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
