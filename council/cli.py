@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from council import __version__, crash, paths, preflight, status, supervisor
+from council import __version__, crash, options, paths, preflight, status, supervisor
 from council.cancel import cancel_run, pick
 from council.config import Overrides, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
@@ -86,83 +86,66 @@ def main() -> None:
     other's reports, and one of them writes the final report."""
 
 
+def _click_option(option: options.Option) -> Callable[[F], F]:
+    """One declared run option (options.py) as a click option: its flags, the click type of
+    its kind, its help. Not given is None (False for a lone flag), so the config file and the
+    defaults show through."""
+    kind = option.kind
+    kwargs: dict[str, Any] = {"help": option.help_text(), "metavar": option.metavar}
+    if isinstance(kind, options.Flag) and kind.negative:
+        decls, kwargs["default"] = ["/".join(option.flags)], None
+    elif isinstance(kind, options.Flag):
+        decls, kwargs["is_flag"] = [option.flag], True
+    else:
+        decls = [option.flag]
+        kwargs["type"] = _click_type(kind)
+    return click.option(*decls, option.name, **kwargs)
+
+
+def _click_type(kind: options.Kind) -> click.ParamType[Any]:
+    if isinstance(kind, options.Number):
+        if kind.whole:
+            return click.IntRange(min=int(kind.minimum), min_open=kind.above)
+        return click.FloatRange(min=kind.minimum, min_open=kind.above)
+    if isinstance(kind, options.Choice):
+        return click.Choice(kind.values)
+    if isinstance(kind, options.File):
+        return click.Path(path_type=Path, dir_okay=False)
+    return click.STRING  # Text, Names: read and checked by the declaration
+
+
+def run_options(func: F) -> F:
+    """`council run`'s options for the run, made from their declaration, in its order."""
+    for option in reversed(options.given_on(options.CLI)):
+        func = _click_option(option)(func)
+    return func
+
+
 @main.command()
 @click.argument("topic", required=False)
 @click.option("--topic-file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Read the topic from a file ('-' for stdin) instead of the argument.")
-@click.option("--test", "test", is_flag=True,
-              help="Cheapest models and 2 iterations per agent: for trying council out.")
-@click.option("--agents", help="Comma-separated agent names to run (default: all).")
-@click.option("--synthesizer", help="Agent that writes the final report (default claude).")
-@click.option("--timeout", type=click.FloatRange(min=1),
-              help="Seconds each agent may spend on research or refinement before it is "
-                   "stopped; the short phases (scope, claims, verification, gap fill, "
-                   "antagonist) get "
-                   "a quarter of it.")
-@click.option("--idle-timeout", type=click.FloatRange(min=1),
-              help="Stop an agent that shows no output or report change for this many "
-                   "seconds (default 900).")
-@click.option("--max-iterations", type=click.IntRange(min=1),
-              help="Override every agent's iteration cap.")
-@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True),
-              help="Budget in USD: once spent, agents stop after their current turn and the "
-                   "run goes on to synthesis.")
-@click.option("--max-tokens", type=click.IntRange(min=1),
-              help="Budget in tokens, as --max-cost.")
+@run_options
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
-@click.option("--mode", type=click.Choice(["exploratory", "compliance", "decision"]),
-              help="What the research is for: mapping a field (exploratory, the default), "
-                   "meeting rules (compliance), or choosing (decision).")
-@click.option("--debate", type=click.Choice(["auto", "force", "off"]),
-              help="An antagonist agent attacks the consensus beside the claim "
-                   "verification: always (force), never (off), or with the full council, "
-                   "i.e. when verification is on (auto; compliance research always debates).")
-@click.option("--dissent", metavar="AGENT|auto|off",
-              help="The agent that builds the strongest opposing case while the others "
-                   "research (auto: one of another vendor than the synthesiser, with the full "
-                   "council; off: none).")
-@click.option("--max-parallel", type=click.IntRange(min=1),
-              help="Run at most N CLI processes at once; the others queue (default: every "
-                   "agent at once).")
-@click.option("--verify/--no-verify", default=None,
-              help="Scope the question into sub-questions before the research, then have "
-                   "agents of other vendors check the reports' claims and coverage, and "
-                   "research the gaps found, before the synthesis (default: on, off with "
-                   "--test).")
-@click.option("--config", "config", type=click.Path(path_type=Path, dir_okay=False),
-              help="Council config file (default ./council.yaml once trusted with "
-                   "`council trust`, then ~/.config/council/config.yaml).")
 @research_dir_option
 @handle_errors
-def run(topic: str | None, topic_file: Path | None, test: bool, agents: str | None,
-        synthesizer: str | None, timeout: float | None, idle_timeout: float | None,
-        max_iterations: int | None, max_cost: float | None, max_tokens: int | None,
-        confirm: bool, mode: str | None, debate: str | None, dissent: str | None,
-        max_parallel: int | None, verify: bool | None, config: Path | None,
-        research_dir: Path | None) -> None:
+def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir: Path | None,
+        **given: Any) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)
-    names = tuple(a.strip() for a in agents.split(",") if a.strip()) if agents else ()
-    if agents is not None and not names:
-        raise UsageError("--agents needs at least one agent name")
-    options = load_options(Overrides(config=config, test=test, agents=names,
-                                     synthesizer=synthesizer, timeout=timeout,
-                                     idle_timeout=idle_timeout,
-                                     max_iterations=max_iterations, max_cost=max_cost,
-                                     max_tokens=max_tokens, verify=verify, debate=debate,
-                                     mode=mode, dissent=dissent, max_parallel=max_parallel))
-    options, notes = preflight.prepare(options, explicit=bool(names))
+    overrides = Overrides(**given)
+    opts, notes = preflight.prepare(load_options(overrides), explicit="agents" in overrides)
     base = _research_dir(research_dir)
     ensure_base(base)  # before the plan: a run that cannot start says so first
     for line in notes:
         click.echo(f"council: {line}", err=True)
-    for line in [*plan(options), *plan_lines(options)]:
+    for line in [*plan(opts), *plan_lines(opts)]:
         click.echo(line)
     if confirm and not _confirmed("Start the council?"):
         raise UsageError("not started")
-    ws = supervisor.start_run(text, options, base)
-    click.echo(f"council run {ws.id}: {len(options.seats)} agents "
-               f"({', '.join(s.name for s in options.seats)}), profile {options.profile}")
+    ws = supervisor.start_run(text, opts, base)
+    click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
+               f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
     _finish(supervisor.execute(ws))
 

@@ -1,7 +1,9 @@
 """Seats, profiles and run options: what a council is made of, read from YAML and flags.
 
 A *seat* is a named agent: a CLI plus model, reasoning effort, iteration cap and extra
-arguments. Seats let one council hold two claude agents with different models.
+arguments. Seats let one council hold two claude agents with different models. The other run
+options are declared in options.py, once each: here they are put together, with the rules
+between them (the synthesiser is an agent of the council, compliance research debates).
 """
 
 from __future__ import annotations
@@ -14,23 +16,16 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import agentfs, paths, trust
+from council import agentfs, options, paths, trust
 from council.errors import ConfigError, UsageError
+from council.options import MAX_ITERATIONS_LIMIT
+from council.options import Overrides as Overrides
 
 CLIS = ("claude", "codex", "gemini")
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
-# Seed 003's research modes: what the question is for changes what counts as done.
-MODES = ("exploratory", "compliance", "decision")
 SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-# Gemini CLI ends an AfterAgent loop after ~100 continuations on its own; stay well below.
-MAX_ITERATIONS_LIMIT = 50
-DEFAULT_GRACE_SECONDS = 10.0
-DEFAULT_IDLE_SECONDS = 900.0  # a research turn that shows no sign of life for 15 min is stuck
-# A report larger than this goes to the next phases cut at a line, with a note (the whole
-# report is kept beside it): ~500k tokens is more than any agent can read in one go, and
-# council's own checks (sources, regression) then cost the same whatever an agent pasted.
-DEFAULT_MAX_REPORT_BYTES = 2_000_000
+SEATS_KEY = "agents"  # the config file's table of seats, beside the options of options.py
 # A config file is a page of settings: anything longer is refused, not read on (a project's
 # council.yaml may be a link to /dev/zero).
 MAX_CONFIG_BYTES = 1_000_000
@@ -119,34 +114,33 @@ PROFILES: dict[str, tuple[Seat, ...]] = {
         Seat("gemini", "gemini", model="flash-lite", max_iterations=2),
     ),
 }
-SYNTHESIS_ITERATIONS = {"production": 3, "test": 2}
+_DEFAULT = options.defaults("production")
 
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Everything a run needs besides the topic; stored in state.yaml so resume sees it."""
+    """Everything a run needs besides the topic; stored in state.yaml so resume sees it. Each
+    field but the seats is an option of options.py, which gives its type, check, help and
+    default (here the production profile's: load_options and from_dict give a test run its
+    own)."""
 
     seats: tuple[Seat, ...]
-    synthesizer: str = "claude"
-    profile: str = "production"
-    timeout: float | None = None
-    grace_period: float = DEFAULT_GRACE_SECONDS
-    idle_timeout: float | None = DEFAULT_IDLE_SECONDS
-    max_cost: float | None = None  # USD for the whole run
-    max_tokens: int | None = None
-    verify: bool = True  # cross-vendor claim verification before the synthesis
-    debate: str = "auto"  # the antagonist: auto | force | off
-    mode: str = "exploratory"  # exploratory | compliance | decision (prompts, debate trigger)
-    synthesis_max_iterations: int = 3
-    config_file: str | None = None
-    # Why council obeyed config_file: named with --config, the user's own, or trusted with
-    # `council trust` (trust.py); the plan says it.
-    config_trust: str | None = None
-    max_report_bytes: int = DEFAULT_MAX_REPORT_BYTES
-    # Seed 004's dissent: "auto" (a seat of another vendor than the synthesiser, with the full
-    # council), "off", or the name of the seat that builds the opposing case.
-    dissent: str = "auto"
-    max_parallel: int | None = None  # CLI processes at once over the whole run; None: every seat
+    synthesizer: str = _DEFAULT["synthesizer"]
+    profile: str = _DEFAULT["profile"]
+    timeout: float | None = _DEFAULT["timeout"]
+    grace_period: float = _DEFAULT["grace_period"]
+    idle_timeout: float | None = _DEFAULT["idle_timeout"]
+    max_cost: float | None = _DEFAULT["max_cost"]  # USD for the whole run
+    max_tokens: int | None = _DEFAULT["max_tokens"]
+    verify: bool = _DEFAULT["verify"]  # scope, claim verification and gap fill
+    debate: str = _DEFAULT["debate"]  # the antagonist: auto | force | off
+    mode: str = _DEFAULT["mode"]  # exploratory | compliance | decision
+    synthesis_max_iterations: int = _DEFAULT["synthesis_max_iterations"]
+    config_file: str | None = _DEFAULT["config_file"]
+    config_trust: str | None = _DEFAULT["config_trust"]
+    max_report_bytes: int = _DEFAULT["max_report_bytes"]
+    dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
+    max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:
@@ -155,61 +149,22 @@ class RunOptions:
         raise UsageError(f"no agent named {name!r} in this council")
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "seats": [s.to_dict() for s in self.seats],
-            "synthesizer": self.synthesizer,
-            "profile": self.profile,
-            "timeout": self.timeout,
-            "grace_period": self.grace_period,
-            "idle_timeout": self.idle_timeout,
-            "max_cost": self.max_cost,
-            "max_tokens": self.max_tokens,
-            "verify": self.verify,
-            "debate": self.debate,
-            "mode": self.mode,
-            "synthesis_max_iterations": self.synthesis_max_iterations,
-            "config_file": self.config_file,
-            "config_trust": self.config_trust,
-            "max_report_bytes": self.max_report_bytes,
-            "dissent": self.dissent,
-            "max_parallel": self.max_parallel,
-        }
+        return {"seats": [s.to_dict() for s in self.seats],
+                **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "seats"}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
-        """The options stored in a run's state. A key an older council did not write takes
-        the field's default, declared once, above."""
-        seats = tuple(
-            Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
-            for i, s in enumerate(data.get("seats", []))
-        )
-        known = {f.name for f in fields(cls)} - {"seats"}
-        return cls(seats=seats, **{k: v for k, v in data.items() if k in known})
-
-
-def default(option: str) -> Any:
-    """A run option's default (RunOptions's field), for the config file and the flags."""
-    return next(f.default for f in fields(RunOptions) if f.name == option)
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """What the command line says; None means 'not given'."""
-
-    config: Path | None = None
-    test: bool = False
-    agents: tuple[str, ...] = ()
-    synthesizer: str | None = None
-    timeout: float | None = None
-    idle_timeout: float | None = None
-    max_iterations: int | None = None
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    verify: bool | None = None
-    debate: str | None = None
-    mode: str | None = None
-    dissent: str | None = None
-    max_parallel: int | None = None
+        """The options stored in a run's state, each checked as a config file's would be (a
+        ConfigError names the key). A key an older council did not write takes its default
+        for the run's profile; one it does not know is left (a newer council's)."""
+        if not isinstance(data, Mapping):
+            raise ConfigError("options: expected a mapping of settings")
+        raw = data.get("seats", [])
+        if not isinstance(raw, list) or not all(isinstance(s, Mapping) for s in raw):
+            raise ConfigError("options.seats: expected a list of agents")
+        seats = tuple(Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
+                      for i, s in enumerate(raw))
+        return cls(seats=seats, **options.stored(data, "options"))
 
 
 @dataclass(frozen=True)
@@ -227,11 +182,11 @@ def load_options(overrides: Overrides) -> RunOptions:
     """Build the run's options: built-in profile < config file < command line. A project's
     ./council.yaml is obeyed only once the user has trusted it (trust.py): judged after it is
     read and checked, before anything runs or is created."""
-    source = _find_config(overrides.config)
-    options, configured = _build(source, overrides)
+    source = _find_config(overrides.get("config"))
+    built, configured = _build(source, overrides)
     if source is None:
-        return options
-    return replace(options, config_trust=_judge(source, configured))
+        return built
+    return replace(built, config_trust=_judge(source, configured))
 
 
 def trust_file(path: Path) -> str:
@@ -294,120 +249,68 @@ def _build(source: ConfigFile | None, overrides: Overrides
     """The options, checked, and the seats the config file itself defines."""
     config_path = source.path if source else None
     data: Mapping[str, Any] = source.data if source else {}
-    top_allowed = {"profile", "synthesizer", "timeout", "idle_timeout", "grace_period",
-                   "max_cost", "max_tokens", "verify", "debate", "mode", "agents",
-                   "max_report_bytes", "dissent", "max_parallel"}
     where = str(config_path) if config_path else "config"
-    _reject_unknown(data, top_allowed, where)
+    _reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY},
+                    where)
+    value = options.resolve(overrides, data, where)
+    profile = value["profile"]
 
-    profile = "test" if overrides.test else _str(data.get("profile", "production"), "profile")
-    if profile not in PROFILES:
-        raise ConfigError(f"{where}: profile {profile!r} is not one of {', '.join(PROFILES)}")
-
-    agents = data.get("agents")
+    agents = data.get(SEATS_KEY)
     configured: tuple[Seat, ...] = ()
     if agents is None:
         seats = PROFILES[profile]
     else:
         if not isinstance(agents, Mapping) or not agents:
-            raise ConfigError(f"{where}: 'agents' must map agent names to settings")
+            raise ConfigError(f"{where}: '{SEATS_KEY}' must map agent names to settings")
         seats = tuple(
-            Seat.from_dict(str(name), spec or {}, f"{where}: agents.{name}")
+            Seat.from_dict(str(name), spec or {}, f"{where}: {SEATS_KEY}.{name}")
             for name, spec in agents.items()
         )
         configured = seats
-        if overrides.test:
+        if overrides.get("test"):
             seats = tuple(_cheapen(seat) for seat in seats)
 
-    if overrides.agents:
+    chosen = value["agents"]
+    if chosen:
         known = {s.name: s for s in seats}
-        unknown = [a for a in overrides.agents if a not in known]
+        unknown = [a for a in chosen if a not in known]
         if unknown:
             raise UsageError(
                 f"unknown agent {unknown[0]!r}: this council has {', '.join(known)}"
             )
-        seats = tuple(known[a] for a in dict.fromkeys(overrides.agents))
+        seats = tuple(known[a] for a in dict.fromkeys(chosen))
 
-    if overrides.max_iterations is not None:
-        seats = tuple(replace(s, max_iterations=overrides.max_iterations) for s in seats)
+    if value["max_iterations"] is not None:
+        seats = tuple(replace(s, max_iterations=value["max_iterations"]) for s in seats)
         for seat in seats:
             seat.validate("--max-iterations")
 
     names = [s.name for s in seats]
-    synthesizer = overrides.synthesizer or _str(data.get("synthesizer", "claude"), "synthesizer")
-    if not overrides.synthesizer and overrides.agents and synthesizer not in names:
+    synthesizer = value["synthesizer"]
+    if "synthesizer" not in overrides and chosen and synthesizer not in names:
         synthesizer = names[0]  # --agents left the default synthesiser out: the first one writes
     if synthesizer not in names:
         raise UsageError(
             f"synthesizer {synthesizer!r} is not an agent of this council ({', '.join(names)})"
         )
-
-    timeout = overrides.timeout if overrides.timeout is not None else data.get("timeout")
-    if timeout is not None and (not isinstance(timeout, int | float) or timeout <= 0):
-        raise ConfigError(f"{where}: timeout must be a positive number of seconds")
-    idle = (overrides.idle_timeout if overrides.idle_timeout is not None
-            else data.get("idle_timeout", DEFAULT_IDLE_SECONDS))
-    if idle is not None and (not isinstance(idle, int | float) or idle <= 0):
-        raise ConfigError(f"{where}: idle_timeout must be a positive number of seconds")
-    max_cost = overrides.max_cost if overrides.max_cost is not None else data.get("max_cost")
-    if max_cost is not None and (not isinstance(max_cost, int | float) or max_cost <= 0):
-        raise ConfigError(f"{where}: max_cost must be a positive number of US dollars")
-    max_tokens = (overrides.max_tokens if overrides.max_tokens is not None
-                  else data.get("max_tokens"))
-    if max_tokens is not None and (isinstance(max_tokens, bool)
-                                   or not isinstance(max_tokens, int) or max_tokens <= 0):
-        raise ConfigError(f"{where}: max_tokens must be a positive whole number")
-    verify = overrides.verify if overrides.verify is not None else data.get(
-        "verify", profile != "test")  # on by default, outside the cheap test profile
-    if not isinstance(verify, bool):
-        raise ConfigError(f"{where}: verify must be true or false")
-    debate = overrides.debate or data.get("debate", default("debate"))
-    if debate not in ("auto", "force", "off"):  # named where the bad value came from
-        raise ConfigError(f"{'--debate' if overrides.debate else where + ': debate'} "
-                          "must be auto, force or off")
-    mode = overrides.mode or data.get("mode", default("mode"))
-    if mode not in MODES:
-        raise ConfigError(f"{'--mode' if overrides.mode else where + ': mode'} must be one "
-                          f"of {', '.join(MODES)}")
-    if mode == "compliance" and debate == "off":
+    if value["mode"] == "compliance" and value["debate"] == "off":
         raise UsageError("compliance research is always challenged by the antagonist: "
                          "drop --debate off (or debate: off in the config), or use another "
                          "--mode")
-    dissent = overrides.dissent or data.get("dissent", default("dissent"))
-    if dissent not in ("auto", "off", *names):
-        raise UsageError(f"{'--dissent' if overrides.dissent else where + ': dissent'} must "
-                         f"be auto, off or an agent of this council ({', '.join(names)})")
-    parallel = (overrides.max_parallel if overrides.max_parallel is not None
-                else data.get("max_parallel"))
-    if parallel is not None and (isinstance(parallel, bool) or not isinstance(parallel, int)
-                                 or parallel < 1):
-        flag = "--max-parallel" if overrides.max_parallel is not None else f"{where}: max_parallel"
-        raise ConfigError(f"{flag} must be a whole number of CLI processes, at least 1")
-    grace = data.get("grace_period", DEFAULT_GRACE_SECONDS)
-    if not isinstance(grace, int | float) or grace < 0:
-        raise ConfigError(f"{where}: grace_period must be a number of seconds >= 0")
-    cap = data.get("max_report_bytes", DEFAULT_MAX_REPORT_BYTES)
-    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 10_000:
-        raise ConfigError(f"{where}: max_report_bytes must be a whole number >= 10000")
+    if value["dissent"] not in ("auto", "off", *names):
+        raise UsageError(f"{_label('dissent', overrides, where)} must be auto, off or an "
+                         f"agent of this council ({', '.join(names)})")
 
-    return RunOptions(
-        seats=seats,
-        synthesizer=synthesizer,
-        profile=profile,
-        timeout=float(timeout) if timeout is not None else None,
-        grace_period=float(grace),
-        idle_timeout=float(idle) if idle is not None else None,
-        max_cost=float(max_cost) if max_cost is not None else None,
-        max_tokens=max_tokens,
-        verify=verify,
-        debate=str(debate),
-        mode=str(mode),
-        synthesis_max_iterations=SYNTHESIS_ITERATIONS[profile],
-        config_file=str(config_path) if config_path else None,
-        max_report_bytes=cap,
-        dissent=str(dissent),
-        max_parallel=parallel,
-    ), configured
+    fields_ = {option.name: value[option.name] for option in options.FIELDS}
+    return RunOptions(**{
+        **fields_, "seats": seats, "synthesizer": synthesizer,
+        "config_file": str(config_path) if config_path else None,
+    }), configured
+
+
+def _label(name: str, overrides: Overrides, where: str) -> str:
+    """Where an option's value came from, to start an error with: its flag or the file."""
+    return options.OPTION[name].flag if name in overrides else f"{where}: {name}"
 
 
 def _cheapen(seat: Seat) -> Seat:
@@ -490,7 +393,7 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
               for s in seats if s.extra_args]
     parts += [f"env [{_few(list(s.env))}] for {s.name}" for s in seats if s.env]
     parts += [f"fallback {s.fallback} for {s.name}" for s in seats if s.fallback]
-    others = [f"{key} {_value(value)}" for key, value in data.items() if key != "agents"]
+    others = [f"{key} {_value(value)}" for key, value in data.items() if key != SEATS_KEY]
     if others:
         parts.append(_few(others))
     text = "; ".join(parts) or "nothing"
@@ -499,17 +402,17 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     return text
 
 
-def plan_lines(options: RunOptions) -> list[str]:
+def plan_lines(run: RunOptions) -> list[str]:
     """The plan's lines on where the options came from: the config file and why it was
     obeyed, then every seat's extra_args and env in full (they reach the CLIs' command lines
     and environments, so the user sees them before anything is spent)."""
-    if options.config_file is None:
-        lines = [f"config: no config file, {options.profile} profile"]
+    if run.config_file is None:
+        lines = [f"config: no config file, {run.profile} profile"]
     else:
-        lines = [f"config: {trust.shown(Path(options.config_file))} "
-                 f"({options.config_trust or 'not judged'})"]
+        lines = [f"config: {trust.shown(Path(run.config_file))} "
+                 f"({run.config_trust or 'not judged'})"]
     extras = []
-    for seat in options.seats:
+    for seat in run.seats:
         bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
             [f"env [{', '.join(seat.env)}]"] if seat.env else [])
         if bits:

@@ -88,23 +88,13 @@ def check_request(args: str, host: Host | None = None) -> tuple[str, RunOptions]
     run."""
     from council import preflight
     from council.config import Overrides, load_options
-    from council.errors import UsageError
     from council.topic import check_topic
 
     request = parse_request(args)
     typed = host.typed if host else f"/{COMMAND}"
     topic = check_topic(request.topic, f"the {typed} command")
-    parallel = None
-    if request.max_parallel is not None:
-        if not request.max_parallel.isdigit():
-            raise UsageError(f"--max-parallel takes a whole number, not "
-                             f"{request.max_parallel!r}")
-        parallel = int(request.max_parallel)
-    options = load_options(Overrides(test=request.test, agents=request.agents,
-                                     mode=request.mode, debate=request.debate,
-                                     verify=request.verify, dissent=request.dissent,
-                                     max_parallel=parallel))
-    options, _ = preflight.prepare(options, explicit=bool(request.agents))
+    overrides = Overrides(**request.given())  # each word read and checked as declared
+    options, _ = preflight.prepare(load_options(overrides), explicit="agents" in overrides)
     return topic, plugin_limits(options)
 
 
@@ -124,57 +114,77 @@ def _reason(exc: Exception, base: Path, host: Host) -> str:
 
 
 class CommandArgs(NamedTuple):
-    """The command's arguments, parsed."""
+    """The command's arguments: the topic, and each option as typed (a flag True or False, a
+    value the word given, agent names split at commas), None where not given. Its fields are
+    the options the declaration (council/options.py) allows in a host's command; a test keeps
+    them so."""
 
-    test: bool
-    agents: tuple[str, ...]
     topic: str
+    test: bool = False
+    agents: tuple[str, ...] | None = None
     mode: str | None = None
     debate: str | None = None
-    verify: bool | None = None
     dissent: str | None = None
     max_parallel: str | None = None
+    verify: bool | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The options given, by name, for config.Overrides."""
+        return {k: v for k, v in self._asdict().items() if k != "topic" and v is not None}
 
 
-# The `council run` options a command may carry: each takes a value or is a flag.
-VALUED = ("--agents", "--mode", "--debate", "--dissent", "--max-parallel")
-FLAGS = {"--test": ("test", True), "--verify": ("verify", True),
-         "--no-verify": ("verify", False)}
+def grammar() -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
+    """The command's words, made from the declaration: each flag with the option it sets and
+    to what (`--verify`, `--no-verify`), and each option that takes a value."""
+    from council import options
+
+    flags: dict[str, tuple[str, bool]] = {}
+    valued: dict[str, str] = {}
+    for option in options.given_on(options.HOST):
+        if isinstance(option.kind, options.Flag):
+            flags.update(zip(option.flags, ((option.name, True), (option.name, False)),
+                             strict=False))
+        else:
+            valued[option.flag] = option.name
+    return flags, valued
 
 
 def parse_request(args: str) -> CommandArgs:
     """`[--test] [--agents a,b] [--mode M] [--debate D] [--dissent D] [--max-parallel N]
-    [--verify|--no-verify] TOPIC`:
+    [--verify|--no-verify] TOPIC` (grammar(): the options a host's command may carry):
     options first (`--opt value` or `--opt=value`, any whitespace between), the rest verbatim
-    is the topic. Values are checked by load_options like the command line's; an option
-    council does not know is an error, not the start of the topic."""
+    is the topic. Values are read and checked by the declaration like the command line's; an
+    option council does not know is an error, not the start of the topic."""
     import re
 
     from council.errors import UsageError
+    from council.options import OPTION, Names
 
+    flags, valued = grammar()
     rest = args
     found: dict[str, Any] = {}
     while (match := re.match(r"\s*(\S+)", rest)) is not None:
         word = match.group(1)
         name, eq, value = word.partition("=")
         after = rest[match.end():]
-        if word in FLAGS:
-            key, flag = FLAGS[word]
+        if word in flags:
+            key, flag = flags[word]
             found[key] = flag
-        elif name in VALUED and eq:
-            found[name[2:].replace("-", "_")] = value
-        elif word in VALUED and (nxt := re.match(r"\s*(\S+)", after)) is not None:
-            found[word[2:].replace("-", "_")], after = nxt.group(1), after[nxt.end():]
-        elif word in VALUED:
+        elif name in valued and eq:
+            found[valued[name]] = value
+        elif word in valued and (nxt := re.match(r"\s*(\S+)", after)) is not None:
+            found[valued[word]], after = nxt.group(1), after[nxt.end():]
+        elif word in valued:
             raise UsageError(f"{word} needs a value before the topic")
         elif word.startswith("--") and len(word) > 2:
             raise UsageError(f"unknown option {word!r} for {COMMAND}: it takes "
-                             f"{', '.join([*FLAGS, *VALUED])} before the topic")
+                             f"{', '.join([*flags, *valued])} before the topic")
         else:
             break
         rest = after
-    agents = tuple(a for a in str(found.pop("agents", "")).split(",") if a)
-    return CommandArgs(bool(found.pop("test", False)), agents, rest.strip(), **found)
+    lists = {n: Names.split(v) for n, v in found.items()
+             if isinstance(OPTION[n].kind, Names)}  # agent names: a comma-separated word
+    return CommandArgs(rest.strip(), **{**found, **lists})
 
 
 # ---------------------------------------------------------------- the stop

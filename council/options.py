@@ -1,0 +1,361 @@
+"""Every run option, declared once: its name, type, default, check, help, and where a user may
+give it (`council run`'s command line, a config file, a host's /council:deep-research command).
+
+The rest is made from this table, the way nox declares its options and pre-commit its config
+schema (cfgv): click's options for `council run` (cli.py), the config file's keys and checks
+(config.load_options), the hosts' command grammar (hosts/flow.py), and the check of the options
+a run stored in its state (config.RunOptions.from_dict). A default that differs by profile says
+so once (PerProfile). Adding an option is one entry here and, if the run keeps it, its field of
+RunOptions; tests/test_options.py proves that every surface matches this table.
+
+Imported by the hosts' prompt hook once a prompt is the command: stdlib only, cheap.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from council.errors import ConfigError
+
+# Where an option may be given. Each option that is a RunOptions field is also stored in the
+# run's state.yaml and read back from it.
+CLI = "council run"
+CONFIG = "config file"
+HOST = "host command"
+
+# Gemini CLI ends an AfterAgent loop after ~100 continuations on its own; stay well below.
+MAX_ITERATIONS_LIMIT = 50
+PROFILES = ("production", "test")  # config.PROFILES holds each one's seats
+# Seed 003's research modes: what the question is for changes what counts as done.
+MODES = ("exploratory", "compliance", "decision")
+
+
+class Invalid(ValueError):
+    """A value a kind refused; the message is what follows the option's name."""
+
+
+# ---------------------------------------------------------------- kinds: type and check
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number in a range; `what` is the refusal's phrase ("a positive number of seconds")."""
+
+    what: str
+    minimum: float
+    above: bool = True  # strictly above the minimum (False: the minimum itself is allowed)
+    whole: bool = False
+
+    def check(self, value: Any) -> Any:
+        kinds = (int,) if self.whole else (int, float)
+        if (isinstance(value, bool) or not isinstance(value, kinds)
+                or not math.isfinite(value) or value < self.minimum
+                or (self.above and value == self.minimum)):
+            raise Invalid(f"must be {self.what}")
+        return value if self.whole else float(value)
+
+    def read(self, word: str) -> Any:
+        try:
+            value = int(word) if self.whole else float(word)
+        except ValueError:
+            raise Invalid(f"takes {'a whole number' if self.whole else 'a number'}, "
+                          f"not {word!r}") from None
+        return self.check(value)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One of a few words. `what` is the refusal's phrase; without one the refusal names the
+    value it refused."""
+
+    values: tuple[str, ...]
+    what: str | None = None
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, str) and value in self.values:
+            return value
+        if self.what is None:
+            raise Invalid(f"{value!r} is not one of {', '.join(self.values)}")
+        raise Invalid(f"must be {self.what}")
+
+    def read(self, word: str) -> Any:
+        return self.check(word)
+
+
+@dataclass(frozen=True)
+class Flag:
+    """True or false: on a command line, the flag (and its --no- form, if it has one)."""
+
+    negative: bool = False
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise Invalid("must be true or false")
+        return value
+
+    def read(self, word: str) -> Any:
+        raise Invalid("takes no value")
+
+
+@dataclass(frozen=True)
+class Text:
+    """A non-empty string (an agent's name, say: which ones exist is a rule of config.py)."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            raise Invalid("must be a non-empty string")
+        return value
+
+    def read(self, word: str) -> Any:
+        return self.check(word)
+
+
+@dataclass(frozen=True)
+class Names:
+    """Agent names: a comma-separated word on a command line, a list elsewhere."""
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise Invalid("must be a list of agent names")
+        if not all(isinstance(v, str) and v for v in value):
+            raise Invalid("must be a list of agent names")
+        if not value:
+            raise Invalid("needs at least one agent name")
+        return tuple(value)
+
+    def read(self, word: str) -> Any:
+        return self.check(self.split(word))
+
+    @staticmethod
+    def split(word: str) -> tuple[str, ...]:
+        return tuple(name for part in word.split(",") if (name := part.strip()))
+
+
+@dataclass(frozen=True)
+class File:
+    """A file's path."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str | PathLike) or not str(value):
+            raise Invalid("must be a file's path")
+        return Path(value)
+
+    def read(self, word: str) -> Any:
+        return self.check(word)
+
+
+Kind = Number | Choice | Flag | Text | Names | File
+
+
+@dataclass(frozen=True)
+class PerProfile:
+    """A default that differs by profile (`council run --test`, `profile: test`)."""
+
+    production: Any
+    test: Any
+
+    def get(self, profile: str) -> Any:
+        return self.test if profile == "test" else self.production
+
+
+# ---------------------------------------------------------------- the option
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # the config file's key, the command line's --name, the RunOptions field
+    kind: Kind
+    default: Any  # a value, or PerProfile; None: not set (optional)
+    help: str  # "{default}" in it is the default, as a user reads it
+    given: frozenset[str] = frozenset()  # where a user may give it: CLI, CONFIG, HOST
+    field: bool = True  # a RunOptions field, stored in state.yaml (False: it shapes others)
+    optional: bool = False  # None is a value ("no limit", "none given")
+    metavar: str | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        """How it is written on a command line: the flag, and a flag's --no- form."""
+        negative = isinstance(self.kind, Flag) and self.kind.negative
+        return (self.flag, f"--no-{self.flag[2:]}") if negative else (self.flag,)
+
+    def default_for(self, profile: str) -> Any:
+        return self.default.get(profile) if isinstance(self.default, PerProfile) else self.default
+
+    def help_text(self) -> str:
+        return self.help.format(default=_shown(self.default))
+
+    def check(self, value: Any, label: str) -> Any:
+        """The value, typed, or a ConfigError: "{label} must be …" (label: where it came from,
+        e.g. "./council.yaml: timeout" or "--timeout")."""
+        if value is None and self.optional:
+            return None
+        try:
+            return self.kind.check(value)
+        except Invalid as exc:
+            raise ConfigError(f"{label} {exc}") from None
+
+    def read(self, value: Any) -> Any:
+        """A value given on a command line or in a host's command: a word is read as the
+        kind's type (a host's "--max-parallel 2" is the number 2), anything else checked."""
+        try:
+            if isinstance(value, str):
+                return self.kind.read(value)
+            return self.kind.check(value)
+        except Invalid as exc:
+            raise ConfigError(f"{self.flag} {exc}") from None
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, PerProfile):
+        return f"{_shown(value.production)}, {_shown(value.test)} with --test"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+# ---------------------------------------------------------------- the declaration
+
+COMMANDS = frozenset({CLI, HOST})  # `council run` and a host's command
+EVERYWHERE = frozenset({CLI, CONFIG, HOST})
+RUN_AND_CONFIG = frozenset({CLI, CONFIG})
+
+# In `council run --help`'s order.
+OPTIONS: tuple[Option, ...] = (
+    Option("test", Flag(), False,
+           "Cheapest models and 2 iterations per agent: for trying council out.",
+           COMMANDS, field=False),
+    Option("agents", Names(), None, "Comma-separated agent names to run (default: all).",
+           COMMANDS, field=False, optional=True),
+    Option("synthesizer", Text(), "claude",
+           "Agent that writes the final report (default {default}).", RUN_AND_CONFIG),
+    Option("timeout", Number("a positive number of seconds", 0), None,
+           "Seconds each agent may spend on research or refinement before it is stopped; "
+           "the short phases (scope, claims, verification, gap fill, antagonist) get a "
+           "quarter of it.", RUN_AND_CONFIG, optional=True),
+    Option("idle_timeout", Number("a positive number of seconds", 0), 900.0,
+           "Stop an agent that shows no output or report change for this many seconds "
+           "(default {default}).", RUN_AND_CONFIG, optional=True),
+    Option("max_iterations", Number("a whole number, at least 1", 1, above=False, whole=True),
+           None, "Override every agent's iteration cap.", frozenset({CLI}), field=False,
+           optional=True),  # in a config file, each agent's own (config.Seat)
+    Option("max_cost", Number("a positive number of US dollars", 0), None,
+           "Budget in USD: once spent, agents stop after their current turn and the run goes "
+           "on to synthesis.", RUN_AND_CONFIG, optional=True),
+    Option("max_tokens", Number("a positive whole number", 1, above=False, whole=True), None,
+           "Budget in tokens, as --max-cost.", RUN_AND_CONFIG, optional=True),
+    Option("mode", Choice(MODES, f"one of {', '.join(MODES)}"), "exploratory",
+           "What the research is for: mapping a field ({default}, the default), meeting rules "
+           "(compliance), or choosing (decision).", EVERYWHERE),
+    Option("debate", Choice(("auto", "force", "off"), "auto, force or off"), "auto",
+           "An antagonist agent attacks the consensus beside the claim verification: always "
+           "(force), never (off), or with the full council, i.e. when verification is on "
+           "(auto; compliance research always debates).", EVERYWHERE),
+    # Seed 004's dissent: "auto" (a seat of another vendor than the synthesiser, with the full
+    # council), "off", or the name of the seat that builds the opposing case.
+    Option("dissent", Text(), "auto",
+           "The agent that builds the strongest opposing case while the others research "
+           "(auto: one of another vendor than the synthesiser, with the full council; off: "
+           "none).", EVERYWHERE, metavar="AGENT|auto|off"),
+    Option("max_parallel",
+           Number("a whole number of CLI processes, at least 1", 1, above=False, whole=True),
+           None, "Run at most N CLI processes at once; the others queue (default: every agent "
+           "at once).", EVERYWHERE, optional=True),
+    Option("verify", Flag(negative=True), PerProfile(production=True, test=False),
+           "Scope the question into sub-questions before the research, then have agents of "
+           "other vendors check the reports' claims and coverage, and research the gaps found, "
+           "before the synthesis (default: {default}).", EVERYWHERE),
+    Option("config", File(), None,
+           "Council config file (default ./council.yaml once trusted with `council trust`, "
+           "then ~/.config/council/config.yaml).", frozenset({CLI}), field=False,
+           optional=True),
+    # Only in a config file:
+    Option("profile", Choice(PROFILES), "production",
+           "The built-in seats and their models when the file names no agents; `council run "
+           "--test` picks the test profile.", frozenset({CONFIG})),
+    Option("grace_period", Number("a number of seconds >= 0", 0, above=False), 10.0,
+           "Seconds between SIGTERM and SIGKILL when stopping an agent.", frozenset({CONFIG})),
+    # ~500k tokens is more than any agent can read in one go, and council's own checks
+    # (sources, regression) then cost the same whatever an agent pasted.
+    Option("max_report_bytes", Number("a whole number >= 10000", 10_000, above=False,
+                                      whole=True), 2_000_000,
+           "A longer report goes to the next phases cut at a line, with a note (the whole "
+           "report is kept beside it).", frozenset({CONFIG})),
+    # Kept in the run's state only: the profile decides it, or load_options does.
+    Option("synthesis_max_iterations", Number("a whole number, at least 1", 1, above=False,
+                                              whole=True), PerProfile(production=3, test=2),
+           "The synthesiser's iteration cap ({default})."),
+    Option("config_file", Text(), None, "The config file the run obeyed.", optional=True),
+    # Why council obeyed config_file: named with --config, the user's own, or trusted with
+    # `council trust` (trust.py); the plan says it.
+    Option("config_trust", Text(), None, "Why the run obeyed its config file.", optional=True),
+)
+
+OPTION: Mapping[str, Option] = {option.name: option for option in OPTIONS}
+FIELDS = tuple(option for option in OPTIONS if option.field)
+
+
+def given_on(source: str) -> tuple[Option, ...]:
+    """The options a user may give on `source` (CLI, CONFIG or HOST), in declared order."""
+    return tuple(option for option in OPTIONS if source in option.given)
+
+
+def defaults(profile: str) -> dict[str, Any]:
+    """Each RunOptions field's default for a profile."""
+    return {option.name: option.default_for(profile) for option in FIELDS}
+
+
+class Overrides(dict[str, Any]):
+    """What the command line or a host's command gave, by option name, read and checked (a
+    host's words become numbers here); an option given as None was not given."""
+
+    def __init__(self, **given: Any) -> None:
+        super().__init__()
+        for name, value in given.items():
+            option = OPTION.get(name)
+            if option is None or not option.given & COMMANDS:
+                raise TypeError(f"{name!r} is not an option of `council run` or a host's "
+                                "command")
+            if value is not None:
+                self[name] = option.read(value)
+
+
+def resolve(overrides: Mapping[str, Any], config: Mapping[str, Any], where: str
+            ) -> dict[str, Any]:
+    """Every option's value: the command line's, else the config file's (checked, named as
+    `{where}: key`), else its default for the run's profile. `--test` picks the test
+    profile."""
+    profile = "test" if overrides.get("test") else _pick(OPTION["profile"], overrides,
+                                                         config, where, "production")
+    return {option.name: profile if option.name == "profile"
+            else _pick(option, overrides, config, where, profile) for option in OPTIONS}
+
+
+def _pick(option: Option, overrides: Mapping[str, Any], config: Mapping[str, Any],
+          where: str, profile: str) -> Any:
+    if option.name in overrides:
+        return overrides[option.name]
+    if CONFIG in option.given and option.name in config:
+        return option.check(config[option.name], f"{where}: {option.name}")
+    return option.default_for(profile)
+
+
+def stored(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The RunOptions fields of a run's stored options, each checked; a key an older council
+    did not write takes its default for the run's profile."""
+    profile_option = OPTION["profile"]
+    profile = (profile_option.check(data["profile"], f"{where}: profile")
+               if "profile" in data else profile_option.default)
+    return {option.name: (option.check(data[option.name], f"{where}: {option.name}")
+                          if option.name in data else option.default_for(profile))
+            for option in FIELDS}

@@ -1,0 +1,171 @@
+"""Each run option is declared once (council/options.py): one default and one check each, and
+click's options for `council run`, the config file's keys, the hosts' command grammar and the
+options a run stores all match the declaration."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from council import cli, options
+from council.config import PROFILES, Overrides, RunOptions, load_options
+from council.errors import ConfigError
+from council.hosts.flow import CommandArgs, check_request, grammar, parse_request
+from council.options import CLI, CONFIG, FIELDS, HOST, OPTIONS, Option, PerProfile
+
+ROOT = Path(__file__).parents[1]
+# `council run`'s own options, which are not the run's: the topic, how to ask, where runs go.
+COMMAND_ONLY = {"topic", "topic_file", "confirm", "research_dir"}
+
+
+def a_bad_value(option: Option) -> Any:
+    """A value of the wrong type for the option's kind, as a YAML file could hold it."""
+    return 7 if isinstance(option.kind, options.Text | options.Choice | options.File) else "soon"
+
+
+@pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
+def test_every_option_has_one_default_and_one_check(option: Option) -> None:
+    assert isinstance(option.kind, options.Number | options.Choice | options.Flag |
+                      options.Text | options.Names | options.File)
+    assert option.help_text()
+    assert "{" not in option.help_text()
+    assert option.given <= {CLI, CONFIG, HOST}
+    assert option.given or option.field, "an option no one gives is one the run keeps"
+    for profile in PROFILES:
+        default = option.default_for(profile)
+        if default is None:
+            assert option.optional, "None is no value of a required option"
+        else:  # the default passes the option's own check, unchanged
+            assert option.check(default, "x") == default
+            assert type(option.check(default, "x")) is type(default)
+    with pytest.raises(ConfigError, match=rf"^where {option.name} "):
+        option.check(a_bad_value(option), f"where {option.name}")
+
+
+def test_the_declared_profiles_are_the_profiles_of_seats() -> None:
+    assert set(options.PROFILES) == set(PROFILES)
+    assert isinstance(options.OPTION["verify"].default, PerProfile)
+
+
+def test_run_options_fields_are_the_declared_ones_with_their_defaults() -> None:
+    declared = {option.name: option for option in FIELDS}
+    ours = {f.name: f for f in fields(RunOptions) if f.name != "seats"}
+    assert set(ours) == set(declared)
+    for name, field in ours.items():
+        assert field.default == declared[name].default_for("production"), name
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+def test_every_loader_gives_the_declared_default(profile: str) -> None:
+    """Defaults once disagreed: verify was True in RunOptions and off in load_options for the
+    test profile. Now the config loader and the state's reader both take the declaration's."""
+    loaded = load_options(Overrides(test=profile == "test"))
+    stored = RunOptions.from_dict({"seats": [], "profile": profile})
+    for option in FIELDS:
+        expected = profile if option.name == "profile" else option.default_for(profile)
+        assert getattr(stored, option.name) == expected, option.name
+        assert getattr(loaded, option.name) == expected, option.name
+
+
+@pytest.mark.parametrize("option", FIELDS, ids=lambda o: o.name)
+def test_a_stored_option_is_checked(option: Option) -> None:
+    """A run's state is read back through the same checks (timeout, max_cost, idle_timeout
+    included: they were passed through unchecked)."""
+    with pytest.raises(ConfigError, match=rf"^options: {option.name} "):
+        RunOptions.from_dict({"seats": [], option.name: a_bad_value(option)})
+
+
+def test_a_stored_option_keeps_its_type_and_an_unknown_key_is_left() -> None:
+    stored = RunOptions.from_dict({"seats": [], "timeout": 60, "idle_timeout": None,
+                                   "from_a_newer_council": 1})
+    assert (stored.timeout, stored.idle_timeout) == (60.0, None)
+    assert isinstance(stored.timeout, float)
+    for bad in ({"seats": "claude"}, {"seats": [], "timeout": float("nan")},
+                {"seats": [], "max_cost": 0}, {"seats": [], "max_tokens": True}):
+        with pytest.raises(ConfigError, match=r"^options"):
+            RunOptions.from_dict(bad)
+
+
+@pytest.mark.parametrize("option", options.given_on(CONFIG), ids=lambda o: o.name)
+def test_a_config_file_checks_every_key(option: Option, tmp_path: Path) -> None:
+    (tmp_path / "council.yaml").write_text(f"{option.name}: {a_bad_value(option)}\n")
+    with pytest.raises(ConfigError, match=rf"council.yaml: {option.name} "):
+        load_options(Overrides())
+
+
+def test_the_config_files_keys_are_the_declared_ones_and_the_seats(tmp_path: Path) -> None:
+    (tmp_path / "council.yaml").write_text("colour: red\n")
+    with pytest.raises(ConfigError) as info:
+        load_options(Overrides())
+    known = re.search(r"\(known: (.*)\)$", str(info.value))
+    assert known is not None
+    declared = {option.name for option in options.given_on(CONFIG)}
+    assert known.group(1).split(", ") == sorted(declared | {"agents"})
+
+
+def test_council_runs_click_options_are_the_declared_ones() -> None:
+    params = {p.name: p for p in cli.run.params if isinstance(p, click.Option)}
+    declared = {option.name: option for option in options.given_on(CLI)}
+    assert set(params) - COMMAND_ONLY == set(declared)
+    for name, option in declared.items():
+        param = params[name]
+        assert [*param.opts, *param.secondary_opts] == list(option.flags)
+        assert param.help == option.help_text()
+        kind = option.kind
+        if isinstance(kind, options.Flag):
+            assert param.is_flag
+        elif isinstance(kind, options.Choice):
+            assert isinstance(param.type, click.Choice)
+            assert tuple(param.type.choices) == kind.values
+        elif isinstance(kind, options.Number):
+            assert isinstance(param.type, click.IntRange if kind.whole else click.FloatRange)
+            assert (param.type.min, param.type.min_open) == (kind.minimum, kind.above)
+    # `council resume` takes none: a run resumes with the options it stored.
+    assert not {p.name for p in cli.resume.params} & set(options.OPTION)
+
+
+def test_the_hosts_grammar_is_the_declared_one() -> None:
+    flags, valued = grammar()
+    host = options.given_on(HOST)
+    assert {name for name, _ in flags.values()} | set(valued.values()) == {
+        option.name for option in host}
+    assert set(CommandArgs._fields) == {"topic"} | {option.name for option in host}
+    # A host's command takes `council run`'s options, a few of them.
+    assert {option.name for option in host} <= {option.name for option in
+                                                 options.given_on(CLI)}
+    # The command's hint in Claude Code names each one.
+    hint = re.search(r"^argument-hint: (.*)$",
+                     (ROOT / "commands" / "deep-research.md").read_text(), re.M)
+    assert hint is not None
+    for option in host:
+        assert any(f"[{flag}" in hint.group(1) for flag in option.flags), option.name
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    ("--max-parallel two q", "--max-parallel takes a whole number, not 'two'"),
+    ("--max-parallel 0 q", "--max-parallel must be a whole number of CLI processes, at "
+                           "least 1"),
+    ("--agents , q", "--agents needs at least one agent name"),
+    ("--debate loud q", "--debate must be auto, force or off"),
+    ("--mode vibes q", "--mode must be one of exploratory, compliance, decision"),
+])
+def test_a_hosts_words_are_read_and_checked_as_declared(args: str, error: str) -> None:
+    with pytest.raises(ConfigError, match=f"^{re.escape(error)}$"):
+        check_request(args)
+
+
+def test_a_hosts_words_become_the_declared_types() -> None:
+    given = Overrides(**parse_request("--max-parallel=2 --no-verify --agents a,b q").given())
+    assert given == {"max_parallel": 2, "verify": False, "agents": ("a", "b"), "test": False}
+
+
+def test_only_declared_command_options_can_be_given() -> None:
+    with pytest.raises(TypeError, match="colour"):
+        Overrides(colour="red")
+    with pytest.raises(TypeError, match="grace_period"):  # a config file's only
+        Overrides(grace_period=3)
