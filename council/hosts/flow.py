@@ -319,8 +319,8 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
             _, names = report.contributions(state)
             return host.block(handover.handover(ws),
                               f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
-                              f"agents finished research and refinement. Phase 3/3: "
-                              f"synthesis ({follow})")
+                              f"agents contributed; this session writes the final report "
+                              f"now ({follow})")
         _release(base, session_id, request)
         if state.phase == "done" and result.exit_code == 0:
             return host.block(finished(ws), f"Research council {ws.id} done: "
