@@ -1,10 +1,11 @@
 """The run's budget (`--max-cost`, `--max-tokens`): once the ledger passes it, every running
-loop is told to stop after its current turn (the hooks stop asking for more), and the run
-goes on to synthesis with what it has."""
+loop, of every phase the graph declares as looping, is told to stop after its current turn
+(the hooks stop asking for more), and the run goes on to synthesis with what it has; a seat
+that starts after that gets one turn (phases.within_budget)."""
 
 from __future__ import annotations
 
-from council import events, loop
+from council import events, graph, loop
 from council.ledger import Usage, over_budget
 from council.state import RunState, update_state
 from council.workspace import Workspace
@@ -33,9 +34,9 @@ def check(ws: Workspace) -> str | None:
 
     why, newly, seats = update_state(ws.root, change)
     if why:
-        # Every looping phase stops; the synthesis still runs on what there is.
-        loops = [ws.loop_file(seat, phase) for seat in seats
-                 for phase in ("research", "refinement", "gapfill", "antagonist")]
+        # Every looping phase stops after its current turn, as the graph declares them.
+        loops = [ws.loop_file(seat, phase.name) for seat in seats
+                 for phase in graph.GRAPH if phase.loops]
         for loop_file in loops:
             if not loop_file.exists():
                 continue

@@ -16,6 +16,13 @@ from council.scope import ID
 
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
 MAX_CLAIMS = 40
+KEY = "claims"  # claims.json's (and an extractor's answer's) list of claims
+
+
+def listed(data: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The claims a claims.json lists: none when there is no file, or it is degraded."""
+    found = (data or {}).get(KEY)
+    return found if isinstance(found, list) else []
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,20 @@
-"""The run's phases as data: what each phase waits for, who runs it and when it is skipped.
+"""The run's phases as data: every fact about a phase is declared here, once, and every
+other module reads it from here: what the phase waits for, who takes part, what a seat of it
+writes and where, whether it loops and how far, how often a JSON answer is asked for, how a
+reader sees it (label, colour), whether its reports feed the phases after it, whether its
+output is a research report or a snapshot, and when it is skipped.
 
 This declaration is the source of truth for the order of a run (docs/phases.md draws it):
 the engine (pipeline.py) starts a phase as soon as the phases it depends on have finished or
-been skipped, so independent phases run at the same time; `council resume` works out what is
-left from the same declaration and the state; the plan, `council watch` and the plugin's time
-budget read it too. Adding a phase is one entry here and one module in phases/.
+been skipped, so independent phases run at the same time, and runs the module of
+council/phases/ that bears the phase's name, handing it its Phase; `council resume` works out
+what is left from the same declaration and the state; the plan, the budget, `council
+status`/`watch`, report.html, the snapshots' checks and the plugin's time budget read it too.
+Adding a phase is one entry in GRAPH and one module in phases/ (docs/phases.md shows one).
+
+A phase's name is written here and nowhere else in the package (tests/test_phase_names.py):
+another module that means one particular phase names it by its constant (SYNTHESIS, GAPFILL),
+and a phase module gets its own Phase as an argument.
 
 Seed 004's graph, with council's scope and refinement around it:
 
@@ -17,18 +27,64 @@ anew, so verification checks the gap fill's findings too and the report states c
 and after.
 
 Every decision here is a pure function of the options and a few facts of the run, so it is
-tested without processes.
+tested without processes. The module imports nothing of council's own: state.py reads the
+phase names from it, and everything imports state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-
-from council.config import RunOptions
+from typing import Protocol
 
 FULL = "full"  # runs for every seat (research, refinement) and gets the whole per-phase time
 SHORT = "short"  # a one- or two-turn answer: a quarter of the per-phase time
+# Who takes part: every seat still in the run, one seat, or one seat per gap found.
+EVERY, ONE, PER_GAP = "every", "one", "per gap"
+DONE = "done"  # what state.yaml's `steps` says of a phase that ran to its end
+
+
+class SeatView(Protocol):
+    """What the graph reads of a seat (config.Seat)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def cli(self) -> str: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def effort(self) -> str | None: ...
+    @property
+    def max_iterations(self) -> int: ...
+
+
+class Options(Protocol):
+    """What the graph reads of a run's options (config.RunOptions): a protocol rather than
+    an import, so the graph stays below config.py and state.py can read it."""
+
+    @property
+    def seats(self) -> Sequence[SeatView]: ...
+    @property
+    def synthesizer(self) -> str: ...
+    @property
+    def synthesis_max_iterations(self) -> int: ...
+    @property
+    def verify(self) -> bool: ...
+    @property
+    def debate(self) -> str: ...
+    @property
+    def dissent(self) -> str: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def timeout(self) -> float | None: ...
+    @property
+    def max_cost(self) -> float | None: ...
+    @property
+    def max_tokens(self) -> int | None: ...
+    @property
+    def max_parallel(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -36,7 +92,7 @@ class Facts:
     """What a skip decision may look at. None means "not known yet": at planning time a
     phase whose skip depends on it is planned (it may run)."""
 
-    options: RunOptions
+    options: Options
     survivors: int | None = None  # seats whose latest report can be built on
     budget_exhausted: str | None = None  # why the budget stopped the run's loops
     gaps: int | None = None  # gaps the first coverage judgement found (gapfill, recheck)
@@ -49,12 +105,49 @@ Skip = Callable[[Facts], "str | None"]
 
 @dataclass(frozen=True)
 class Phase:
-    name: str
+    """One phase, and everything council needs to know about it."""
+
+    name: str  # its key in state.yaml and progress.log, and its module's name in phases/
     after: tuple[str, ...]  # phases that must have finished or been skipped first
-    who: str  # who runs it, in words (the plan, docs)
+    who: str  # EVERY, ONE or PER_GAP: who takes part (`council watch`'s bars)
     length: str  # FULL or SHORT: its share of the per-phase timeout
     skip: Skip  # why the phase does not run, or None: it runs
+    output: str  # the file a seat of it writes ("{seat}": the seat's name), then published
+    colour: str  # its bars on report.html
+    cap: int | None = 1  # turns a seat gets at most (None: the seat's own max_iterations)
     attempts: int = 1  # runs of an agent at worst (a JSON answer gets one retry)
+    label: str = ""  # how a reader sees it (the report's header); its name if not given
+    step: str = ""  # the plan's words for it; its label if not given
+    prompt: str = ""  # its prompt template, council/prompts/<prompt>.md.j2; its name if not given
+    feeds: bool = False  # its reports are what the phases after it build on (`feeding`)
+    report: bool = False  # writes a markdown research report: the ledger's sources
+    own_folder: bool = False  # works in agents/<seat>.<name>/, beside the seat's own folder
+    snapshot: bool = True  # its published output is checked against its sha256 (snapshots.py)
+
+    def __post_init__(self) -> None:
+        for key, default in (("label", self.name), ("step", self.label or self.name),
+                             ("prompt", self.name)):
+            if not getattr(self, key):
+                object.__setattr__(self, key, default)
+
+    @property
+    def loops(self) -> bool:
+        """Whether a seat may take more than one turn: the budget stops such loops."""
+        return self.cap != 1
+
+    @property
+    def per_seat(self) -> bool:
+        """Whether each seat writes its own output, rather than one file for the run."""
+        return "{seat}" in self.output
+
+    def file(self, seat: str) -> str:
+        """The name of the output `seat` writes in this phase."""
+        return self.output.format(seat=seat)
+
+    def turns(self, own: int) -> int:
+        """The turns a seat gets, `own` being its own cap (its max_iterations, or an option
+        that stands for it)."""
+        return own if self.cap is None else min(own, self.cap)
 
 
 def _several(facts: Facts) -> bool:
@@ -154,51 +247,83 @@ def skip_synthesis(facts: Facts) -> str | None:
     return None
 
 
-GRAPH: tuple[Phase, ...] = (
-    Phase("scope", (), "one agent splits the question", SHORT, skip_scope, attempts=2),
-    Phase("research", ("scope",), "every agent, in parallel", FULL, skip_research),
-    Phase("dissent", ("scope",), "one agent builds the opposing case", FULL, skip_dissent),
-    Phase("refinement", ("research", "dissent"), "every agent reads the others'", FULL,
-          skip_refinement),
-    Phase("claims", ("refinement",), "one agent lists claims and judges coverage", SHORT,
-          skip_claims, attempts=2),
-    Phase("gapfill", ("claims",), "one agent per gap", SHORT, skip_gapfill),
-    Phase("recheck", ("gapfill",), "one agent judges coverage again", SHORT, skip_recheck,
-          attempts=2),
-    Phase("verification", ("recheck",), "agents of other vendors check the claims", SHORT,
-          skip_verification),
-    Phase("antagonist", ("recheck",), "one agent attacks the consensus", SHORT,
-          skip_antagonist),
-    Phase("synthesis", ("verification", "antagonist"), "one agent writes the final report",
-          FULL, skip_synthesis),
-)
+# The declaration, dependencies first. The constants are for the few modules that mean one
+# particular phase (the synthesis stamps the final report, the report's header says whether
+# the gap fill ran); a phase nobody names needs only its entry in GRAPH.
+SCOPE = Phase("scope", (), ONE, SHORT, skip_scope, output="scope-draft.json",
+              colour="#8c6d31", attempts=2)
+RESEARCH = Phase("research", ("scope",), EVERY, FULL, skip_research,
+                 output="{seat}-report.md", colour="#3366cc", cap=None, feeds=True,
+                 report=True)
+DISSENT = Phase("dissent", ("scope",), ONE, FULL, skip_dissent, output="dissent.md",
+                colour="#990099", cap=4, report=True,  # a memo, not a second report
+                own_folder=True)  # beside the same seat's research, which cannot reach it
+REFINEMENT = Phase("refinement", ("research", "dissent"), EVERY, FULL, skip_refinement,
+                   output="{seat}-refined.md", colour="#109618", cap=None, feeds=True,
+                   report=True)
+CLAIMS = Phase("claims", ("refinement",), ONE, SHORT, skip_claims,
+               output="claims-draft.json", colour="#ff9900", attempts=2,
+               step="claims and coverage")
+GAPFILL = Phase("gapfill", ("claims",), PER_GAP, SHORT, skip_gapfill,
+                output="{seat}-gaps.md", colour="#dd4477", cap=2, report=True,
+                label="gap fill", step="gap fill (when gaps are found)")
+RECHECK = Phase("recheck", ("gapfill",), ONE, SHORT, skip_recheck,
+                output="recheck-draft.json", colour="#b77322", attempts=2,
+                step="coverage judged again", prompt="claims")
+VERIFICATION = Phase("verification", ("recheck",), EVERY, SHORT, skip_verification,
+                     output="{seat}-verdicts.json", colour="#0099c6",
+                     step="claim verification", prompt="verify")
+ANTAGONIST = Phase("antagonist", ("recheck",), ONE, SHORT, skip_antagonist,
+                   output="counterpoints.md", colour="#dc3912", cap=2)
+# Its seat's own cap is synthesis_max_iterations. council stamps its report after
+# publication, so the published file is no snapshot.
+SYNTHESIS = Phase("synthesis", ("verification", "antagonist"), ONE, FULL, skip_synthesis,
+                  output="final-report.md", colour="#316395", cap=None, snapshot=False)
+
+GRAPH: tuple[Phase, ...] = (SCOPE, RESEARCH, DISSENT, REFINEMENT, CLAIMS, GAPFILL, RECHECK,
+                            VERIFICATION, ANTAGONIST, SYNTHESIS)
 BY_NAME: Mapping[str, Phase] = {p.name: p for p in GRAPH}
 NAMES = tuple(p.name for p in GRAPH)
+FEEDS = tuple(p for p in GRAPH if p.feeds)  # in graph order: the later builds on the earlier
 
 
-def planned(options: RunOptions) -> list[str]:
+def feeding(steps: Mapping[str, str] | None, has_reports: Callable[[Phase], bool]) -> Phase:
+    """The one rule for which reports the phases after the research build on: those of the
+    last feeding phase (FEEDS: research, then refinement) that ran to its end (`steps`). A
+    phase skipped or cut short leaves its reports unused, even those a few seats finished
+    before it was (a resume whose budget skipped an interrupted refinement builds on the
+    research). A run that recorded no steps (made before the graph was recorded) counts a
+    phase as ended when it has reports (`has_reports`)."""
+    for phase in reversed(FEEDS):
+        if (steps.get(phase.name) == DONE) if steps else has_reports(phase):
+            return phase
+    return FEEDS[0]
+
+
+def before(phase: Phase) -> Phase:
+    """The feeding phase declared before `phase`: the reports a refinement of them reads."""
+    return [p for p in GRAPH[:GRAPH.index(phase)] if p.feeds][-1]
+
+
+def planned(options: Options) -> list[str]:
     """The phases a run with these options can have, in graph order (some may still be
     skipped on the way: too few survivors, a spent budget, no gaps)."""
     facts = Facts(options)
     return [p.name for p in GRAPH if p.skip(facts) is None]
 
 
-STEP_NAMES = {"verification": "claim verification", "gapfill": "gap fill (when gaps are found)",
-              "recheck": "coverage judged again", "claims": "claims and coverage"}
-
-
-def plan(options: RunOptions) -> list[str]:
+def plan(options: Options) -> list[str]:
     """What a run will do before it spends anything: agents, models, loops, the phase graph
     (`a ∥ b`: at the same time), limits."""
     names = set(planned(options))
 
-    def step(phase: str) -> str:
-        if phase == "synthesis":
-            return (f"synthesis by {options.synthesizer} (up to "
+    def step(name: str) -> str:
+        if name == SYNTHESIS.name:
+            return (f"{SYNTHESIS.label} by {options.synthesizer} (up to "
                     f"{options.synthesis_max_iterations} iterations)")
-        if phase == "dissent" and options.dissent not in ("auto", "off"):
-            return f"dissent by {options.dissent}"
-        return STEP_NAMES.get(phase, phase)
+        if name == DISSENT.name and options.dissent not in ("auto", "off"):
+            return f"{DISSENT.label} by {options.dissent}"
+        return BY_NAME[name].step
 
     stages = " → ".join(" ∥ ".join(step(name) for name in group) for group in groups(names))
     lines = [f"{len(options.seats)} agents × up to "
@@ -246,7 +371,7 @@ def _starts_after(phase: Phase, names: set[str]) -> set[str]:
     return out
 
 
-def critical_path(seconds: Callable[[Phase], float], upto: str = "synthesis") -> float:
+def critical_path(seconds: Callable[[Phase], float], upto: str = SYNTHESIS.name) -> float:
     """The longest chain of phase durations ending before `upto` (a phase's own time not
     counted): how long a run can take at worst before that phase starts."""
     finish: dict[str, float] = {}
@@ -258,17 +383,13 @@ def critical_path(seconds: Callable[[Phase], float], upto: str = "synthesis") ->
     raise KeyError(upto)
 
 
-def ready(finished: set[str], started: set[str]) -> list[str]:
-    """Phases whose dependencies have all finished and that have not started (pure)."""
-    return [p.name for p in GRAPH if p.name not in started
-            and all(d in finished for d in p.after)]
-
-
 def check() -> None:
     """The declaration is a DAG listed in dependency order, with known names: a test runs
     this, so a bad edit fails at once rather than hanging a run."""
     seen: set[str] = set()
     for phase in GRAPH:
+        if phase.name in seen:
+            raise ValueError(f"{phase.name} is declared twice")
         for dep in phase.after:
             if dep not in seen:
                 raise ValueError(f"{phase.name} depends on {dep}, which is not declared "

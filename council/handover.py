@@ -4,7 +4,7 @@ stamps it and ends the run."""
 
 from __future__ import annotations
 
-from council import events, loop, page, prompts, report
+from council import events, graph, loop, page, prompts, report
 from council.config import RunOptions
 from council.phases import synthesis
 from council.phases.synthesis import MAIN_SESSION
@@ -16,7 +16,8 @@ __all__ = ["MAIN_SESSION", "complete_handover", "fail_run", "handover"]
 
 
 def handover(ws: Workspace) -> str:
-    """The instructions that hand the synthesis to the main Claude session."""
+    """The instructions that hand the synthesis to the main Claude session: the synthesis's
+    own prompt, on the reports the one rule says feed it (report.contributions)."""
     state = load_state(ws.root)
     source, names = report.contributions(state)
     options = RunOptions.from_dict(state.options)
@@ -25,7 +26,7 @@ def handover(ws: Workspace) -> str:
                      "path": str(ws.published_output(s.name, source))} for s in seats]
     dissent = ws.root / DISSENT
     return prompts.render(
-        "synthesis", topic=state.topic, contributors=contributors, mode=options.mode,
+        graph.SYNTHESIS.prompt, topic=state.topic, contributors=contributors, mode=options.mode,
         total_agents=len(state.agents), report_path=str(ws.final_report),
         methodology=synthesis.methodology(state, seats, source),
         dropped=synthesis.dropped_claims(state), marker=loop.MARKER,

@@ -29,10 +29,10 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from council import claims, score, sources
+from council import claims, graph, score, sources
 from council.ledger import Usage, format_usage
 from council.loop import MARKER
-from council.report import PROVENANCE_HEADING, STAMP
+from council.report import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.state import RunState, load_state
 from council.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
 
@@ -50,10 +50,7 @@ HEADING_ID = "r-"  # ids from the report's headings, apart from the page's own
 ANSWERS = re.compile(r"counterpoint|dissent|objection|opposing|rebuttal|criticism", re.I)
 VERDICT_CLASS = {"SUPPORTED": "supported", "UNSUPPORTED": "disputed", "OVERSTATED": "disputed",
                  "CONTRADICTED": "disputed", "UNVERIFIED": "unverified"}
-PHASE_COLOURS = {"scope": "#8c6d31", "research": "#3366cc", "dissent": "#990099",
-                 "refinement": "#109618", "claims": "#ff9900", "gapfill": "#dd4477",
-                 "recheck": "#b77322", "verification": "#0099c6", "antagonist": "#dc3912",
-                 "synthesis": "#316395"}
+PHASE_COLOURS = {p.name: p.colour for p in graph.GRAPH}  # declared with each phase
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("council", "templates"),
@@ -203,7 +200,7 @@ class Lane:
 def _source_rows(ledger: Mapping[str, Any], checked: Mapping[str, Any] | None,
                  cited: Iterable[int]) -> list[SourceRow]:
     by_source: dict[str, list[tuple[str, str]]] = {}
-    for claim in (checked or {}).get("claims") or []:
+    for claim in claims.listed(checked):
         for url in claim.get("sources") or []:
             key = sources.canonical(str(url))
             if key:
@@ -213,7 +210,8 @@ def _source_rows(ledger: Mapping[str, Any], checked: Mapping[str, Any] | None,
     rows: list[SourceRow] = []
     for entry in ledger.get("sources") or []:
         cited_by: Mapping[str, list[str]] = entry.get("cited_by") or {}
-        agents = sorted(a for a, phases in cited_by.items() if set(phases) - {"synthesis"})
+        agents = sorted(a for a, phases in cited_by.items()
+                        if set(phases) - {graph.SYNTHESIS.name})
         phases = sorted({p for ps in cited_by.values() for p in ps})
         if entry.get("synthesis_only") or not agents:
             status = "only in the synthesis"
@@ -238,8 +236,6 @@ def _ledger(ws: Workspace, state: RunState) -> dict[str, Any]:
             return data
     except (OSError, ValueError):
         pass
-    from council.report import REPORT_PHASES
-
     texts = []
     for name in state.agents:
         for phase in REPORT_PHASES:
@@ -360,7 +356,7 @@ class ClaimRow:
 
 def _claim_rows(checked: Mapping[str, Any] | None) -> list[ClaimRow]:
     rows = []
-    for claim in (checked or {}).get("claims") or []:
+    for claim in claims.listed(checked):
         verdict = str(claim.get("verdict") or "UNVERIFIED")
         rows.append(ClaimRow(str(claim.get("id", "")), str(claim.get("claim", "")),
                              str(claim.get("agent", "")), verdict.lower(),

@@ -1,6 +1,7 @@
 """The engine that runs graph.py's declaration: each phase starts as soon as the phases it
 depends on have ended, so research and dissent (and verification and the antagonist) run at
-the same time, in one anyio task group.
+the same time, in one anyio task group. A phase runs the module of council/phases/ that bears
+its name, `run(ctx, phase)`, which gets its Phase: adding a phase takes no edit here.
 
 What has ended is recorded in state.yaml (`steps`: done, or skipped and why), and a phase that
 is already there is not run again: `council resume` starts from the same declaration and the
@@ -9,44 +10,27 @@ twice). Inside a phase, each module skips the seats that finished it (RunContext
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Awaitable, Callable
 
 import anyio
 
-from council import events, report
+from council import claims, events, graph, phases, report
 from council.errors import PhaseFailedError
-from council.graph import GRAPH, NAMES, Facts, Phase
-from council.phases import (
-    RunContext,
-    antagonist,
-    claims,
-    dissent,
-    gapfill,
-    recheck,
-    refinement,
-    research,
-    scope,
-    synthesis,
-    verification,
-)
+from council.graph import DONE, GRAPH, NAMES, Facts, Phase
+from council.phases import RunContext, gapfill
 from council.progress import utc_now
-from council.state import PHASES, RunState, load_state, update_state
+from council.state import RunState, load_state, update_state
 from council.workspace import Workspace
 
-Runner = Callable[[RunContext], Awaitable[None]]
-RUNNERS: dict[str, Runner] = {
-    "scope": scope.run,
-    "research": research.run,
-    "dissent": dissent.run,
-    "refinement": refinement.run,
-    "claims": claims.run,
-    "gapfill": gapfill.run,
-    "recheck": recheck.run,
-    "verification": verification.run,
-    "antagonist": antagonist.run,
-    "synthesis": synthesis.run,
-}
-DONE = "done"
+Runner = Callable[[RunContext, Phase], Awaitable[None]]
+
+
+def runner(phase: Phase) -> Runner:
+    """The `run` of the phase's module, council/phases/<name>.py."""
+    module = importlib.import_module(f"{phases.__name__}.{phase.name}")
+    run: Runner = module.run
+    return run
 
 
 async def run_graph(ctx: RunContext) -> None:
@@ -82,16 +66,15 @@ async def _run_phase(ctx: RunContext, phase: Phase, running: list[str]) -> None:
     why = phase.skip(facts(ctx, state))
     if why is not None:
         _end(ctx, phase.name, f"skipped: {why}")
-        if phase.name != "synthesis":
-            events.emit(ws.root, phase.name, f"skipped: {why}")
+        events.emit(ws.root, phase.name, f"skipped: {why}")
         return
     running.append(phase.name)
     set_phase(ws, _shown(running))
     try:
-        await RUNNERS[phase.name](ctx)
+        await runner(phase)(ctx, phase)
     finally:
         running.remove(phase.name)
-    if phase.name == "synthesis" and not ctx.synthesise:
+    if phase is graph.SYNTHESIS and not ctx.synthesise:
         return  # handed to the plugin's session, which writes it (handover.py)
     _end(ctx, phase.name, DONE)
     if running:
@@ -104,12 +87,13 @@ def facts(ctx: RunContext, state: RunState) -> Facts:
     _, contributors = ctx.contributors()
     listed = report.verification_facts(ctx.ws)
     judged = None
-    if steps.get("claims") is not None:
-        judged = bool(listed and listed.get("claims"))
+    if steps.get(graph.CLAIMS.name) is not None:  # the first coverage judgement has ended
+        judged = bool(claims.listed(listed))
+    filled = steps.get(graph.GAPFILL.name)
     return Facts(ctx.options, survivors=len(contributors),
                  budget_exhausted=state.budget_exhausted,
                  gaps=gapfill.count(ctx) if judged else None, judged=judged,
-                 gap_filled=steps["gapfill"] == DONE if "gapfill" in steps else None)
+                 gap_filled=filled == DONE if filled is not None else None)
 
 
 def _shown(running: list[str]) -> str:
@@ -126,7 +110,7 @@ def _end(ctx: RunContext, name: str, what: str) -> None:
 
 def set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
     """Move the run to `phase` (a graph phase or an end: done, failed, cancelled)."""
-    if phase in PHASES:  # a phase boundary: what the next phase reads must be as published
+    if phase in NAMES:  # a phase boundary: what the next phase reads must be as published
         report.check_snapshots(ws)
 
     def change(state: RunState) -> None:

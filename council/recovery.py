@@ -9,7 +9,7 @@ import json
 import time
 from pathlib import Path
 
-from council import events, loop, snapshots
+from council import events, graph, loop, snapshots
 from council.config import RunOptions
 from council.errors import StateError
 from council.progress import utc_now
@@ -23,8 +23,9 @@ from council.state import (
 )
 from council.workspace import Workspace
 
-# The agents' own reports, one file per seat (dissent.md is one for the run: it is redone).
-REPORT_PHASES = ("research", "refinement", "gapfill")
+# The agents' own research reports, one file per seat (dissent.md is one for the run: it is
+# redone).
+REPORT_PHASES = tuple(p.name for p in graph.GRAPH if p.report and p.per_seat)
 
 
 def rebuild(ws: Workspace) -> str:

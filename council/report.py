@@ -32,8 +32,8 @@ from council.workspace import CLAIMS, Workspace
 STAMP = "> council run "
 PROVENANCE = "## Provenance"
 PROVENANCE_HEADING = re.compile(r"^##\s+Provenance\s*$", re.M | re.I)
-# The agents' own markdown reports (the ledger's sources; recovery rebuilds from them).
-REPORT_PHASES = ("research", "dissent", "refinement", "gapfill")
+# The phases whose seats write research reports: the ledger's sources.
+REPORT_PHASES = tuple(p.name for p in graph.GRAPH if p.report)
 # Read at most this much of the final report: far above any report (an agent's is cut at
 # max_report_bytes, 2 MB by default), and a bound on a sparse or endless file.
 FINAL_REPORT_LIMIT = 32 << 20
@@ -54,13 +54,15 @@ def verification_facts(ws: Workspace) -> dict[str, Any] | None:
 
 
 def contributions(state: RunState) -> tuple[str, list[str]]:
-    """(the phase whose reports feed the synthesis, the agents that produced one)."""
-    for phase in ("refinement", "research"):
-        names = [n for n, rec in state.agents.items()
-                 if (ap := rec.phases.get(phase)) is not None and ap.usable]
-        if names:
-            return phase, names
-    return "research", []
+    """(the phase whose reports feed the phases after it, the agents that produced a usable
+    one): the one rule (graph.feeding), which the synthesis and the checks before it
+    (RunContext.contributors), the host's hand-off and the completeness score all use."""
+    def usable(phase: str) -> list[str]:
+        return [n for n, rec in state.agents.items()
+                if (ap := rec.phases.get(phase)) is not None and ap.usable]
+
+    phase = graph.feeding(state.steps, lambda p: bool(usable(p.name)))
+    return phase.name, usable(phase.name)
 
 
 def stamp_final_report(ws: Workspace, contributors: list[str], total: int, writer: str) -> None:
@@ -99,11 +101,8 @@ def stamp_final_report(ws: Workspace, contributors: list[str], total: int, write
 
 
 def gap_fill_ran(state: RunState) -> bool:
-    return any((ap := rec.phases.get("gapfill")) is not None and ap.usable
+    return any((ap := rec.phases.get(graph.GAPFILL.name)) is not None and ap.usable
                for rec in state.agents.values())
-
-
-NAMES = {"gapfill": "gap fill"}
 
 
 def phases_ran(ws: Workspace, state: RunState) -> str:
@@ -111,21 +110,22 @@ def phases_ran(ws: Workspace, state: RunState) -> str:
     the graph and the state, with what was skipped or degraded."""
     steps = state.steps or {}
     facts = verification_facts(ws)
-    ran = {name for name, what in steps.items() if what == "done"} | {"synthesis"}
+    ran = {name for name, what in steps.items() if what == graph.DONE} | {graph.SYNTHESIS.name}
     if not steps:  # a run made before the graph was recorded: what its files show
-        ran |= {p for p in ("research", "refinement", "gapfill", "antagonist")
-                if any(p in rec.phases for rec in state.agents.values())}
+        ran |= {p.name for p in graph.GRAPH if p.loops
+                and any(p.name in rec.phases for rec in state.agents.values())}
+    degraded = {graph.SCOPE.name: not load_scope(ws.root / SCOPE),
+                graph.VERIFICATION.name: facts is not None
+                and facts.get("status") in ("degraded", "extracted")}
 
     def label(name: str) -> str:
-        if name == "scope" and not load_scope(ws.root / SCOPE):
-            return "scope (degraded)"
-        if name == "verification" and facts and facts.get("status") in ("degraded", "extracted"):
-            return "verification (degraded)"
-        return NAMES.get(name, name)
+        shown = graph.BY_NAME[name].label
+        return f"{shown} (degraded)" if degraded.get(name) else shown
 
     out = " → ".join(" ∥ ".join(label(n) for n in group) for group in graph.groups(ran))
-    if "refinement" not in ran:
-        out = out.replace("research", "research → (refinement skipped)", 1)
+    first, last = graph.FEEDS[0], graph.FEEDS[-1]
+    if last.name not in ran:
+        out = out.replace(first.label, f"{first.label} → ({last.label} skipped)", 1)
     return out
 
 
@@ -170,11 +170,12 @@ def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
 def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
     """sources.json from every report of the run; the final report's Sources come from it."""
     state = load_state(ws.root)
-    writer = state.synthesizer or "synthesis"
-    ledger = sources.build([*_reports(ws, state), (writer, "synthesis", final_report)])
+    final = graph.SYNTHESIS.name
+    writer = state.synthesizer or final
+    ledger = sources.build([*_reports(ws, state), (writer, final, final_report)])
     # state keeps the first dropped sources and "… and N more": the URLs and the count apart
     listed = {name: ap.dropped_sources for name, rec in state.agents.items()
-              if (ap := rec.phases.get("refinement")) and ap.dropped_sources}
+              for ap in rec.phases.values() if ap.dropped_sources}
     regressions = {name: urls[:regression.MAX_LISTED] for name, urls in listed.items()}
     totals = {name: regression.total(urls) for name, urls in listed.items()}
     sources.write(ws.root / "sources.json", ledger, regressions, totals)

@@ -1,5 +1,6 @@
 """The research question's scope: the sub-questions a good answer must close and the
-dimensions it must cover (seed 003's Phase 0), and how well the reports covered them.
+dimensions it must cover (seed 003's scoping, before the research), and how well the reports
+covered them.
 
 One agent writes the scope before the research starts (scope.json), so every researcher works
 from the same checklist; after refinement, the claim extractor says which sub-questions the

@@ -17,12 +17,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from council import agentfs, loop
+from council import agentfs, graph, loop
 from council.state import RunState
 from council.workspace import Workspace
 
-# The synthesis is stamped by council after publication, so it is no snapshot.
-UNCHECKED = ("synthesis",)
+# Outputs council changes after publication (the final report, stamped): no snapshots.
+UNCHECKED = tuple(p.name for p in graph.GRAPH if not p.snapshot)
 _CHUNK = 1 << 20
 _digests: dict[Path, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, sha256)
 

@@ -26,14 +26,14 @@ from typing import Any, TypeVar
 
 from council import redact, store
 from council.errors import StateError
+from council.graph import NAMES
 from council.progress import utc_now
 
 SCHEMA_VERSION = 1
 STATE_FILE = "state.yaml"
-# graph.NAMES, in the graph's order (a test keeps the two equal; state.py imports nothing of
-# council's own above it).
-PHASES = ("scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck",
-          "verification", "antagonist", "synthesis")
+# The phases a state may name: the graph's, in its order (graph.py imports nothing of
+# council's own, so state.py stays below everything that reads it).
+PHASES = NAMES
 RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
 # pending → (queued: waiting for a process slot, --max-parallel) → running → one of the
 # ends. complete: wrote the marker; capped: hit its iteration

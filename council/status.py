@@ -19,7 +19,7 @@ from council.errors import CouncilError
 from council.ledger import Usage, format_usage
 from council.progress import PROGRESS_FILE
 from council.runlock import live_supervisor
-from council.state import PHASES, RunState
+from council.state import RunState
 from council.workspace import Workspace
 
 if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
@@ -58,7 +58,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
     events = last_events(ws)
     out = []
     for name, rec in state.agents.items():
-        phase = next((p for p in reversed(PHASES) if p in rec.phases), None)
+        phase = next((p for p in reversed(graph.NAMES) if p in rec.phases), None)
         if phase is None:
             out.append(AgentRow(name, rec.cli, "-", "pending", 0, 0, None, None, None))
             continue
@@ -100,7 +100,7 @@ def last_events(ws: Workspace) -> dict[str, str]:
         return events
     for line in lines:
         words = line.split(" ", 3)
-        if len(words) == 4 and words[1] in PHASES:
+        if len(words) == 4 and words[1] in graph.NAMES:
             events[words[2]] = words[3]
     return events
 
@@ -108,9 +108,9 @@ def last_events(ws: Workspace) -> dict[str, str]:
 def shown_phase(state: RunState, ws: Workspace) -> str:
     """The phase, or `interrupted` when the run is mid-phase but no supervisor holds it
     (it crashed, was killed, or the machine rebooted): `council resume` continues it."""
-    if state.phase == "synthesis" and state.synthesizer == "main-session":
-        return "synthesis"  # the Claude Code session writes it: no supervisor is expected
-    if state.phase in PHASES and live_supervisor(ws.root) is None:
+    if state.phase == graph.SYNTHESIS.name and state.synthesizer == "main-session":
+        return state.phase  # the Claude Code session writes it: no supervisor is expected
+    if state.phase in graph.NAMES and live_supervisor(ws.root) is None:
         return "interrupted"
     return state.phase
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import anyio
 
-from council import crash, events, page, sessions
+from council import crash, events, graph, page, sessions
 from council.cancel import mark_cancelled, stop_orphans
 from council.config import RunOptions
 from council.errors import CouncilError, PhaseFailedError
@@ -57,17 +57,20 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
 
 def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
     """Run every remaining phase of the run in `ws` (all of them for a new run, what is left
-    for a resumed one). Holds the run's lock throughout; never raises for agent failures.
+    for a resumed one). Holds the run's lock throughout; never raises for agent failures
+    (a failed run is a RunResult that says so).
 
-    With `synthesise=False` (the Claude Code plugin) it stops after refinement and leaves the
-    synthesis to the main Claude session: see `handover` and `complete_handover`."""
+    With `synthesise=False` (a host whose own session writes the report: the Claude Code
+    plugin) every phase before the synthesis runs, and the synthesis is handed to that
+    session: handover.handover gives it its instructions, handover.complete_handover stamps
+    its report and ends the run."""
     crash.note_run(ws.root)
     # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml.
     with RunLock(ws.root), owned(ws.root) as state:
         if state.phase == "done":
             return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
-        if state.phase == "synthesis" and state.synthesizer == MAIN_SESSION and synthesise \
-                and sessions.is_bound(ws.root.parent, ws.id):
+        if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION \
+                and synthesise and sessions.is_bound(ws.root.parent, ws.id):
             raise CouncilError(f"run {ws.id} is waiting for its Claude Code session to write "
                                "the synthesis; cancel it first to resume it here")
         options = RunOptions.from_dict(state.options)

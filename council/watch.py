@@ -18,7 +18,7 @@ from rich.table import Table
 from council import graph, status
 from council.config import RunOptions
 from council.progress import PROGRESS_FILE
-from council.state import PHASES, RunState, load_state
+from council.state import RunState, load_state
 from council.workspace import Workspace
 
 ENDED = ("done", "failed", "cancelled", "interrupted")
@@ -84,13 +84,13 @@ def table(state: RunState, ws: Workspace) -> Group:
     return Group(grid, bars)
 
 
-EVERY_SEAT = ("research", "refinement", "verification")  # phases every seat takes part in
+EVERY_SEAT = tuple(p.name for p in graph.GRAPH if p.who == graph.EVERY)
 
 
 def phases(state: RunState) -> list[str]:
     """The phases this run will have (its options say which), and any it already had."""
     planned = graph.planned(RunOptions.from_dict(state.options))
-    return [p for p in PHASES if p in planned
+    return [p for p in graph.NAMES if p in planned
             or any(p in rec.phases for rec in state.agents.values())]
 
 

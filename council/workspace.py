@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from council import agentfs, gitignore, paths
+from council import agentfs, gitignore, graph, paths
 from council.errors import RunNotFoundError, UsageError
 from council.paths import RUN_ID
 from council.state import STATE_FILE
@@ -36,16 +36,13 @@ from council.state import STATE_FILE
 LATEST = "latest"
 RUN_MODE = 0o700  # a run folder and the folders council makes in it
 LATEST_SLACK_S = 120  # research/latest is written within a second of its run's id
-OUTPUT_SUFFIX = {"research": "report", "refinement": "refined", "gapfill": "gaps"}
-FINAL_REPORT = "final-report.md"
-CLAIMS = "claims.json"
-COUNTERPOINTS = "counterpoints.md"
-DISSENT = "dissent.md"  # the dissent memo: the strongest case against the emerging answer
+# The published outputs that later phases and the report read by name (graph.py declares
+# every phase's output).
+FINAL_REPORT = graph.SYNTHESIS.output
+COUNTERPOINTS = graph.ANTAGONIST.output
+DISSENT = graph.DISSENT.output  # the dissent memo: the strongest case against the answer
+CLAIMS = "claims.json"  # council's own: the claims listed, judged and verified
 GAPS = "gaps.json"  # the gaps the first coverage judgement found, and who researches each
-# A phase that runs beside the same seat's research works in a folder of its own: each CLI
-# keeps per-folder settings (gemini's .gemini/settings.json carries the phase's hook), and
-# the research agent, which may write anywhere in its own folder, must not reach the memo.
-OWN_FOLDER = ("dissent",)
 
 
 def new_run_id() -> str:
@@ -73,27 +70,19 @@ class Workspace:
         return self.root / "agents" / seat
 
     def output_name(self, seat: str, phase: str) -> str:
-        if phase == "synthesis":
-            return FINAL_REPORT
-        if phase == "scope":
-            return "scope-draft.json"  # the agent's answer; council writes scope.json
-        if phase == "claims":
-            return "claims-draft.json"  # the extractor's list; council adds the verdicts
-        if phase == "verification":
-            return f"{seat}-verdicts.json"
-        if phase == "recheck":
-            return "recheck-draft.json"  # the second coverage judgement, after gap fill
-        if phase == "antagonist":
-            return COUNTERPOINTS
-        if phase == "dissent":
-            return DISSENT
-        return f"{seat}-{OUTPUT_SUFFIX[phase]}.md"
+        """The file `seat` writes in `phase` (graph.Phase.output). A JSON answer (scope,
+        claims, recheck) is the agent's draft: council writes scope.json and claims.json."""
+        return graph.BY_NAME[phase].file(seat)
 
     def work_dir(self, seat: str, phase: str) -> Path:
-        """The agent's working folder for `phase`: its cwd, the one place it may write. A
-        phase of OWN_FOLDER works beside the seat's folder, in agents/<seat>.<phase>/: a seat
-        name has no dot (config.SEAT_NAME), so no seat's own folder can bear that name."""
-        if phase in OWN_FOLDER:
+        """The agent's working folder for `phase`: its cwd, the one place it may write.
+
+        A phase declared with its own folder (the dissent, which runs beside the same seat's
+        research) works beside the seat's folder, in agents/<seat>.<phase>/: each CLI keeps
+        per-folder settings (gemini's .gemini/settings.json carries the phase's hook), and the
+        research agent, which may write anywhere in its own folder, must not reach the memo.
+        A seat name has no dot (config.SEAT_NAME), so no seat's own folder bears that name."""
+        if graph.BY_NAME[phase].own_folder:
             return self.root / "agents" / f"{seat}.{phase}"
         return self.seat_dir(seat)
 

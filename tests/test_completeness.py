@@ -238,6 +238,7 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
                                                                    monkeypatch: Any) -> None:
     import anyio
 
+    from council import graph
     from council.config import Overrides, load_options
     from council.phases import RunContext
     from council.phases import scope as scoping
@@ -249,7 +250,7 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)}})
     for var in ("PATH", "COUNCIL_FAKE_SCRIPT"):
         monkeypatch.setenv(var, council.env[var])
-    found = anyio.run(scoping.find, RunContext(ws, options, "q"))
+    found = anyio.run(scoping.find, RunContext(ws, options, "q"), graph.SCOPE)
     assert found is not None
     assert list(found.questions) == ["q1", "q2", "q3"]
     assert json.loads((ws.root / "scope.json").read_text())["status"] == "ok"
@@ -259,7 +260,7 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
     from council.state import update_state
     update_state(ws.root, lambda st: setattr(
         st.agents["codex"].phase("research"), "started_at", "2026-11-22T00:00:00Z"))
-    assert anyio.run(scoping.find, RunContext(ws, options, "q")) is None
+    assert anyio.run(scoping.find, RunContext(ws, options, "q"), graph.SCOPE) is None
 
 
 def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:

@@ -30,13 +30,56 @@ def test_a_phase_depending_on_a_later_one_is_refused(monkeypatch: pytest.MonkeyP
         graph.check()
 
 
-def test_ready_phases_start_together_once_their_dependencies_end() -> None:
-    assert graph.ready(set(), set()) == ["scope"]
-    assert graph.ready({"scope"}, {"scope"}) == ["research", "dissent"]
-    assert graph.ready({"scope", "research"}, {"scope", "research", "dissent"}) == []
-    done = {"scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck"}
-    assert graph.ready(done, done) == ["verification", "antagonist"]
-    assert graph.ready(done | {"verification"}, done | {"verification", "antagonist"}) == []
+def test_phases_waiting_for_the_same_ones_start_together() -> None:
+    assert graph.groups(set(graph.NAMES)) == [
+        ["scope"], ["research", "dissent"], ["refinement"], ["claims"], ["gapfill"],
+        ["recheck"], ["verification", "antagonist"], ["synthesis"]]
+    # A skipped phase is looked through: the synthesis waits for what ran before it.
+    assert graph.groups({"research", "dissent", "synthesis"}) == [
+        ["research", "dissent"], ["synthesis"]]
+
+
+def test_each_phase_declares_its_facts() -> None:
+    by = graph.BY_NAME
+    assert [p.name for p in GRAPH if p.loops] == [
+        "research", "dissent", "refinement", "gapfill", "antagonist", "synthesis"]
+    assert [p.name for p in graph.FEEDS] == ["research", "refinement"]
+    assert [p.name for p in GRAPH if p.report] == ["research", "dissent", "refinement",
+                                                   "gapfill"]
+    assert [p.name for p in GRAPH if p.attempts > 1] == ["scope", "claims", "recheck"]
+    assert [p.name for p in GRAPH if not p.snapshot] == ["synthesis"]
+    assert [p.name for p in GRAPH if p.own_folder] == ["dissent"]
+    assert [p.name for p in GRAPH if p.who == graph.EVERY] == [
+        "research", "refinement", "verification"]
+    assert {p.file("codex") for p in GRAPH} == {
+        "scope-draft.json", "codex-report.md", "dissent.md", "codex-refined.md",
+        "claims-draft.json", "codex-gaps.md", "recheck-draft.json", "codex-verdicts.json",
+        "counterpoints.md", "final-report.md"}
+    assert (by["gapfill"].label, by["gapfill"].step) == ("gap fill",
+                                                        "gap fill (when gaps are found)")
+    assert (by["recheck"].prompt, by["verification"].prompt) == ("claims", "verify")
+    # Turns: the seat's own cap, or the phase's when lower.
+    assert (by["research"].turns(10), by["dissent"].turns(10), by["dissent"].turns(3),
+            by["claims"].turns(10)) == (10, 4, 3, 1)
+    assert graph.before(by["refinement"]) is by["research"]
+
+
+@pytest.mark.parametrize(("steps", "reports", "feeds"), [
+    ({"scope": "done"}, set(), "research"),  # the research is under way
+    ({"research": "done"}, {"research", "refinement"}, "research"),  # refinement under way
+    ({"research": "done", "refinement": "done"}, {"research", "refinement"}, "refinement"),
+    # A resume whose budget skipped an interrupted refinement: the reports a few seats had
+    # refined are left unused, and every later phase builds on the research.
+    ({"research": "done", "refinement": "skipped: cost $2.00 reached the budget"},
+     {"research", "refinement"}, "research"),
+    # A run that recorded no steps (made before the graph was): what its reports show.
+    (None, {"research", "refinement"}, "refinement"),
+    (None, {"research"}, "research"),
+    (None, set(), "research"),
+])
+def test_one_rule_says_which_reports_feed_the_phases_after_the_research(
+        steps: dict[str, str] | None, reports: set[str], feeds: str) -> None:
+    assert graph.feeding(steps, lambda p: p.name in reports).name == feeds
 
 
 @pytest.mark.parametrize(("overrides", "phases"), [

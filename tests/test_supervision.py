@@ -193,6 +193,7 @@ def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import anyio
 
+    from council import graph
     from council.config import Overrides, load_options
     from council.phases import RunContext, research
     from council.runner import run_seat as real
@@ -210,7 +211,7 @@ def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
     council.script({"*": {"finish_after": 1}})
     monkeypatch.setenv("PATH", council.env["PATH"])
     monkeypatch.setenv("COUNCIL_FAKE_SCRIPT", council.env["COUNCIL_FAKE_SCRIPT"])
-    anyio.run(research.run, RunContext(ws, options, "q"))
+    anyio.run(research.run, RunContext(ws, options, "q"), graph.RESEARCH)
     results = load_state(ws.root).agents
     assert results["codex"].phases["research"].status == "failed"
     assert "No space left on device" in (results["codex"].phases["research"].error or "")

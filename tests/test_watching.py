@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -31,6 +33,50 @@ def test_a_budget_stops_the_loops_and_goes_on_to_synthesis(council: Council) -> 
     prompt = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
     assert "budget cut the research short" in prompt
     assert "budget reached" in (run / "progress.log").read_text()
+
+
+def test_a_budget_reached_in_the_first_turns_stops_every_loop_and_leaves_one_turn(
+        council: Council) -> None:
+    """Issue 25: the budget runs out while the research and the dissent are in their first
+    turns. No loop of any phase (the dissent included) begins a turn after progress.log says
+    the budget was reached, and the synthesis that follows gets one turn, not its cap."""
+    council.script({"*": {"never_finish": True},
+                    "codex:dissent": {"never_finish": True, "delay": 1.5}})
+    proc = council.run("run", "--test", "--dissent", "codex", "--max-iterations", "6",
+                       "--max-tokens", "500", "q")
+    assert proc.returncode == 0, proc.stderr
+    run = council.only_run()
+    lines = (run / "progress.log").read_text().splitlines()
+    reached = next(i for i, line in enumerate(lines) if " run budget reached: " in line)
+    dissent = [i for i, line in enumerate(lines) if " dissent codex " in line]
+    assert dissent[0] < reached < dissent[-1]  # the dissenter was in its first turn
+    # A loop going on says `iteration N/M` (loop.end_turn); none does after the budget.
+    assert not [line for line in lines[reached:] if re.search(r" iteration \d+/\d+$", line)]
+    st = state_of(run)
+    assert st["agents"]["codex"]["phases"]["dissent"]["iteration"] == 1
+    synthesis = st["agents"]["claude"]["phases"]["synthesis"]
+    assert (synthesis["iteration"], synthesis["max_iterations"]) == (1, 1)
+    assert any(line.endswith("synthesis claude the run's budget is reached: one turn")
+               for line in lines[reached:])
+    assert st["steps"]["refinement"].startswith("skipped: ")
+    assert st["phase"] == "done"
+
+
+def test_a_seat_that_starts_after_the_budget_gets_one_turn() -> None:
+    from council.config import Seat
+    from council.phases import within_budget
+    from council.runner import SeatTask
+    from council.state import AgentPhase
+
+    task = SeatTask(Seat("claude", "claude", max_iterations=3), "synthesis", "Write.", 3)
+    assert within_budget(task, None) is task
+    cut = within_budget(task, "500 tokens reached the budget of 500")
+    assert (cut.max_iterations, cut.seat.max_iterations) == (1, 1)
+    # An interrupted seat gets the turn it was in; a one-turn task is left as it is.
+    resumed = replace(task, previous=AgentPhase(status="running", iteration=2))
+    assert within_budget(resumed, "spent").max_iterations == 2
+    one = replace(task, max_iterations=1)
+    assert within_budget(one, "spent") is one
 
 
 def test_usage_lands_in_state_status_and_list(council: Council) -> None:

@@ -1,32 +1,34 @@
-"""The run's phases, one module each, in the order graph.py declares: scope → research ∥
-dissent → refinement → claims → gap fill → recheck → verification ∥ antagonist → synthesis.
+"""The run's phases, one module each, named as graph.py names the phase it runs: scope →
+research ∥ dissent → refinement → claims → gap fill → recheck → verification ∥ antagonist →
+synthesis.
 
-Each module's `run(ctx)` chooses which seats take part and what each is asked; `run_parallel`
-runs them at once in one task group (no more CLI processes than `--max-parallel` allows) and
-returns each seat's final record; `ask_json` gets one agent's answer as a JSON file council
-can check."""
+Each module's `run(ctx, phase)` gets its Phase from the engine (pipeline.py), chooses which
+seats take part and what each is asked; what else it needs to know of its phase (its output,
+its cap on turns, its attempts) it reads from that Phase, so no module spells its own name.
+`seat_task` gives a seat its turns, `run_parallel` runs the seats at once in one task group
+(no more CLI processes than `--max-parallel` allows) and returns each seat's final record;
+`ask_json` gets one agent's answer as a JSON file council can check."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 
-from council import events, failover
+from council import events, failover, report
 from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
-from council.graph import GRAPH, SHORT
+from council.graph import GRAPH, SHORT, Phase
 from council.loop import read_report
 from council.runner import Limits, SeatTask, fail_seat, run_seat
 from council.state import AgentPhase, RunState, load_state, update_state
 from council.workspace import Workspace
 
 T = TypeVar("T")
-ATTEMPTS = 2  # a malformed answer gets one retry; a crashed agent hands over to another
 
 UNFINISHED = ("pending", "queued", "running", "cancelled")
 SHORT_PHASES = tuple(p.name for p in GRAPH if p.length == SHORT)
@@ -75,11 +77,13 @@ class RunContext:
                 if seat.name not in dropped]
 
     def contributors(self) -> tuple[str, list[Seat]]:
-        """The reports later phases build on: the refined ones once refinement is done,
-        else the research ones; and the seats that wrote one."""
-        steps = load_state(self.ws.root).steps or {}
-        phase = "refinement" if steps.get("refinement") == "done" else "research"
-        return phase, self.usable(phase)
+        """The phase whose reports the phases after it build on, and the seats that wrote
+        one: the one rule (report.contributions, graph.feeding) the host's hand-off and the
+        completeness score use too."""
+        state = load_state(self.ws.root)
+        phase, names = report.contributions(state)
+        return phase, [seat for seat in RunOptions.from_dict(state.options).seats
+                       if seat.name in names]
 
     def usable(self, phase: str) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
@@ -109,18 +113,49 @@ def survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
     return usable
 
 
+def seat_task(phase: Phase, seat: Seat, prompt: str, inputs: Mapping[str, Path] | None = None,
+              previous: AgentPhase | None = None, own: int | None = None) -> SeatTask:
+    """What `phase` asks of `seat`: its prompt, the files copied into its folder, and its
+    turns, as the phase caps them (`own`: what stands for the seat's own max_iterations)."""
+    turns = phase.turns(seat.max_iterations if own is None else own)
+    return SeatTask(replace(seat, max_iterations=turns), phase.name, prompt, turns,
+                    inputs or {}, previous)
+
+
+def within_budget(task: SeatTask, budget_exhausted: str | None) -> SeatTask:
+    """A seat that starts once the run's budget is reached gets one turn (an interrupted one:
+    the turn it was in), like every loop that was running then, which stops after its current
+    turn: the synthesis runs on what there is, not to its cap (pure)."""
+    if budget_exhausted is None:
+        return task
+    turns = max(task.previous.iteration, 1) if task.previous else 1
+    if turns >= task.max_iterations:
+        return task
+    return replace(task, seat=replace(task.seat, max_iterations=turns), max_iterations=turns)
+
+
 async def _seat_turn(ctx: RunContext, task: SeatTask) -> AgentPhase:
     """One run of a seat's CLI, holding one of the run's process slots (--max-parallel)
     while it runs: a seat that must wait says so in progress.log and in its state."""
     limiter = ctx.limiter
     if limiter is None:
-        return await run_seat(ctx.ws, task, ctx.limits(task.phase))
+        return await run_seat(ctx.ws, _budgeted(ctx, task), ctx.limits(task.phase))
     if limiter.available_tokens < 1:
         update_state(ctx.ws.root, lambda s: _queue(s, task))
         events.emit(ctx.ws.root, task.phase, f"queued: all {limiter.total_tokens:g} process "
                     "slots (--max-parallel) are in use", agent=task.seat.name)
     async with limiter:
-        return await run_seat(ctx.ws, task, ctx.limits(task.phase))
+        return await run_seat(ctx.ws, _budgeted(ctx, task), ctx.limits(task.phase))
+
+
+def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
+    """The task as the budget leaves it, read the moment the seat starts (nothing runs
+    between this and the runner writing the seat's loop file)."""
+    cut = within_budget(task, load_state(ctx.ws.root).budget_exhausted)
+    if cut is not task:
+        events.emit(ctx.ws.root, task.phase, "the run's budget is reached: one turn",
+                    agent=task.seat.name)
+    return cut
 
 
 def _queue(state: RunState, task: SeatTask) -> None:
@@ -167,33 +202,34 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
 Render = Callable[[Seat, str | None], tuple[str, dict[str, Path]]]
 
 
-async def ask_json(ctx: RunContext, phase: str, seats: Sequence[Seat], render: Render,
+async def ask_json(ctx: RunContext, phase: Phase, seats: Sequence[Seat], render: Render,
                    validate: Callable[[Any, bool], T]) -> tuple[T | None, str | None]:
     """Ask the first of `seats` for a JSON answer (`render(seat, feedback)` gives the prompt
     and its input files) and check it with `validate(answer, last_chance)`, which raises
     ValueError (and may accept a partly good answer when it is the last chance).
 
-    A malformed answer is sent back once with what is wrong with it; an agent that fails
-    outright (crash, timeout) hands the question to the next seat. Returns (the validated
-    answer, None) or (None, why there is none)."""
+    The phase's `attempts` bound the runs of an agent: a malformed answer is sent back with
+    what is wrong with it while attempts remain; an agent that fails outright (crash,
+    timeout) hands the question to the next seat. Returns (the validated answer, None) or
+    (None, why there is none)."""
     candidates = list(seats)
     error: str | None = None
     feedback: str | None = None
-    for attempt in range(1, ATTEMPTS + 1):
+    for attempt in range(1, phase.attempts + 1):
         if not candidates:
             break
         seat = candidates[0]
         prompt, inputs = render(seat, feedback)
-        task = SeatTask(replace(seat, max_iterations=1), phase, prompt, 1, inputs)
+        task = seat_task(phase, seat, prompt, inputs)
         record = (await run_parallel(ctx, [task]))[seat.name]
         if not record.usable:
             error, feedback = f"{seat.name}: {record.error or 'no answer'}", None
             candidates.pop(0)
             continue
         try:
-            text = read_report(ctx.ws.published_output(seat.name, phase)) or ""
-            return validate(json.loads(text), attempt == ATTEMPTS), None
+            text = read_report(ctx.ws.published_output(seat.name, phase.name)) or ""
+            return validate(json.loads(text), attempt == phase.attempts), None
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError too
-            error = feedback = f"invalid {phase} file: {exc}"
-            events.emit(ctx.ws.root, phase, error, agent=seat.name)
+            error = feedback = f"invalid {phase.name} file: {exc}"
+            events.emit(ctx.ws.root, phase.name, error, agent=seat.name)
     return None, error

@@ -4,56 +4,47 @@ answer fails), so that opposing evidence is gathered with the rest rather than b
 
 Its memo, dissent.md, feeds the refinement (every agent must weigh it), the antagonist and the
 synthesis, whose report answers it. A dissent that fails never stops the run: the council goes
-on without a memo and the methodology says so.
+on without a memo and the methodology says so. Its cap on turns is declared in graph.py (a
+memo, not a second research report), and the budget stops it like every loop.
 
-The dissenter works in agents/<seat>.dissent/, beside its research folder (workspace.work_dir):
-the same seat's research agent, running at the same time, cannot rewrite the memo."""
+The dissenter works in a folder of its own, beside its research folder (graph.py declares it,
+workspace.work_dir makes it): the same seat's research agent, running at the same time,
+cannot rewrite the memo."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from council import events, loop, prompts
+from council.chooser import Role, choose
 from council.config import RunOptions, Seat
-from council.phases import RunContext, run_parallel
-from council.runner import SeatTask
+from council.graph import Phase
+from council.phases import RunContext, run_parallel, seat_task
 from council.scope import SCOPE
 from council.scope import load as load_scope
 
-MAX_ITERATIONS = 4  # a memo, not a second research report
+
+def dissenter(options: RunOptions, seats: list[Seat]) -> Seat | None:
+    """The seat named with --dissent, or with `auto` the OPPONENT of the seats in the run."""
+    named = options.dissent if options.dissent not in ("auto", "off") else None
+    return choose(Role.OPPONENT, options.synthesizer, seats, seats, named)
 
 
-def choose(options: RunOptions, seats: list[Seat]) -> Seat | None:
-    """The named dissenter; with `auto`, a seat of another CLI than the synthesiser's (the
-    opposition should not come from the pen that writes the answer), else another seat."""
-    if not seats:
-        return None
-    if options.dissent not in ("auto", "off"):
-        return next((s for s in seats if s.name == options.dissent), None)
-    writer = next((s for s in seats if s.name == options.synthesizer), seats[0])
-    return next((s for s in seats if s.cli != writer.cli), None) or \
-        next((s for s in seats if s.name != writer.name), seats[0])
-
-
-async def run(ctx: RunContext) -> None:
+async def run(ctx: RunContext, phase: Phase) -> None:
     ws = ctx.ws
-    seat = choose(ctx.options, ctx.seats())
+    seat = dissenter(ctx.options, ctx.seats())
     if seat is None:
-        events.emit(ws.root, "dissent", "skipped: its agent has left the run")
+        events.emit(ws.root, phase.name, "skipped: its agent has left the run")
         return
-    pending = dict(ctx.to_run("dissent", [seat]))
+    pending = dict(ctx.to_run(phase.name, [seat]))
     if seat not in pending:
         return  # a resumed run that had finished its dissent
-    iterations = min(seat.max_iterations, MAX_ITERATIONS)
     prompt = prompts.render(
-        "dissent", topic=ctx.topic, mode=ctx.options.mode,
+        phase.prompt, topic=ctx.topic, mode=ctx.options.mode,
         scope=load_scope(ws.root / SCOPE), marker=loop.MARKER,
-        report_path=str(ws.working_output(seat.name, "dissent")))
-    events.emit(ws.root, "dissent", f"started: {seat.name} builds the opposing case beside "
+        report_path=str(ws.working_output(seat.name, phase.name)))
+    events.emit(ws.root, phase.name, f"started: {seat.name} builds the opposing case beside "
                 "the research")
-    task = SeatTask(replace(seat, max_iterations=iterations), "dissent", prompt, iterations,
-                    previous=pending[seat])
+    task = seat_task(phase, seat, prompt, previous=pending[seat])
     record = (await run_parallel(ctx, [task]))[seat.name]
-    events.emit(ws.root, "dissent", f"finished: {ws.published_output(seat.name, 'dissent').name}"
+    events.emit(ws.root, phase.name, f"finished: {ws.published_output(seat.name, phase.name).name}"
                 if record.usable else f"failed ({record.error}): the council goes on without "
                 "a dissent memo")

@@ -9,20 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from council import claims, events, loop, prompts
 from council.config import Seat
-from council.phases import RunContext, run_parallel
-from council.runner import SeatTask
+from council.graph import Phase
+from council.phases import RunContext, run_parallel, seat_task
 from council.score import STATUS_VALUE, closures
 from council.state import atomic_write, load_state
 from council.workspace import CLAIMS, GAPS
 
-MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round
-ITERATIONS = 2
+MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round (of turns graph.py caps)
 
 
 @dataclass(frozen=True)
@@ -79,10 +78,10 @@ def count(ctx: RunContext) -> int:
     return len(gaps(claims.load(ctx.ws.root / CLAIMS)))
 
 
-async def run(ctx: RunContext) -> None:
+async def run(ctx: RunContext, phase: Phase) -> None:
     """One bounded round on what the first coverage judgement found missing. The plan is
     written once, so a resumed run fills the same gaps with the same seats."""
-    ws = ctx.ws
+    ws, name = ctx.ws, phase.name
     source_phase, contributors = ctx.contributors()
     plan = load_plan(ws.root / GAPS)
     if not plan:
@@ -92,30 +91,28 @@ async def run(ctx: RunContext) -> None:
         atomic_write(ws.root / GAPS, json.dumps({"plan": plan}, indent=2, ensure_ascii=False)
                      + "\n")
     seats = [s for s in contributors if s.name in plan]
-    pending = [seat.name for seat, _ in ctx.to_run("gapfill", seats)]
-    events.emit(ws.root, "gapfill", (
+    pending = [seat.name for seat, _ in ctx.to_run(name, seats)]
+    events.emit(ws.root, name, (
         f"started: {sum(map(len, plan.values()))} gap(s), " if len(pending) == len(plan)
         else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
         f"{seat} ({', '.join(g['id'] for g in batch)})" for seat, batch in plan.items()))
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
     tasks = []
-    for seat, previous in ctx.to_run("gapfill", seats):
-        folder = ws.peers_dir(seat.name, "gapfill")
-        iterations = min(seat.max_iterations, ITERATIONS)
+    for seat, previous in ctx.to_run(name, seats):
+        folder = ws.peers_dir(seat.name, name)
         prompt = prompts.render(
-            "gapfill", topic=ctx.topic, mode=ctx.options.mode, marker=loop.MARKER,
+            phase.prompt, topic=ctx.topic, mode=ctx.options.mode, marker=loop.MARKER,
             gaps=plan[seat.name],
             reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
                      for s in contributors],
-            report_path=str(ws.working_output(seat.name, "gapfill")))
-        tasks.append(SeatTask(replace(seat, max_iterations=iterations), "gapfill", prompt,
-                              iterations, inputs, previous))
+            report_path=str(ws.working_output(seat.name, name)))
+        tasks.append(seat_task(phase, seat, prompt, inputs, previous))
     await run_parallel(ctx, tasks)
     state = load_state(ws.root)
     failed = [(seat, rec) for seat in plan
-              if (rec := state.agents[seat].phases.get("gapfill")) is not None
+              if (rec := state.agents[seat].phases.get(name)) is not None
               and not rec.usable]
-    events.emit(ws.root, "gapfill", f"finished: {len(plan) - len(failed)} of {len(plan)} "
+    events.emit(ws.root, name, f"finished: {len(plan) - len(failed)} of {len(plan)} "
                 "gap reports" + "".join(f"; {seat} failed ({rec.error})"
                                         for seat, rec in failed))

@@ -4,9 +4,10 @@ verification checks the gap fill's findings like the rest."""
 
 from __future__ import annotations
 
+from council.graph import Phase
 from council.phases import RunContext
 from council.phases.claims import judge
 
 
-async def run(ctx: RunContext) -> None:
-    await judge(ctx, "recheck")
+async def run(ctx: RunContext, phase: Phase) -> None:
+    await judge(ctx, phase, again=True)

@@ -1,8 +1,9 @@
-"""Phase 0: before anyone researches, one agent splits the question into the sub-questions a
-complete answer must close and the dimensions it must cover (scope.json). Every researcher
-gets the same checklist, and the completeness score later measures the reports against it.
+"""Seed 003's scoping, before the research: one agent splits the question into the
+sub-questions a complete answer must close and the dimensions it must cover (scope.json).
+Every researcher gets the same checklist, and the completeness score later measures the
+reports against it.
 
-A scope that cannot be had (two malformed answers, every agent failing) never stops the run:
+A scope that cannot be had (malformed answers, every agent failing) never stops the run:
 scope.json says `degraded`, the research goes on unscoped, and the score says those signals
 were not measured."""
 
@@ -11,20 +12,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from council import events, prompts
+from council import events, graph, prompts
+from council.chooser import writer
 from council.config import Seat
+from council.graph import Phase
 from council.phases import RunContext, ask_json
-from council.phases.synthesis import choose_synthesizer
 from council.scope import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
 from council.scope import load as load_scope
 from council.state import atomic_write, load_state
 
 
-async def run(ctx: RunContext) -> None:
-    await find(ctx)
+async def run(ctx: RunContext, phase: Phase) -> None:
+    await find(ctx, phase)
 
 
-async def find(ctx: RunContext) -> Scope | None:
+async def find(ctx: RunContext, phase: Phase) -> Scope | None:
     """The run's scope (written now, or by an earlier attempt of a resumed run)."""
     ws = ctx.ws
     path = ws.root / SCOPE
@@ -35,27 +37,28 @@ async def find(ctx: RunContext) -> Scope | None:
         if found is not None or _research_started(ctx):
             return found
     seats = ctx.seats()
-    first = choose_synthesizer(ctx.options.synthesizer, seats, seats)
+    first = writer(ctx.options.synthesizer, seats, seats)
     candidates = [first, *(s for s in seats if s.name != first.name)]
 
     def render(seat: Seat, error: str | None) -> tuple[str, dict[str, Path]]:
         return prompts.render(
-            "scope", topic=ctx.topic, mode=ctx.options.mode, error=error,
+            phase.prompt, topic=ctx.topic, mode=ctx.options.mode, error=error,
             questions=QUESTIONS, dimensions=DIMENSIONS,
-            report_path=str(ws.working_output(seat.name, "scope"))), {}
+            report_path=str(ws.working_output(seat.name, phase.name))), {}
 
-    events.emit(ws.root, "scope", f"started: {first.name} splits the question")
-    found, error = await ask_json(ctx, "scope", candidates, render,
+    events.emit(ws.root, phase.name, f"started: {first.name} splits the question")
+    found, error = await ask_json(ctx, phase, candidates, render,
                                   lambda data, _last: validate_scope(data))
     data = found.to_dict() if found else {"status": "degraded", "error": error}
     atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    events.emit(ws.root, "scope", f"finished: {len(found.questions)} sub-questions, "
+    events.emit(ws.root, phase.name, f"finished: {len(found.questions)} sub-questions, "
                 f"{len(found.dimensions)} dimensions" if found
                 else f"degraded: {error}; the research goes on unscoped")
     return found
 
 
 def _research_started(ctx: RunContext) -> bool:
+    """Whether a seat has begun its research (with this scope, or without one)."""
     state = load_state(ctx.ws.root)
-    return any((ap := rec.phases.get("research")) is not None and ap.started_at
+    return any((ap := rec.phases.get(graph.RESEARCH.name)) is not None and ap.started_at
                for rec in state.agents.values())

@@ -1,30 +1,26 @@
-"""Phase 3: one seat writes final-report.md from the contributors' reports."""
+"""The last phase: one seat writes final-report.md from the reports the phases after the
+research build on (graph.feeding), with the claims' verdicts, the gap reports, the dissent
+memo and the antagonist's counterpoints; council then stamps it (report.py). Under a host
+whose own session writes it (the Claude Code plugin), the run hands it over instead
+(handover.py)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from council import budget, claims, events, loop, prompts, regression, report
+from council import budget, claims, events, graph, loop, prompts, regression, report
+from council.chooser import writer
 from council.config import Seat
 from council.errors import PhaseFailedError
+from council.graph import Phase
 from council.ledger import Usage, format_usage
-from council.phases import RunContext, gapfill, run_parallel
+from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.runner import SeatTask
 from council.state import RunState, load_state, update_state
 from council.workspace import CLAIMS, COUNTERPOINTS, DISSENT, GAPS, Workspace
 
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
-
-
-def choose_synthesizer(preferred: str, seats: list[Seat], contributors: list[Seat]) -> Seat:
-    """The configured synthesiser if it still works, else the first contributor."""
-    names = {s.name for s in contributors}
-    for seat in seats:
-        if seat.name == preferred and seat.name in names:
-            return seat
-    return contributors[0]
 
 
 def methodology(state: RunState, contributors: list[Seat], source_phase: str) -> list[str]:
@@ -34,7 +30,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
     for name, rec in state.agents.items():
         parts = []
         for phase, ap in rec.phases.items():
-            if phase == "synthesis":
+            if phase == graph.SYNTHESIS.name:
                 continue
             what = f"{phase}: {ap.status}, {ap.iteration}/{ap.max_iterations} iterations"
             if ap.error:
@@ -45,23 +41,23 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
         lines.append(f"{name} ({rec.cli}, {model}): " + ("; ".join(parts) or "did not run")
                      + f"; {format_usage(used)}")
     for name, rec in state.agents.items():
-        dropped = (rec.phases["refinement"].dropped_sources
-                   if "refinement" in rec.phases else None)
-        if dropped:
-            count = regression.total(dropped)
-            lines.append(f"{name} dropped {count} source(s) between its research and "
-                         f"refined reports: {', '.join(dropped[:5])}"
-                         + (" …" if count > 5 else ""))
-        gone = rec.phases["refinement"].dropped_claims if "refinement" in rec.phases else None
-        if gone:
-            lines.append(f"{name} dropped {regression.total(gone)} cited claim(s) between its "
-                         "research and refined reports (quoted above).")
+        for ap in rec.phases.values():  # what a refinement lost of the reports it refined
+            dropped, gone = ap.dropped_sources, ap.dropped_claims
+            if dropped:
+                count = regression.total(dropped)
+                lines.append(f"{name} dropped {count} source(s) between its research and "
+                             f"refined reports: {', '.join(dropped[:5])}"
+                             + (" …" if count > 5 else ""))
+            if gone:
+                lines.append(f"{name} dropped {regression.total(gone)} cited claim(s) between "
+                             "its research and refined reports (quoted above).")
+    first, last = graph.FEEDS[0], graph.FEEDS[-1]
     if state.budget_exhausted:
         lines.append(f"The run's budget cut the research short ({state.budget_exhausted}): "
                      "agents stopped after their current turn.")
-    elif source_phase == "research":
-        lines.append("Refinement did not run (fewer than two agents finished research); the "
-                     "synthesis uses the research reports.")
+    elif source_phase == first.name:
+        lines.append(f"{last.label.capitalize()} did not run (fewer than two agents finished "
+                     f"{first.label}); the synthesis uses the {first.label} reports.")
     if state.completeness:
         done = state.completeness
         lines.append(f"Completeness score computed by council: {done['score']}/100 (confidence "
@@ -77,15 +73,15 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
 def dropped_claims(state: RunState) -> list[dict[str, Any]]:
     """Each agent's cited claims that refinement lost: model-written text, so the prompt
     quotes them as untrusted material, apart from the facts council states."""
-    return [{"name": name, "claims": ap.dropped_claims} for name, rec in state.agents.items()
-            if (ap := rec.phases.get("refinement")) is not None and ap.dropped_claims]
+    return [{"name": name, claims.KEY: ap.dropped_claims} for name, rec in state.agents.items()
+            for ap in rec.phases.values() if ap.dropped_claims]
 
 
-def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
+def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Seat],
          source_phase: str) -> SeatTask:
     ws = ctx.ws
     state = load_state(ws.root)
-    inputs_dir = ws.peers_dir(synthesizer.name, "synthesis")
+    inputs_dir = ws.peers_dir(synthesizer.name, phase.name)
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
     counter = counterpoints(ws)
@@ -96,17 +92,18 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
     gaps = gap_reports(ws, state, contributors, inputs_dir)
     for gap in gaps:
         if gap["path"]:
-            inputs[Path(gap["path"]).name] = ws.published_output(gap["name"], "gapfill")
+            inputs[Path(gap["path"]).name] = ws.published_output(gap["name"],
+                                                                 graph.GAPFILL.name)
     listed = [{"name": s.name, "cli": s.cli, "model": s.model,
                "path": str(inputs_dir / ws.output_name(s.name, source_phase))}
               for s in contributors]
     prompt = prompts.render(
-        "synthesis",
+        phase.prompt,
         topic=ctx.topic,
         mode=ctx.options.mode,
         contributors=listed,
         total_agents=len(state.agents),
-        report_path=str(ws.working_output(synthesizer.name, "synthesis")),
+        report_path=str(ws.working_output(synthesizer.name, phase.name)),
         methodology=methodology(state, contributors, source_phase),
         dropped=dropped_claims(state),
         marker=loop.MARKER,
@@ -115,42 +112,39 @@ def task(ctx: RunContext, synthesizer: Seat, contributors: list[Seat],
         dissent=str(inputs_dir / DISSENT) if DISSENT in inputs else None,
         gap_reports=gaps,
     )
-    seat = replace(synthesizer, max_iterations=ctx.options.synthesis_max_iterations)
-    pending = dict(ctx.to_run("synthesis", [synthesizer]))
-    return SeatTask(seat=seat, phase="synthesis", prompt=prompt,
-                    max_iterations=seat.max_iterations, inputs=inputs,
-                    previous=pending.get(synthesizer))
+    pending = dict(ctx.to_run(phase.name, [synthesizer]))
+    return seat_task(phase, synthesizer, prompt, inputs, pending.get(synthesizer),
+                     own=ctx.options.synthesis_max_iterations)
 
 
-async def run(ctx: RunContext) -> None:
+async def run(ctx: RunContext, phase: Phase) -> None:
     """Write the final report and stamp it; under the Claude Code plugin, hand it to the main
     session instead (handover.py). A synthesis that fails stops the run, keeping the reports."""
-    ws = ctx.ws
+    ws, name = ctx.ws, phase.name
     source_phase, survivors = ctx.contributors()
     report.record_completeness(ws)  # before the synthesis, which is told the score and gaps
     if not ctx.synthesise:
         update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
-        events.emit(ws.root, "synthesis", f"handed to the main Claude session: "
+        events.emit(ws.root, name, f"handed to the main Claude session: "
                     f"{len(survivors)} reports to synthesise")
         return
     chosen = load_state(ws.root).synthesizer
-    writer = next((s for s in survivors if s.name == chosen), None) or \
-        choose_synthesizer(ctx.options.synthesizer, ctx.seats() or survivors, survivors)
-    if writer.name != ctx.options.synthesizer:
-        events.emit(ws.root, "synthesis", f"{ctx.options.synthesizer} cannot synthesise; "
-                    f"{writer.name} writes the final report instead")
-    update_state(ws.root, lambda s: setattr(s, "synthesizer", writer.name))
-    done = load_state(ws.root).agents[writer.name].phases.get("synthesis")
+    pen = next((s for s in survivors if s.name == chosen), None) or \
+        writer(ctx.options.synthesizer, ctx.seats() or survivors, survivors)
+    if pen.name != ctx.options.synthesizer:
+        events.emit(ws.root, name, f"{ctx.options.synthesizer} cannot synthesise; "
+                    f"{pen.name} writes the final report instead")
+    update_state(ws.root, lambda s: setattr(s, "synthesizer", pen.name))
+    done = load_state(ws.root).agents[pen.name].phases.get(name)
     if not (done is not None and done.usable and ws.final_report.is_file()):
-        events.emit(ws.root, "synthesis",
-                    f"started: {writer.name} synthesises {len(survivors)} reports")
-        record = (await run_parallel(ctx, [task(ctx, writer, survivors, source_phase)]))[
-            writer.name]
+        events.emit(ws.root, name, f"started: {pen.name} synthesises {len(survivors)} reports")
+        record = (await run_parallel(ctx, [task(ctx, phase, pen, survivors, source_phase)]))[
+            pen.name]
         if not record.usable:
-            raise PhaseFailedError(f"synthesis failed: {record.error}; the agents' reports "
+            raise PhaseFailedError(f"{name} failed: {record.error}; the agents' reports "
                                    f"are kept in {ws.root}")
     report.stamp_final_report(ws, [s.name for s in survivors], len(ctx.options.seats),
-                              writer.name)
+                              pen.name)
 
 
 def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],
@@ -159,8 +153,8 @@ def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],
     (in `folder` when given, else where it was published) or why there is none."""
     out = []
     for name, batch in gapfill.load_plan(ws.root / GAPS).items():
-        ap = state.agents[name].phases.get("gapfill") if name in state.agents else None
-        published = ws.published_output(name, "gapfill")
+        ap = state.agents[name].phases.get(graph.GAPFILL.name) if name in state.agents else None
+        published = ws.published_output(name, graph.GAPFILL.name)
         usable = ap is not None and ap.usable and published.is_file()
         out.append({"name": name, "gaps": [f"{g.get('id')}: {g.get('text')}" for g in batch],
                     "path": str(folder / published.name if folder else published)
