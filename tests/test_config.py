@@ -68,6 +68,10 @@ def test_agents_selection_and_overrides() -> None:
         ("agents:\n  claude: {effort: huge}\n", "effort 'huge'"),
         ("agents:\n  claude: {extra_args: --x}\n", "list of strings"),
         ("timeout: -3\n", "timeout must be a positive"),
+        ("timeout: .nan\n", "timeout must be a positive"),
+        ("idle_timeout: true\n", "idle_timeout must be a positive number of seconds"),
+        ("max_cost: 0\n", "max_cost must be a positive number of US dollars"),
+        ("synthesizer: 7\n", "council.yaml: synthesizer must be a non-empty string"),
         ("profile: cheap\n", "profile 'cheap'"),
     ],
 )
@@ -87,13 +91,25 @@ def test_verification_defaults() -> None:
     assert load_options(Overrides(test=True)).verify is False
     assert load_options(Overrides(test=True, verify=True)).verify is True
     assert load_options(Overrides(verify=False)).verify is False
+    # A stored test run that did not say takes the test profile's default too (it took True).
+    assert RunOptions.from_dict({"seats": [], "profile": "test"}).verify is False
+
+
+def test_the_command_line_wins_over_the_file_which_wins_over_the_profile(
+        tmp_path: Path) -> None:
+    write_trusted_config(tmp_path, "profile: test\nidle_timeout: null\nmax_cost: 3\n"
+                                   "debate: force\n")
+    options = load_options(Overrides(max_cost=1.5))
+    assert (options.profile, options.idle_timeout, options.max_cost, options.debate) == (
+        "test", None, 1.5, "force")
+    assert (options.verify, options.synthesis_max_iterations) == (False, 2)  # the profile's
 
 
 def test_the_plan_lists_only_the_phases_the_run_can_have() -> None:
     from council.graph import plan
 
     def steps(**overrides: object) -> str:
-        return str(plan(load_options(Overrides(**overrides)))[0])  # type: ignore[arg-type]
+        return str(plan(load_options(Overrides(**overrides)))[0])
 
     assert "antagonist" not in steps(test=True)  # auto: only beside verification, off here
     assert "→ antagonist →" in steps(test=True, debate="force")

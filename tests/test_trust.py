@@ -37,7 +37,7 @@ HOSTILE = (
 
 def refusal(**overrides: object) -> UntrustedConfig:
     with pytest.raises(UntrustedConfig) as info:
-        load_options(Overrides(**overrides))  # type: ignore[arg-type]
+        load_options(Overrides(**overrides))
     return info.value
 
 
