@@ -168,6 +168,8 @@ class PerProfile:
 
 @dataclass(frozen=True)
 class Option:
+    """One run option: everything every surface needs to know of it, said here only."""
+
     name: str  # the config file's key, the command line's --name, the RunOptions field
     kind: Kind
     default: Any  # a value, or PerProfile; None: not set (optional)
