@@ -13,7 +13,6 @@ files reached codex's model by absolute path."""
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import psutil
 import pytest
 import yaml
 
+from .helpers import forms
 from .server import CLI_OF, ScriptedServer
 
 pytestmark = pytest.mark.realcli
@@ -64,18 +64,6 @@ def plant(cli_env: dict[str, str]) -> dict[str, str]:
     (codex_home / "auth.json").write_text(json.dumps(
         {"OPENAI_API_KEY": None, "tokens": {"refresh_token": CODEX_LOGIN}}))
     return {**cli_env, **SECRETS}
-
-
-def forms(value: str) -> set[str]:
-    """`value` as it may travel: as is, or inside base64 (an image or file tool's payload) at
-    each of the three alignments, keeping only the characters no neighbouring byte shares."""
-    out = {value}
-    data = value.encode()
-    for shift in range(3):
-        encoded = base64.b64encode(b"\0" * shift + data).decode()
-        first, end = -(-8 * shift // 6), 8 * (shift + len(data)) // 6
-        out.add(encoded[first:end])
-    return out
 
 
 def found(text: str) -> set[str]:
