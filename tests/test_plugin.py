@@ -123,7 +123,7 @@ def test_the_whole_flow(council: Council, fmt: tuple[str, ...]) -> None:
     first, last = replies(council)
     assert first["decision"] == "block"
     assert f"Report file: {run / 'final-report.md'}" in first["reason"]
-    assert "Phase 3/3: synthesis" in first["systemMessage"]
+    assert "this session writes the final report now" in first["systemMessage"]
     assert "done" in last["systemMessage"]
     # The request is released: the session's next stop is an ordinary one.
     (request,) = requests_of(council)
