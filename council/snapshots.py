@@ -11,13 +11,13 @@ and its working copy is only ever hashed through agentfs, bounded."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from council import agentfs, graph, loop
+from council import agentfs, graph, loop, store
 from council.state import RunState
 from council.workspace import Workspace
 
@@ -85,25 +85,22 @@ def capture(source: Path, target: Path, bound: int) -> int:
         raise
     except agentfs.UnsafeFile as exc:
         raise Refused(source, agentfs.describe(source)) from exc
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     with os.fdopen(fd, "rb", buffering=0) as src:
         size = os.fstat(fd).st_size
         if size > bound:
             raise Refused(source, _oversize(size, bound))
         copied = 0
-        try:
-            with tmp.open("wb") as dst:
-                # One byte past the bound tells a file that grew after it was measured.
-                while chunk := src.read(min(_CHUNK, bound + 1 - copied)):
-                    copied += len(chunk)
-                    if copied > bound:
-                        raise Refused(source, _oversize(copied, bound))
-                    dst.write(chunk)
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+
+        def chunks() -> Iterator[bytes]:
+            nonlocal copied
+            # One byte past the bound tells a file that grew after it was measured.
+            while chunk := src.read(min(_CHUNK, bound + 1 - copied)):
+                copied += len(chunk)
+                if copied > bound:
+                    raise Refused(source, _oversize(copied, bound))
+                yield chunk
+
+        store.atomic_write(target, chunks(), redacted=True, durable=False, mode=0o644)
     _digests.pop(target, None)
     return copied
 
@@ -141,21 +138,21 @@ def publish(source: Path, target: Path, cap: int | None = None) -> Published:
             f"above, its first {len(head.encode()):,} bytes. The whole report is "
             f"`{full.name}` in the run folder.\n")
     data = (head + note).encode("utf-8")
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
+    store.atomic_write(target, data, redacted=True, durable=False, mode=0o644)
     _digests.pop(target, None)
     return Published(hashlib.sha256(data).hexdigest(), original, size, len(data), full)
 
 
 def _copy(source: Path, target: Path) -> str:
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     sha = hashlib.sha256()
-    with source.open("rb") as src, tmp.open("wb") as dst:
-        while chunk := src.read(_CHUNK):
-            sha.update(chunk)
-            dst.write(chunk)
-    os.replace(tmp, target)
+
+    def chunks() -> Iterator[bytes]:
+        with source.open("rb") as src:
+            while chunk := src.read(_CHUNK):
+                sha.update(chunk)
+                yield chunk
+
+    store.atomic_write(target, chunks(), redacted=True, durable=False, mode=0o644)
     _digests.pop(target, None)
     return sha.hexdigest()
 

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from w3lib.url import canonicalize_url
 
-from council import store
+from council import graph, store
 
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
 # an angle bracket, and loses trailing punctuation that belongs to the sentence. A link's
@@ -101,13 +101,14 @@ class Source:
     @property
     def agents(self) -> list[str]:
         """The agents whose own reports cite it (the synthesis only repeats them)."""
-        return sorted(a for a, phases in self.cited_by.items() if phases - {"synthesis"})
+        return sorted(a for a, phases in self.cited_by.items()
+                      if phases - {graph.SYNTHESIS.name})
 
     @property
     def gap_fill_only(self) -> bool:
         """Cited only by the gap-filling round, whose findings nobody cross-checked."""
-        phases = set().union(*self.cited_by.values()) - {"synthesis"}
-        return phases == {"gapfill"}
+        phases = set().union(*self.cited_by.values()) - {graph.SYNTHESIS.name}
+        return phases == {graph.GAPFILL.name}
 
     def to_dict(self, number: int) -> dict[str, Any]:
         return {"n": number, "url": self.url, "variants": sorted(self.variants - {self.url}),

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from council import redact, store
 from council.errors import StateError
-from council.graph import NAMES
+from council.graph import NAMES, RESEARCH
 from council.progress import utc_now
 
 SCHEMA_VERSION = 1
@@ -94,7 +94,7 @@ class RunState:
     topic: str
     created_at: str
     options: dict[str, Any]
-    phase: str = "research"
+    phase: str = RESEARCH.name
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     synthesizer: str | None = None
     budget_exhausted: str | None = None  # why the budget stopped the loops, if it did

@@ -31,13 +31,6 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("progress.py", "scope"): "an event's field (run, or the phase it is about)",
     ("paths.py", "research"): "the research/ folder",
     ("hosts/base.py", "research"): "the research/ folder",
-    # Other slices of issue 25 own these; what each still spells is a phase name: sources.py's
-    # cited_by holds the synthesis and gap fill, hosts/flow.py asks whether the run is in its
-    # synthesis, a new state's phase is the research. Each is to read it from the graph.
-    ("sources.py", "synthesis"): "pending: graph.SYNTHESIS.name",
-    ("sources.py", "gapfill"): "pending: graph.GAPFILL.name",
-    ("hosts/flow.py", "synthesis"): "pending: graph.SYNTHESIS.name",
-    ("state.py", "research"): "pending: RunState.phase's default, graph.RESEARCH.name",
 }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from council import graph
 from council.agents.base import HOOK_ENTRY, AgentJob, Invocation
 from council.agents.codex import CodexAdapter
 from council.config import Overrides, RunOptions, load_options
@@ -132,8 +133,8 @@ def test_a_report_linked_to_a_secret_file_reaches_no_file_and_no_other_agent(
     planting(monkeypatch, {("codex", "research"): ("link", str(key))})
     ws, options = new_run(tmp_path, "claude", "codex", "gemini")
     ctx = RunContext(ws, options, "q")
-    anyio.run(research.run, ctx)
-    anyio.run(refinement.run, ctx)
+    anyio.run(research.run, ctx, graph.RESEARCH)
+    anyio.run(refinement.run, ctx, graph.REFINEMENT)
 
     agents = load_state(ws.root).agents
     assert agents["codex"].phases["research"].status == "failed"
@@ -239,12 +240,12 @@ def test_links_planted_at_the_next_phases_prompt_and_inputs_are_not_written_thro
     planting(monkeypatch, {})
     ws, options = new_run(tmp_path, "claude", "codex")
     ctx = RunContext(ws, options, "q")
-    anyio.run(research.run, ctx)
+    anyio.run(research.run, ctx, graph.RESEARCH)
     # What codex could do with `ln -s` during its research, for the phase after.
     folder = ws.work_dir("codex", "refinement")
     (folder / "refinement-prompt.md").symlink_to(keys)
     (folder / "refinement-inputs").symlink_to(shelf)
-    anyio.run(refinement.run, ctx)
+    anyio.run(refinement.run, ctx, graph.REFINEMENT)
 
     assert keys.read_text() == "ssh-ed25519 AAAA the user's own key\n"
     assert list(shelf.iterdir()) == []

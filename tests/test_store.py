@@ -119,7 +119,6 @@ OWN_WRITERS = {
     "store.py": "the store itself",
     "agentfs.py": "the writer for agents' folders, a different trust boundary",
     "workspace.py": "research/latest is a link, replaced by renaming a new link over it",
-    "snapshots.py": "not yet moved to store.atomic_write (another slice's file)",
 }
 
 

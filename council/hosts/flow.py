@@ -298,7 +298,7 @@ def _release(base: Path, session_id: str, request: Request) -> None:
 
 def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_active: bool,
            fresh: bool) -> dict[str, Any]:
-    from council import handover, report, supervisor
+    from council import graph, handover, report, supervisor
     from council.state import PHASES, load_state
     from council.workspace import find_run
 
@@ -315,7 +315,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
             return {}
         result = supervisor.execute(ws, synthesise=not host.session_synthesises)
         state = load_state(ws.root)
-        if state.phase == "synthesis" and result.exit_code == 0:
+        if state.phase == graph.SYNTHESIS.name and result.exit_code == 0:
             _, names = report.contributions(state)
             return host.block(handover.handover(ws),
                               f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
@@ -331,7 +331,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
                     f"{failure_summary(state, result.message)} Reports so far are in "
                     f"{ws.root}; after fixing that, `council resume {ws.id}` continues it.")
 
-    if state.phase == "synthesis":
+    if state.phase == graph.SYNTHESIS.name:
         if handover.complete_handover(ws):
             _release(base, session_id, request)
             return host.allow(f"Research council {ws.id} done: {ws.final_report}")
