@@ -38,7 +38,7 @@ SUPERVISOR_LOG = "supervisor.log"
 # How long a start waits for the supervisor to take the run's lock (a Python start-up and
 # council's imports, ~0.3 s on an idle machine). Past it the answer says `starting`: the
 # MCP client is waiting for the answer, and the issue gives it two seconds in all.
-READY_WAIT = 1.2
+READY_WAIT = 0.5
 ENDED = ("done", "failed", "cancelled")
 
 

@@ -283,7 +283,8 @@ def _started(ws: Workspace, options: RunOptions, notes: list[str],
     return Answer("\n".join(lines), {
         "run_id": ws.id, "reused": reused, "phase": phase, "supervisor_pid": pid,
         "profile": options.profile, "agents": seats, "synthesizer": options.synthesizer,
-        "plan": plan, "notes": notes, "paths": paths(ws), "resources": uris(ws.id)})
+        "plan": plan, "notes": notes, "paths": paths(ws), "resources": uris(ws.id),
+        "next": next_step(ws.id, phase)})
 
 
 # ---------------------------------------------------------------- research_status
@@ -299,14 +300,13 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
     spent = budget.spent(state)
     holder = live_supervisor(ws.root)
     lines = tail(ws.root / PROGRESS_FILE, PROGRESS_LINES)
-    text = _plain(status.status_view(state, ws))
+    text = f"run {ws.id}: {phase} ({percent}%)\n\n" + _plain(status.status_view(state, ws))
     if phase == "starting":
         text = text.replace(f"interrupted in {state.phase} (no supervisor): council resume "
                             f"{state.id}", "starting (its supervisor is starting up)")
-    text += f"\n\nprogress: {percent}%" + (
-        "\nlast lines of progress.log:\n" + "\n".join(lines) if lines else "")
-    if phase == "done":
-        text += f"\n\nget_report with run_id {ws.id} gives the final report"
+    if lines:
+        text += "\n\nlast lines of progress.log:\n" + "\n".join(lines)
+    text += f"\n\nnext: {next_step(ws.id, phase)}"
     return Answer(text, {
         "run_id": ws.id, "topic": _cut(state.topic, TOPIC_SHOWN), "phase": phase,
         "percent": percent, "ended": phase in ENDED, "plan": status.plan_line(state),
@@ -320,7 +320,21 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
                     "tokens": r.tokens, "cost_usd": r.cost_usd,
                     "cost_estimated": r.cost_estimated, "error": r.error,
                     "last_event": r.last_event} for r in rows],
-        "progress": lines, "paths": paths(ws)})
+        "progress": lines, "paths": paths(ws), "next": next_step(ws.id, phase)})
+
+
+def next_step(run_id: str, phase: str) -> str:
+    """What the client can do next, in one sentence (some clients show the model only the
+    structured data)."""
+    if phase == "done":
+        return f"get_report with run_id {run_id} gives the final report"
+    what = {"failed": "failed", "cancelled": "was cancelled",
+            "interrupted": "was interrupted (no supervisor holds it)"}.get(phase)
+    if what:
+        return (f"the run {what}; `council resume {run_id}` in a terminal continues it; "
+                "research_status says why")
+    return (f"research_status with run_id {run_id} and wait {MAX_WAIT} answers when it ends "
+            "(call it again until ended is true), then get_report")
 
 
 def shown_phase(state: RunState, ws: Workspace, now: float | None = None) -> str:
@@ -419,7 +433,7 @@ def get_report(args: dict[str, Any], call: Call) -> Answer:
     data: dict[str, Any] = {"run_id": ws.id, "done": False, "phase": phase,
                             "percent": progress_percent(state, _planned(state)),
                             "error": state.error, "markdown": None, "paths": paths(ws),
-                            "resources": uris(ws.id)}
+                            "resources": uris(ws.id), "next": next_step(ws.id, phase)}
     if state.phase != "done" or not ws.final_report.is_file():
         why = f": {state.error}" if state.error else ""
         what = {"failed": "failed", "cancelled": "was cancelled"}.get(phase)
@@ -606,7 +620,7 @@ TOOLS = (
         START_PARAMS,
         _object({"run_id": _S, "reused": _B, "phase": _S, "supervisor_pid": _I0,
                  "profile": _S, "agents": _LINES, "synthesizer": _S, "plan": _LINES,
-                 "notes": _LINES, "paths": _PATHS, "resources": _URIS}),
+                 "notes": _LINES, "paths": _PATHS, "resources": _URIS, "next": _S}),
         start, read_only=False, idempotent=False),
     ToolSpec(
         "research_status", "Research council status",
@@ -623,7 +637,7 @@ TOOLS = (
                      "agent": _S, "cli": _S, "phase": _S, "status": _S, "iteration": _I,
                      "max_iterations": _I, "tokens": _I, "cost_usd": _N0,
                      "cost_estimated": _B, "error": _S0, "last_event": _S0})},
-                 "progress": _LINES, "paths": _PATHS}),
+                 "progress": _LINES, "paths": _PATHS, "next": _S}),
         run_status),
     ToolSpec(
         "get_report", "Research council report",
@@ -632,7 +646,7 @@ TOOLS = (
         "with its phase.",
         (Param("run_id", RUN_PARAM.schema, required=True),),
         _object({"run_id": _S, "done": _B, "phase": _S, "percent": _I, "error": _S0,
-                 "markdown": _S0, "paths": _PATHS, "resources": _URIS}),
+                 "markdown": _S0, "paths": _PATHS, "resources": _URIS, "next": _S}),
         get_report),
     ToolSpec(
         "cancel_research", "Cancel a research council",
