@@ -65,7 +65,8 @@ MCP server's say (claude names them ``mcp__<server>__<tool>``). In a conversatio
 report path whose request offers the first entry's tool, the model makes the entries' calls
 one by one, each ``{"tool": name, "args": {...}}``, once the previous one's result is back;
 an entry with ``"until": REGEX`` is called again until its latest result matches (a poll).
-After the last entry it answers ``FINAL_TEXT``. While the due tool is not offered yet
+After the last entry it answers ``FINAL_TEXT``. The log keeps the last call's result
+(``tool_result``, its first 20,000 characters). While the due tool is not offered yet
 but claude's ``WaitForMcpServers`` is (its MCP servers are still connecting), the model
 calls that first (at most WAITS times), as a model that needs the tool would.
 ``{run_id}`` in a string of ``args`` is the first council run id
@@ -781,6 +782,8 @@ class _Handler(BaseHTTPRequestHandler):
         if conv.report_path is None and calls and (offers(body, calls[0]["tool"])
                                                    or offers(body, WAIT_TOOL)):
             history = anthropic_tool_history(body)
+            if history:  # what the last call gave the model, for the test to read
+                record["tool_result"] = history[-1][1][:20000]
             due = next_tool_call(calls, history)
             waited = sum(name == WAIT_TOOL for name, _ in history)
             if due is not None and not offers(body, due[0]) and waited < WAITS:
