@@ -35,10 +35,10 @@ from council.workspace import Workspace
 
 ENTRY = Path(__file__).resolve().parent / "__main__.py"
 SUPERVISOR_LOG = "supervisor.log"
-# How long a start waits for the supervisor to take the run's lock (a Python start-up and
-# council's imports, ~0.3 s on an idle machine). Past it the answer says `starting`: the
-# MCP client is waiting for the answer, and the issue gives it two seconds in all.
-READY_WAIT = 0.5
+# How long a start waits, at most, for the supervisor to take the run's lock (a Python
+# start-up and council's imports: ~0.3 s on an idle machine, a second on a busy one). Past
+# it the answer says `starting`: the MCP client is waiting for the answer.
+READY_WAIT = 1.0
 ENDED = ("done", "failed", "cancelled")
 
 

@@ -40,6 +40,10 @@ MAX_WAIT = 55  # seconds research_status may wait: under the 60 s many clients a
 MAX_REPORT_BYTES = 4 << 20  # a final report is read up to this; past it, cut with a note
 MAX_RESOURCE_BYTES = 32 << 20  # a resource is one JSON-RPC message
 TOPIC_SHOWN = 500  # characters of the topic in a status (the topic may be a megabyte)
+# start_research answers within this (the issue gives it two seconds; preflight alone may
+# take 1.5 s, waiting for a slow CLI's --version): what the checks leave of it is spent
+# seeing the supervisor take the run, so that one that cannot start is an error at once.
+ANSWER_S = 1.5
 STARTING_S = 30  # a run no supervisor holds yet, this young, is starting, not interrupted
 RESOURCE_FILES = {"final-report.md": ("text/markdown", "final report (markdown)"),
                   "report.html": ("text/html", "report page, with its citations, claims "
@@ -212,6 +216,7 @@ def input_schema(params: tuple[Param, ...]) -> dict[str, Any]:
 def start(args: dict[str, Any], call: Call) -> Answer:
     """start_research: check the request as `council run` does, start the run detached,
     answer with its id, plan and paths. The same request asked again gets the same run."""
+    began = time.monotonic()
     topic = check_topic(args["topic"], "start_research")
     names = tuple(args["agents"] or ())
     if args["agents"] is not None and not names:
@@ -241,7 +246,9 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     if not new:  # a copy of this request, at the same moment, started it
         return _again(ws, base)
     call.progress(50, f"run {ws.id} created; starting its supervisor")
-    launched = detach.launch(ws, base)
+    # What the checks left of the answer's time goes to seeing the supervisor take the run.
+    left = ANSWER_S - (time.monotonic() - began)
+    launched = detach.launch(ws, base, wait=min(detach.READY_WAIT, max(0.0, left)))
     return _started(ws, options, notes, launched, reused=False)
 
 
