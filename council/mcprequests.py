@@ -24,13 +24,14 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from council import sessions
-from council.errors import UsageError
+from council.errors import CouncilError, UsageError
 from council.sessions import Request
 
 SESSION = "mcp"  # research/.sessions/mcp.json
+T = TypeVar("T")
 
 
 def fingerprint(arguments: Mapping[str, Any]) -> str:
@@ -67,7 +68,7 @@ def lookup(base: Path, key: str, digest: str) -> str | None:
     """The run this request already started, if it did (nothing is created to say no)."""
     if not sessions.session_file(base, SESSION).exists():
         return None
-    return sessions.update(base, SESSION, lambda requests: find(requests, key, digest))
+    return _update(base, lambda requests: find(requests, key, digest))
 
 
 def claim(base: Path, key: str, digest: str, create: Callable[[], str]) -> tuple[str, bool]:
@@ -81,4 +82,15 @@ def claim(base: Path, key: str, digest: str, create: Callable[[], str]) -> tuple
         requests.append(Request(prompt_id=key, args=digest, status=sessions.RELEASED, run=run))
         return run, True
 
-    return sessions.update(base, SESSION, change)
+    return _update(base, change)
+
+
+def _update(base: Path, change: Callable[[list[Request]], T]) -> T:
+    """sessions.update, with a folder it cannot use (unwritable, or a link a cloned
+    repository put at research/.sessions) said in one line."""
+    try:
+        return sessions.update(base, SESSION, change)
+    except OSError as exc:
+        where = base / sessions.SESSIONS_DIR
+        raise CouncilError(f"cannot record the request in {where}: "
+                           f"{exc.strerror or exc}") from exc

@@ -323,3 +323,19 @@ async def test_cancel_research_stops_a_running_council(council: Council) -> None
                                "(cancelled); nothing to cancel")
     assert not [p for p in psutil.process_iter(["cmdline"])
                 if str(run) in " ".join(p.info["cmdline"] or [])]
+
+
+def test_an_unforeseen_error_is_one_line_naming_its_crash_log(isolated: Path) -> None:
+    from council.mcpserver import failure
+
+    try:
+        raise ValueError("boom\nsecond line")
+    except ValueError as exc:
+        result = failure(exc, "get_report")
+    assert result.is_error
+    line = text(result)
+    assert line.startswith("council: internal error (ValueError: boom); details in ")
+    log = Path(line.rsplit("details in ", 1)[1])
+    assert log.is_file()
+    assert "Traceback" in log.read_text()
+    assert "council mcp get_report crashed" in log.read_text()

@@ -210,3 +210,14 @@ def test_a_param_without_a_flag_is_named_by_its_name() -> None:
     with pytest.raises(UsageError, match=r"^Invalid value for 'colour': 'blue' is not one of "
                                          r"'red'\.$"):
         mcptools.check_value(param, "blue")
+
+
+def test_a_link_at_the_sessions_folder_is_refused_in_one_line(isolated: Path) -> None:
+    base = isolated / "research"
+    base.mkdir()
+    elsewhere = isolated / "elsewhere"
+    elsewhere.mkdir()
+    (base / ".sessions").symlink_to(elsewhere)  # as a cloned repository could ship it
+    with pytest.raises(CouncilError, match=r"^cannot record the request in .*\.sessions: "):
+        mcprequests.claim(base, "key:x", "sha256:a", lambda: "run-0")
+    assert list(elsewhere.iterdir()) == []
