@@ -10,6 +10,10 @@ CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is 
 the line `council run` prints for it, click's wording included. A started run is the same
 supervised run as `council run`'s, detached from the server (detach.py), and recorded
 once per request (mcprequests.py).
+
+The data must stand on its own: given both, Claude Code (2.1.197, seen offline) shows its
+model the structured content as JSON and not the text. So the data carries what the text
+says (the plan, the report's markdown, what to do next).
 """
 
 from __future__ import annotations
@@ -40,9 +44,10 @@ MAX_WAIT = 55  # seconds research_status may wait: under the 60 s many clients a
 MAX_REPORT_BYTES = 4 << 20  # a final report is read up to this; past it, cut with a note
 MAX_RESOURCE_BYTES = 32 << 20  # a resource is one JSON-RPC message
 TOPIC_SHOWN = 500  # characters of the topic in a status (the topic may be a megabyte)
-# start_research answers within this (the issue gives it two seconds; preflight alone may
-# take 1.5 s, waiting for a slow CLI's --version): what the checks leave of it is spent
-# seeing the supervisor take the run, so that one that cannot start is an error at once.
+# start_research answers within this, its client waiting (two seconds at most in all;
+# preflight alone may take 1.5 s, waiting for a slow CLI's --version): what the checks leave
+# of it is spent seeing the supervisor take the run, so one that cannot start is an error
+# at once rather than a run that stays `starting`.
 ANSWER_S = 1.5
 STARTING_S = 30  # a run no supervisor holds yet, this young, is starting, not interrupted
 RESOURCE_FILES = {"final-report.md": ("text/markdown", "final report (markdown)"),
