@@ -329,6 +329,21 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(f"opened {path}")
 
 
+@main.command("mcp")
+@research_dir_option
+@handle_errors
+def mcp_cmd(research_dir: Path | None) -> None:
+    """Serve council to MCP clients (Claude Desktop, Cursor, VS Code, Claude Code, Gemini
+    CLI, Codex) on stdin/stdout: start research, follow it, read its reports."""
+    from council.mcpserver import serve  # the MCP SDK: only for this command
+
+    if sys.stdin.isatty():
+        click.echo("council mcp speaks the Model Context Protocol on stdin/stdout: register "
+                   "it with an MCP client (README, \"From any MCP client\"); Ctrl-C ends it",
+                   err=True)
+    serve(_research_dir(research_dir))
+
+
 @main.command("status")
 @click.argument("run_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")

@@ -29,7 +29,8 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "quote_marker": false, # every turn also quotes the marker inline and in fenced code
      "probe": [],           # reads an injected page would ask for, before the first report
      "after_report": [],    # calls a turned agent makes once its report is complete
-     "reports": {}}         # per report file name: settings that apply to that report only
+     "reports": {},         # per report file name: settings that apply to that report only
+     "tool_calls": []}      # anthropic: a main session's calls of the tools it was offered
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
@@ -58,6 +59,24 @@ turn: what an agent turned by a page does once council would take its report as 
 api's own for conversations writing that report: one agent of several on the same CLI, or
 one phase of an agent, can be scripted apart (``{"openai": {"finish_after": 1, "reports":
 {"codex-report.md": {"after_report": ["mkfifo x"]}}}}``).
+
+``tool_calls`` (anthropic only) scripts a main session that uses tools it was offered, an
+MCP server's say (claude names them ``mcp__<server>__<tool>``). In a conversation with no
+report path whose request offers the first entry's tool, the model makes the entries' calls
+one by one, each ``{"tool": name, "args": {...}}``, once the previous one's result is back;
+an entry with ``"until": REGEX`` is called again until its latest result matches (a poll).
+After the last entry it answers ``FINAL_TEXT``. The log keeps the last call's result
+(``tool_result``, its first 20,000 characters). While the due tool is not offered yet
+but claude's ``WaitForMcpServers`` is (its MCP servers are still connecting), the model
+calls that first (at most WAITS times), as a model that needs the tool would.
+``{run_id}`` in a string of ``args`` is the first council run id
+(``YYYYMMDD-HHMMSS-xxxxxx``) any tool result held::
+
+    {"anthropic": {"tool_calls": [
+        {"tool": "mcp__council__start_research", "args": {"topic": "Tides?"}},
+        {"tool": "mcp__council__research_status", "args": {"run_id": "{run_id}", "wait": 30},
+         "until": "phase: done"},
+        {"tool": "mcp__council__get_report", "args": {"run_id": "{run_id}"}}]}}
 
 Each request is logged as one JSON line. Stdlib only.
 
@@ -90,7 +109,7 @@ APIS = ("anthropic", "openai", "gemini")
 CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
                             "status_count": None, "retry_after": None, "probe": [],
-                            "after_report": [], "reports": {}}
+                            "after_report": [], "reports": {}, "tool_calls": []}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -289,6 +308,65 @@ def _first_report_path(texts: list[str]) -> str | None:
         if match:
             return match.group(1).strip()
     return None
+
+
+WAIT_TOOL = "WaitForMcpServers"  # claude offers it while an MCP server is connecting
+WAITS = 5
+RUN_ID_RE = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
+
+
+def anthropic_tool_history(body: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Each tool call of the conversation, in order, as (tool name, its result's text; ""
+    while none came back)."""
+    names: dict[str, str] = {}
+    order: list[str] = []
+    results: dict[str, str] = {}
+    for message in body.get("messages") or []:
+        blocks = message.get("content")
+        for block in blocks if isinstance(blocks, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                names[str(block.get("id"))] = str(block.get("name"))
+                order.append(str(block.get("id")))
+            elif block.get("type") == "tool_result":
+                given = block.get("content")
+                parts = [{"text": given}] if isinstance(given, str) else given or []
+                results[str(block.get("tool_use_id"))] = "\n".join(
+                    str(p.get("text", "")) for p in parts if isinstance(p, dict))
+    return [(names[i], results.get(i, "")) for i in order]
+
+
+def next_tool_call(entries: list[Mapping[str, Any]], history: list[tuple[str, str]]
+                   ) -> tuple[str, dict[str, Any]] | None:
+    """The ``tool_calls`` entry due after `history`, as (tool name, arguments), or None
+    when every entry is done."""
+    due = 0
+    for name, result in history:
+        if due < len(entries) and name == entries[due]["tool"]:
+            until = entries[due].get("until")
+            if until is None or re.search(str(until), result):
+                due += 1
+    if due >= len(entries):
+        return None
+    found = next((m.group(0) for _, result in history
+                  if (m := RUN_ID_RE.search(result)) is not None), "")
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("{run_id}", found)
+        if isinstance(value, Mapping):
+            return {k: fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fill(v) for v in value]
+        return value
+
+    return str(entries[due]["tool"]), fill(dict(entries[due].get("args") or {}))
+
+
+def offers(body: Mapping[str, Any], tool: str) -> bool:
+    """Whether the request offers the model this tool."""
+    return any(isinstance(t, dict) and t.get("name") == tool for t in body.get("tools") or [])
 
 
 def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
@@ -700,6 +778,27 @@ class _Handler(BaseHTTPRequestHandler):
         settings = for_report(settings, conv)
         model = str(body.get("model") or "mock-model")
         tool = text = None
+        calls = settings.get("tool_calls") or []
+        if conv.report_path is None and calls and (offers(body, calls[0]["tool"])
+                                                   or offers(body, WAIT_TOOL)):
+            history = anthropic_tool_history(body)
+            if history:  # what the last call gave the model, for the test to read
+                record["tool_result"] = history[-1][1][:20000]
+            due = next_tool_call(calls, history)
+            waited = sum(name == WAIT_TOOL for name, _ in history)
+            if due is not None and not offers(body, due[0]) and waited < WAITS:
+                due = (WAIT_TOOL, {})
+            if due is None:
+                text = FINAL_TEXT
+                record["answer"] = "tool_calls done"
+            else:
+                tool = {"name": due[0], "input": due[1]}
+                record["answer"] = f"tool_call {due[0]} {json.dumps(due[1], sort_keys=True)}"
+            if body.get("stream"):
+                self._send_sse(anthropic_events(model, tool, text))
+            else:
+                self._send_json(200, anthropic_message(model, tool, text))
+            return
         answer = _decide(conv, record, settings)
         if answer.startswith("probe:"):
             name, args = probe_call("anthropic", filled(settings["probe"][conv.probes], conv))

@@ -160,3 +160,46 @@ def test_anything_else_is_harmless_and_logged(srv: ScriptedServer) -> None:
     info.value.close()
     assert info.value.code == 404
     assert [r["answer"] for r in srv.records()] == ["200 stub", "404 websocket"]
+
+
+def test_a_main_session_calls_its_scripted_tools_in_turn(srv: ScriptedServer) -> None:
+    srv.script = {"anthropic": {"tool_calls": [
+        {"tool": "mcp__x__start", "args": {"topic": "t"}},
+        {"tool": "mcp__x__status", "args": {"run_id": "{run_id}"}, "until": "done"},
+        {"tool": "mcp__x__report", "args": {"run_id": "{run_id}"}}]}}
+    tools = [{"name": n, "input_schema": {"type": "object"}}
+             for n in ("mcp__x__start", "mcp__x__status", "mcp__x__report")]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "Research t."}]
+
+    def turn(result: str | None) -> tuple[str, dict[str, Any]] | str:
+        """The model's answer, after `result` came back for its last call."""
+        if result is not None:
+            messages.append({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{len(messages)}",
+                 "content": [{"type": "text", "text": result}]}]})
+        events = sse_data(post(srv, "/v1/messages", {"stream": True, "tools": tools,
+                                                     "messages": messages})[1])
+        block = events[1]["content_block"]
+        if block["type"] == "text":
+            return str(events[2]["delta"]["text"])
+        args = json.loads(events[2]["delta"]["partial_json"])
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{len(messages) + 1}", "name": block["name"],
+             "input": args}]})
+        return block["name"], args
+
+    assert turn(None) == ("mcp__x__start", {"topic": "t"})
+    assert turn("started run 20261122-031441-88dba5") == \
+        ("mcp__x__status", {"run_id": "20261122-031441-88dba5"})
+    assert turn("research, 40%")[0] == "mcp__x__status"  # polled again until "done"
+    assert turn("done, 100%") == ("mcp__x__report", {"run_id": "20261122-031441-88dba5"})
+    assert turn("# The report") == "Report updated."
+    assert srv.records("anthropic")[-1]["tool_result"] == "# The report"
+
+
+def test_a_main_session_waits_for_its_mcp_server_first(srv: ScriptedServer) -> None:
+    srv.script = {"anthropic": {"tool_calls": [{"tool": "mcp__x__start", "args": {}}]}}
+    body = {"stream": True, "tools": [{"name": "WaitForMcpServers"}],
+            "messages": [{"role": "user", "content": "Research t."}]}
+    events = sse_data(post(srv, "/v1/messages", body)[1])
+    assert events[1]["content_block"]["name"] == "WaitForMcpServers"
