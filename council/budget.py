@@ -6,20 +6,13 @@ that starts after that gets one turn (phases.within_budget)."""
 from __future__ import annotations
 
 from council import events, graph, loop
-from council.ledger import Usage, over_budget
-from council.state import RunState, update_state
+from council.ledger import over_budget, spent
+from council.owner import StateOwner
+from council.state import RunState
 from council.workspace import Workspace
 
 
-def spent(state: RunState) -> Usage:
-    total = Usage()
-    for rec in state.agents.values():
-        for ap in rec.phases.values():
-            total = total + Usage.from_dict(ap.usage)
-    return total
-
-
-def check(ws: Workspace) -> str | None:
+def check(ws: Workspace, owner: StateOwner) -> str | None:
     """Stop spending if the run is over its budget; returns why, or None."""
 
     def change(state: RunState) -> tuple[str | None, bool, list[str]]:
@@ -32,7 +25,7 @@ def check(ws: Workspace) -> str | None:
             state.budget_exhausted = why
         return why, why is not None, seats
 
-    why, newly, seats = update_state(ws.root, change)
+    why, newly, seats = owner.update(change)
     if why:
         # Every looping phase stops after its current turn, as the graph declares them.
         loops = [ws.loop_file(seat, phase.name) for seat in seats

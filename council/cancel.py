@@ -16,7 +16,7 @@ from council.config import RunOptions
 from council.errors import CouncilError, UsageError
 from council.progress import utc_now
 from council.runlock import RunLock, live_supervisor
-from council.state import RunState, load_state, update_state
+from council.state import RunState, StateFile, States, load_state
 from council.workspace import Workspace, active_runs, find_run
 
 ENDED = ("done", "failed", "cancelled")
@@ -71,8 +71,9 @@ def stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
     return sorted({name for name, pid, _ in current if pid in stopped})
 
 
-def mark_cancelled(ws: Workspace, why: str) -> list[str]:
-    """Record the run and every unfinished agent as cancelled; returns those agents."""
+def mark_cancelled(states: States, why: str) -> list[str]:
+    """Record the run and every unfinished agent as cancelled, in its owner (the supervisor
+    on a signal) or its file (`council cancel` with no supervisor); returns those agents."""
     stopped: list[str] = []
 
     def change(state: RunState) -> None:
@@ -85,7 +86,7 @@ def mark_cancelled(ws: Workspace, why: str) -> list[str]:
                     ap.status, ap.error = "cancelled", f"cancelled by {why}"
                     stopped.append(name)
 
-    update_state(ws.root, change)
+    states.update(change)
     return sorted(set(stopped))
 
 
@@ -108,7 +109,7 @@ def cancel_run(ws: Workspace) -> str:
     sessions.release_run(ws.root.parent, ws.id)  # a Claude session waiting on it may stop
     with RunLock(ws.root):
         orphans = stop_orphans(ws, state, options.grace_period)
-        stopped = mark_cancelled(ws, "council cancel")
+        stopped = mark_cancelled(StateFile(ws.root), "council cancel")
         events.emit(ws.root, "run", "cancelled by council cancel" +
                     (f"; stopped {', '.join(orphans)}" if orphans else ""))
     return f"cancelled run {ws.id}" + (f"; stopped {', '.join(stopped)}" if stopped else "")

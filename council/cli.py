@@ -299,8 +299,7 @@ def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     from council import page
 
     ws = find_run(run_id, _research_dir(research_dir))
-    _readable(ws)
-    click.echo(page.build(ws))
+    click.echo(page.build(ws, _readable(ws)))
 
 
 @main.command("open")
@@ -317,8 +316,7 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     ws = find_run(run_id, _research_dir(research_dir))
     path = ws.root / page.PAGE
     if not path.is_file():
-        _readable(ws)
-        path = page.build(ws)
+        path = page.build(ws, _readable(ws))
     try:
         opened = webbrowser.get().open(path.resolve().as_uri())
     except webbrowser.Error:

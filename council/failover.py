@@ -24,8 +24,9 @@ from dataclasses import replace
 
 from council import events
 from council.config import PROFILES, RunOptions, Seat
+from council.owner import StateOwner
 from council.preflight import LOGIN
-from council.state import RunState, update_state
+from council.state import RunState
 from council.workspace import Workspace
 
 # Order matters: the first matching kind wins (a 429 quota error is a quota error).
@@ -99,7 +100,8 @@ def fallback_seat(seat: Seat, profile: str) -> Seat | None:
                    extra_args=(), fallback=None)
 
 
-def give_up(ws: Workspace, seat: Seat, phase: str, kind: str, error: str | None) -> Seat | None:
+def give_up(ws: Workspace, owner: StateOwner, seat: Seat, phase: str, kind: str,
+            error: str | None) -> Seat | None:
     """The seat's CLI has failed for good: move the seat to its fallback CLI (returned, to
     run this phase again) or drop it for the rest of the run (None)."""
     why = f"{kind}: {(error or 'failed').splitlines()[0][:160]}"
@@ -119,7 +121,7 @@ def give_up(ws: Workspace, seat: Seat, phase: str, kind: str, error: str | None)
                             f"on, because {seat.cli} failed ({why})"]
         return moved
 
-    moved = update_state(ws.root, change)
+    moved = owner.update(change)
     if moved is not None:
         events.emit(ws.root, phase, f"{seat.cli} failed for good ({why}); the "
                     f"seat goes on with its fallback, {moved.cli}", agent=seat.name)

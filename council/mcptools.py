@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from council import agentfs, budget, detach, graph, mcprequests, preflight, status
+from council import agentfs, detach, graph, ledger, mcprequests, preflight, status
 from council.config import Overrides, RunOptions, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
 from council.options import MODES
@@ -310,7 +310,7 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
     phase = shown_phase(state, ws)
     percent = progress_percent(state, _planned(state))
     rows = status.rows(state, ws)
-    spent = budget.spent(state)
+    spent = ledger.spent(state)
     holder = live_supervisor(ws.root)
     lines = tail(ws.root / PROGRESS_FILE, PROGRESS_LINES)
     text = f"run {ws.id}: {phase} ({percent}%)\n\n" + _plain(status.status_view(state, ws))
@@ -485,7 +485,7 @@ def list_research(args: dict[str, Any], call: Call) -> Answer:
             unreadable.append(f"{ws.id}  unreadable: {exc}")
             continue
         readable.append((state, ws))
-        spent = budget.spent(state)
+        spent = ledger.spent(state)
         rows.append({"run_id": ws.id, "phase": shown_phase(state, ws),
                      "created_at": state.created_at, "ended_at": state.ended_at,
                      "cost_usd": spent.cost_usd, "cost_estimated": spent.estimated,

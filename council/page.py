@@ -30,10 +30,10 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from council import claims, graph, score, sources
-from council.ledger import Usage, format_usage
+from council.ledger import Usage, format_usage, spent, total
 from council.loop import MARKER
 from council.report import PROVENANCE_HEADING, REPORT_PHASES, STAMP
-from council.state import RunState, load_state
+from council.state import RunState
 from council.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
 
 PAGE = "report.html"
@@ -265,21 +265,21 @@ def _lanes(state: RunState) -> tuple[list[Lane], float]:
     length = max(max(e for _, e in spans) - begin, 1.0)
     lanes = []
     for name, rec in state.agents.items():
-        bars, total, iterations = [], Usage(), 0
+        bars, started = [], []
         for phase, ap in rec.phases.items():
             start = _epoch(ap.started_at)
             if start is None:
                 continue
+            started.append(ap)
             end = _epoch(ap.ended_at) or _epoch(state.updated_at) or start
             used = Usage.from_dict(ap.usage)
-            total += used
-            iterations += ap.iteration
             x = (start - begin) / length * 100
             bars.append(Bar(round(x, 2), round(max((end - start) / length * 100, 0.6), 2),
                             phase, PHASE_COLOURS.get(phase, "#777777"),
                             f"{phase}: {ap.status}, {ap.iteration} iteration(s), "
                             f"{end - start:.0f} s, {format_usage(used)}"))
-        lanes.append(Lane(name, rec.cli, bars, iterations, format_usage(total)))
+        lanes.append(Lane(name, rec.cli, bars, sum(ap.iteration for ap in started),
+                          format_usage(total(ap.usage for ap in started))))
     return lanes, length
 
 
@@ -306,9 +306,9 @@ def _read(path: Path) -> str | None:
         return None
 
 
-def render(ws: Workspace) -> str:
-    """The page's HTML for a run, from its files."""
-    state = load_state(ws.root)
+def render(ws: Workspace, state: RunState) -> str:
+    """The page's HTML for a run, from its files and its state (the owner's at the end of a
+    run, the file's for `council report` and `open`), which it only reads."""
     ledger = _ledger(ws, state)
     numbers = {key: int(e["n"]) for e in ledger.get("sources") or []
                if (key := sources.canonical(str(e.get("url", "")))) is not None}
@@ -330,8 +330,7 @@ def render(ws: Workspace) -> str:
         malformed=ledger.get("malformed") or [],
         claims=_claim_rows(checked), coverage=_coverage(state, checked),
         opposition=opposition, lanes=lanes, length=length, colours=PHASE_COLOURS,
-        total=format_usage(sum((Usage.from_dict(ap.usage) for rec in state.agents.values()
-                                for ap in rec.phases.values()), Usage())),
+        total=format_usage(spent(state)),
     )
 
 
@@ -391,22 +390,22 @@ def _coverage(state: RunState, checked: Mapping[str, Any] | None) -> Coverage:
                     dimensions, claims.coverage_change(checked) if checked else None, gaps)
 
 
-def build(ws: Workspace) -> Path:
+def build(ws: Workspace, state: RunState) -> Path:
     """Write the run's report.html (atomically: a reader never sees half a page)."""
-    from council.state import atomic_write
+    from council.store import atomic_write
 
     path = ws.root / PAGE
-    atomic_write(path, render(ws))
+    atomic_write(path, render(ws, state))
     return path
 
 
-def publish(ws: Workspace) -> Path | None:
+def publish(ws: Workspace, state: RunState) -> Path | None:
     """Write report.html at a run's end and say where; a page that cannot be written is
     an event, never a failure of the run it describes."""
     from council import events
 
     try:
-        path = build(ws)
+        path = build(ws, state)
     except Exception as exc:  # the run has ended: its page must not undo it
         events.emit(ws.root, "run", f"could not write {PAGE}: {type(exc).__name__}: {exc}; "
                     f"`council report {ws.id}` tries again")

@@ -20,7 +20,7 @@ from council.errors import PhaseFailedError
 from council.graph import DONE, GRAPH, NAMES, Facts, Phase
 from council.phases import RunContext, gapfill
 from council.progress import utc_now
-from council.state import RunState, load_state, update_state
+from council.state import RunState, States
 from council.workspace import Workspace
 
 Runner = Callable[[RunContext, Phase], Awaitable[None]]
@@ -59,8 +59,8 @@ async def run_graph(ctx: RunContext) -> None:
 
 
 async def _run_phase(ctx: RunContext, phase: Phase, running: list[str]) -> None:
-    ws = ctx.ws
-    state = load_state(ws.root)
+    ws, owner = ctx.ws, ctx.owner
+    state = owner.state
     if (state.steps or {}).get(phase.name) is not None:
         return  # ended in an earlier attempt at this run
     why = phase.skip(facts(ctx, state))
@@ -69,7 +69,7 @@ async def _run_phase(ctx: RunContext, phase: Phase, running: list[str]) -> None:
         events.emit(ws.root, phase.name, f"skipped: {why}")
         return
     running.append(phase.name)
-    set_phase(ws, _shown(running))
+    set_phase(ws, owner, _shown(running))
     try:
         await runner(phase)(ctx, phase)
     finally:
@@ -78,11 +78,12 @@ async def _run_phase(ctx: RunContext, phase: Phase, running: list[str]) -> None:
         return  # handed to the plugin's session, which writes it (handover.py)
     _end(ctx, phase.name, DONE)
     if running:
-        set_phase(ws, _shown(running))
+        set_phase(ws, owner, _shown(running))
 
 
 def facts(ctx: RunContext, state: RunState) -> Facts:
-    """What the graph's skip decisions look at, read from the run as it is now."""
+    """What the graph's skip decisions look at, read from the run as it is now (its owner's
+    state, and claims.json read once)."""
     steps = state.steps or {}
     _, contributors = ctx.contributors()
     listed = report.verification_facts(ctx.ws)
@@ -92,7 +93,7 @@ def facts(ctx: RunContext, state: RunState) -> Facts:
     filled = steps.get(graph.GAPFILL.name)
     return Facts(ctx.options, survivors=len(contributors),
                  budget_exhausted=state.budget_exhausted,
-                 gaps=gapfill.count(ctx) if judged else None, judged=judged,
+                 gaps=gapfill.count(listed) if judged else None, judged=judged,
                  gap_filled=filled == DONE if filled is not None else None)
 
 
@@ -105,13 +106,14 @@ def _end(ctx: RunContext, name: str, what: str) -> None:
     def change(state: RunState) -> None:
         state.steps = {**(state.steps or {}), name: what}
 
-    update_state(ctx.ws.root, change)
+    ctx.owner.update(change)
 
 
-def set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
-    """Move the run to `phase` (a graph phase or an end: done, failed, cancelled)."""
+def set_phase(ws: Workspace, states: States, phase: str, error: str | None = None) -> None:
+    """Move the run to `phase` (a graph phase or an end: done, failed, cancelled): in its
+    owner during the run, in its file for the host's session that ends a handed-over run."""
     if phase in NAMES:  # a phase boundary: what the next phase reads must be as published
-        report.check_snapshots(ws)
+        report.check_snapshots(ws, states)
 
     def change(state: RunState) -> None:
         state.phase = phase
@@ -122,4 +124,4 @@ def set_phase(ws: Workspace, phase: str, error: str | None = None) -> None:
         else:  # running (again, after a resume): the old ending no longer holds
             state.ended_at, state.error = None, None
 
-    update_state(ws.root, change)
+    states.update(change)

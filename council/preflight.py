@@ -194,7 +194,7 @@ def _versions(paths: dict[str, str], env: dict[str, str], home: Path, timeout: f
 def _remember(cache_file: Path, new: dict[str | None, str | None]) -> None:
     """Add to the cache; a cache that cannot be written only costs the next run the
     `--version` calls."""
-    from council.state import atomic_write
+    from council.store import atomic_write
 
     old = _json(cache_file)
     data = {**(old if isinstance(old, dict) else {}), **new}

@@ -2,7 +2,7 @@
 top (who contributed, the phases that ran, the score), the completeness score and coverage
 before and after the gap fill, the provenance notes and the Sources rebuilt from the ledger.
 
-The final report is replaced whole (state.atomic_write: temp file, fsync, rename), never
+The final report is replaced whole (store.atomic_write: temp file, fsync, rename), never
 rewritten in place: under the Claude Code plugin it is the main session's synthesis, with no
 other copy, and a full disk or a kill between a truncate and a write would lose it."""
 
@@ -26,7 +26,8 @@ from council.config import RunOptions
 from council.errors import PhaseFailedError
 from council.scope import SCOPE
 from council.scope import load as load_scope
-from council.state import RunState, atomic_write, load_state, update_state
+from council.state import RunState, States
+from council.store import atomic_write
 from council.workspace import CLAIMS, Workspace
 
 STAMP = "> council run "
@@ -65,22 +66,24 @@ def contributions(state: RunState) -> tuple[str, list[str]]:
     return phase.name, usable(phase.name)
 
 
-def stamp_final_report(ws: Workspace, contributors: list[str], total: int, writer: str) -> None:
-    """Put who actually contributed at the top: a degraded run must not read like a full one."""
-    state = load_state(ws.root)
-    cut = state.budget_exhausted
+def stamp_final_report(ws: Workspace, states: States, contributors: list[str], total: int,
+                       writer: str) -> None:
+    """Put who actually contributed at the top: a degraded run must not read like a full one.
+    `states`: the run's owner (the synthesis), or its file (the host session's hand-back)."""
+    cut = states.state.budget_exhausted
     facts = verification_facts(ws)
     checked = claims.summary(facts) if facts else None
     body = read_final_report(ws)
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
-    ledger = _write_ledger(ws, body)
-    result = record_completeness(ws, ledger)
-    changed = check_snapshots(ws)  # with the seats that moved to a fallback CLI
-    gaps_filled = gap_fill_ran(load_state(ws.root))
+    ledger = _write_ledger(ws, states.state, body)
+    result = record_completeness(ws, states, ledger)
+    changed = check_snapshots(ws, states)  # with the seats that moved to a fallback CLI
+    state = states.state
+    gaps_filled = gap_fill_ran(state)
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
-              f"{phases_ran(ws, load_state(ws.root))} · synthesised by {writer}"
+              f"{phases_ran(ws, state)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
               + (f" · cut short by the budget ({cut})" if cut else "")
               + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
@@ -129,32 +132,33 @@ def phases_ran(ws: Workspace, state: RunState) -> str:
     return out
 
 
-def record_completeness(ws: Workspace,
+def record_completeness(ws: Workspace, states: States,
                         ledger: sources.Ledger | None = None) -> score.Completeness:
     """The run's completeness score (score.py) from its reports, verdicts and survivors,
-    recorded in state.yaml."""
-    state = load_state(ws.root)
+    recorded in the run's state."""
+    state = states.state
     if ledger is None:
         ledger = sources.build(_reports(ws, state))
     _, contributors = contributions(state)
     result = score.compute(RunOptions.from_dict(state.options).mode,
                            [s.url for s in ledger.ordered() if s.agents],
                            verification_facts(ws), len(contributors), len(state.agents))
-    update_state(ws.root, lambda s: setattr(s, "completeness", result.to_dict()))
+    states.update(lambda s: setattr(s, "completeness", result.to_dict()))
     return result
 
 
-def check_snapshots(ws: Workspace) -> list[str]:
+def check_snapshots(ws: Workspace, states: States) -> list[str]:
     """Name, once each, the published snapshots (or their originals) that changed since
     publication; returns them all, for the final report's provenance."""
-    state = load_state(ws.root)
+    state = states.state
+    known = list(state.provenance or [])
     found = snapshots.changes(ws, state)
-    new = [line for line in found if line not in (state.provenance or [])]
+    new = [line for line in found if line not in known]
     if new:
-        update_state(ws.root, lambda s: setattr(s, "provenance", [*(s.provenance or []), *new]))
+        states.update(lambda s: setattr(s, "provenance", [*(s.provenance or []), *new]))
         for line in new:
             events.emit(ws.root, "run", f"provenance: {line}")
-    return [*(state.provenance or []), *new]
+    return [*known, *new]
 
 
 def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
@@ -167,9 +171,8 @@ def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
     return out
 
 
-def _write_ledger(ws: Workspace, final_report: str) -> sources.Ledger:
+def _write_ledger(ws: Workspace, state: RunState, final_report: str) -> sources.Ledger:
     """sources.json from every report of the run; the final report's Sources come from it."""
-    state = load_state(ws.root)
     final = graph.SYNTHESIS.name
     writer = state.synthesizer or final
     ledger = sources.build([*_reports(ws, state), (writer, final, final_report)])

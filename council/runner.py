@@ -32,8 +32,9 @@ from council.agents.environment import agent_env
 from council.config import Seat
 from council.errors import CouncilError
 from council.ledger import Book, Usage, format_usage
+from council.owner import StateOwner
 from council.progress import utc_now
-from council.state import AgentPhase, RunState, update_state
+from council.state import AgentPhase, RunState
 from council.workspace import Workspace
 
 
@@ -73,6 +74,7 @@ class SeatRun:
     `_prepare` sets up, `_drive` fills in and `_finish` records."""
 
     ws: Workspace
+    owner: StateOwner  # the run's state: the seat's record is changed through it
     task: SeatTask
     limits: Limits
     adapter: Adapter
@@ -102,13 +104,14 @@ class SeatRun:
         return loop.report_bound(self.limits.report_cap)
 
 
-async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
+async def run_seat(ws: Workspace, owner: StateOwner, task: SeatTask,
+                   limits: Limits) -> AgentPhase:
     """Run the seat's loop to its end and return its final record for the phase. The
     teardown is shielded: a cancellation cannot cut it short (it waits for it). The task
     binds its phase and seat once (events.bound): every event of the seat's turn is said
     with `events.say`."""
     with events.bound(task.phase, task.seat.name):
-        run = _prepare(ws, task, limits)
+        run = _prepare(ws, owner, task, limits)
         try:
             await _drive(run)
         except anyio.get_cancelled_exc_class():
@@ -120,7 +123,7 @@ async def run_seat(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
         return final
 
 
-def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
+def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -> SeatRun:
     """Lay out the seat's folder, prompt, instructions and loop file; mark it running."""
     seat, phase = task.seat, task.phase
     folder = seatfolder.own_folder(ws, seat.name, phase)
@@ -160,14 +163,14 @@ def _prepare(ws: Workspace, task: SeatTask, limits: Limits) -> SeatRun:
         record.output = str(ws.published_output(seat.name, phase).relative_to(ws.root))
         record.log = str(log.relative_to(ws.root))
 
-    update_state(ws.root, start)
+    owner.update(start)
     model = f"model {seat.model}" if seat.model else "default model"
     how = "resumed" if task.previous else "started"
     if task.previous and session:
         how += f" session {session}"
     events.say(ws.root, f"{how} ({seat.cli}, {model}, "
                f"iteration {first_iteration}/{task.max_iterations})")
-    return SeatRun(ws, task, limits, adapter, job, report, instructions, loop_file,
+    return SeatRun(ws, owner, task, limits, adapter, job, report, instructions, loop_file,
                    (log, err_log), session, Meter(adapter, seat, log, first_iteration))
 
 
@@ -231,7 +234,7 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
     ws, seat, phase = run.ws, run.seat, run.phase
     outcome = run.outcome  # a report that could not be taken fails the seat
     if cancelled:
-        final = _record(ws, seat, phase, "cancelled", run.returncode, outcome.session_id,
+        final = _record(run.owner, seat, phase, "cancelled", run.returncode, outcome.session_id,
                         "stopped: the run was cancelled", iteration, run.meter.record())
         events.say(ws.root, "stopped (run cancelled)")
         return final
@@ -257,10 +260,10 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
                        f"{cap:,}-byte cap: the next phases get its first "
                        f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
                        f"{snapshot.full.name}")
-    final = _record(ws, seat, phase, status, run.returncode, outcome.session_id, outcome.error,
-                    iteration, run.meter.record(), snapshot)
+    final = _record(run.owner, seat, phase, status, run.returncode, outcome.session_id,
+                    outcome.error, iteration, run.meter.record(), snapshot)
     if run.limits.budgeted:
-        budget.check(ws)
+        budget.check(ws, run.owner)
     elapsed = time.monotonic() - run.began
     if status == "failed":
         events.say(ws.root, f"failed ({final.failure}) after {elapsed:.0f} s: "
@@ -285,7 +288,8 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
         env = {**agent_env(adapter.cli, extra=job.seat.env), **invocation.env}
 
         def on_start(pid: int) -> None:
-            _set(ws, job.seat.name, phase, pid=pid, pid_started=spawn.process_started(pid))
+            _set(run.owner, job.seat.name, phase, pid=pid,
+                 pid_started=spawn.process_started(pid))
 
         returncode = await spawn.run(
             invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
@@ -301,11 +305,11 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
                                        f"{outcome.session_id} instead of {session}")
         session = outcome.session_id
         run.outcome = Outcome(session)  # a cancel from here on still records the session
-        _set(ws, job.seat.name, phase, session_id=session)
+        _set(run.owner, job.seat.name, phase, session_id=session)
         if meter.read(force=True, final=True):
-            _set(ws, job.seat.name, phase, usage=meter.record())
+            _set(run.owner, job.seat.name, phase, usage=meter.record())
             if limits.budgeted:
-                budget.check(ws)  # a spent budget deactivates the loop: end_turn stops
+                budget.check(ws, run.owner)  # a spent budget deactivates the loop: end_turn stops
         # The report as the hook reads it (through agentfs, bounded), off the event loop.
         decision = await anyio.to_thread.run_sync(
             loop.end_turn, run.loop_file, run.report, ws.root, phase, job.seat.name, run.bound)
@@ -422,9 +426,9 @@ async def _watch_agent(run: SeatRun, stop: anyio.Event) -> None:
             meter.advance(iteration)
             changes["iteration"] = iteration
         if changes:
-            _set(ws, seat, phase, **changes)
+            _set(run.owner, seat, phase, **changes)
             if budgeted and "usage" in changes:
-                budget.check(ws)
+                budget.check(ws, run.owner)
 
 
 QUIET_REPORT = 60.0  # say that an agent is silent after every this many seconds of it
@@ -471,7 +475,7 @@ async def _idle_watchdog(activity: Activity, idle: float | None, scope: anyio.Ca
     scope.cancel()
 
 
-def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
+def _set(owner: StateOwner, seat: str, phase: str, **values: object) -> None:
     def change(state: RunState) -> None:
         record = state.agents[seat].phase(phase)
         for key, value in values.items():
@@ -479,10 +483,10 @@ def _set(ws: Workspace, seat: str, phase: str, **values: object) -> None:
 
     # A new pid is written at once, not coalesced: a resume after a crash stops the orphans
     # it finds by pid in the file.
-    update_state(ws.root, change, now="pid" in values)
+    owner.update(change, now="pid" in values)
 
 
-def _record(ws: Workspace, seat: str, phase: str, status: str, returncode: int | None,
+def _record(owner: StateOwner, seat: str, phase: str, status: str, returncode: int | None,
             session_id: str | None, error: str | None, iteration: int,
             usage: dict[str, object] | None = None,
             snapshot: snapshots.Published | None = None) -> AgentPhase:
@@ -501,14 +505,15 @@ def _record(ws: Workspace, seat: str, phase: str, status: str, returncode: int |
             record.session_id = session_id
         return record
 
-    return update_state(ws.root, change)
+    return owner.update(change)
 
 
-def fail_seat(ws: Workspace, seat: str, phase: str, error: str) -> AgentPhase:
+def fail_seat(ws: Workspace, owner: StateOwner, seat: str, phase: str,
+              error: str) -> AgentPhase:
     """Record a seat as failed when council itself could not run it to its end, even
     before it had a loop file."""
     iteration = 0
     with suppress(OSError, ValueError):
         iteration = loop.deactivate(ws.loop_file(seat, phase))
     events.emit(ws.root, phase, f"failed: {error}", agent=seat)
-    return _record(ws, seat, phase, "failed", None, None, error, iteration)
+    return _record(owner, seat, phase, "failed", None, None, error, iteration)

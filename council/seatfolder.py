@@ -277,7 +277,7 @@ def take_report(ws: Workspace, seat: str, phase: str, bound: int,
 
 def _kind(what: str) -> str:
     """What stood there, without a link's target or a size: the seat's error is classified
-    by its words (failures.py), and those are the agent's to choose."""
+    by its words (failover.py), and those are the agent's to choose."""
     if what.startswith("a link"):
         return "a link, not a plain file"
     if what.startswith("a file of"):

@@ -1,28 +1,27 @@
-"""state.yaml: the run's phase and every agent's progress.
+"""state.yaml: the run's phase and every agent's progress. This module is its schema (the
+records and their validation), its text (the YAML, with council's secrets redacted in the
+data) and the file as seen by a process that does not own the run.
 
-During a run the state has one owner, the supervisor, and lives in its memory (`owned`):
-state.yaml is only its mirror, written atomically (temp file, fsync, rename) at most every
-200 ms and at every phase change, and never read back to decide anything. Whatever another
-process does to the file (garbles, truncates, deletes or replaces it: an agent that escaped
-its folder, a user's editor) changes no decision and ends nothing: the next write puts the
-true state back and progress.log says so once. Outside a run (`council status`, `cancel`
-with no supervisor, the plugin's hooks), the file is the state, read and changed under an
-exclusive lock.
+During a run the state has one owner, the supervisor, which holds it in memory and mirrors
+it to state.yaml (owner.py); every phase gets that owner from the run's context and reads
+from it. `load_state` and `update_state` are for commands that read or change a run they do
+not own (`council status`, `watch`, `resume`, `report`, `cancel` with no supervisor, the
+plugin's hooks): there the file is the state, read and changed under an exclusive lock
+(store.locked), and a test (tests/test_state_readers.py) keeps them out of the run's own
+code. Writes go through store.atomic_write (temp file, fsync, rename).
 
-The records are mutable dataclasses on purpose: they are only ever changed inside
-`update_state`, which holds the lock for the whole read-modify-write.
+The records are mutable dataclasses on purpose: they are only ever changed inside an update
+(`StateOwner.update`, or `update_state` for the file), which holds the lock for the whole
+read-modify-write; what a reader is given is never changed by it.
 """
 
 from __future__ import annotations
 
 import copy
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from council import redact, store
 from council.errors import StateError
@@ -63,7 +62,7 @@ class AgentPhase:
     started_at: str | None = None
     ended_at: str | None = None
     error: str | None = None
-    failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failures.py)
+    failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failover.py)
     # ledger.Usage as a dict, plus "per_iteration": [[iteration, tokens_in, tokens_out, cost]]
     usage: dict[str, Any] | None = None
     # refinement only: sources and cited claims of the agent's research report that its
@@ -228,31 +227,79 @@ def state_path(run_dir: Path) -> Path:
     return run_dir / STATE_FILE
 
 
+class States(Protocol):
+    """Where a run's state is read and changed: its owner during the run (owner.StateOwner),
+    or the file, for a process that does not own the run (StateFile). Code that serves both
+    (the final report's stamp, the page, a phase change) is given one of them."""
+
+    @property
+    def state(self) -> RunState:
+        """The state as it is now: read it, never change it (changes go through `update`)."""
+        ...
+
+    def update(self, change: Callable[[RunState], T], now: bool = False) -> T:
+        """Apply `change` under the lock and record it; returns (a copy of) what it returns."""
+        ...
+
+
+@dataclass(frozen=True)
+class StateFile:
+    """The state of a run this process does not own: each read is the file's (a copy, see
+    `load_state`), each change a locked read-modify-write of it (`update_state`)."""
+
+    run_dir: Path
+
+    @property
+    def state(self) -> RunState:
+        return load_state(self.run_dir)
+
+    def update(self, change: Callable[[RunState], T], now: bool = False) -> T:
+        return update_state(self.run_dir, change, now)
+
+
 def load_state(run_dir: Path) -> RunState:
-    """The run's state. A supervisor reads it dozens of times per phase: while the file
-    holds exactly the text this process last wrote or read, the parsed copy is reused (a
-    twelve-agent state takes ~15 ms to parse, ~1.5 ms to copy, microseconds to compare)."""
+    """The run's state, for a command that reads a run it does not own (a copy it may keep).
+    While the file holds exactly the text this process last wrote or read, the parsed copy
+    is reused (a twelve-agent state takes ~15 ms to parse, ~1.5 ms to copy, microseconds to
+    compare): `council watch` reads it at every change of the run."""
     return copy.deepcopy(_current(run_dir))
 
 
 def _current(run_dir: Path) -> RunState:
-    """The cached state object itself (never handed out): the owner's, or parsed again only
-    if the file's text is not what this process last wrote or read."""
-    if run_dir in _owned:
-        return _owned[run_dir].state
+    """The cached state object itself (never handed out): the owner's, if this process owns
+    the run, or parsed again only if the file's text is not what this process last wrote or
+    read."""
+    owner = _owners.get(run_dir)
+    if owner is not None:
+        return owner.state
+    text = _text(run_dir)
+    cached = _known.get(run_dir)
+    if cached is not None and cached[0] == text:
+        return cached[1]
+    state = _parse(text, state_path(run_dir))
+    _known[run_dir] = (text, state)
+    return state
+
+
+def _text(run_dir: Path) -> str:
     path = state_path(run_dir)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise StateError(f"{path} does not exist: is {run_dir.name} a council run?") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise StateError(f"cannot read {path}: {exc}") from exc
-    cached = _known.get(run_dir)
+
+
+def take(run_dir: Path) -> tuple[str, RunState]:
+    """The file's text and its state, for the process that takes ownership of the run
+    (owner.owned): the object is the caller's from now on. A run just created is not parsed
+    again: the state it was created with is handed over."""
+    text = _text(run_dir)
+    cached = _known.pop(run_dir, None)
     if cached is not None and cached[0] == text:
-        return cached[1]
-    state = _parse(text, path)
-    _known[run_dir] = (text, state)
-    return state
+        return cached
+    return text, _parse(text, state_path(run_dir))
 
 
 def _parse(text: str, path: Path) -> RunState:
@@ -268,18 +315,13 @@ def _parse(text: str, path: Path) -> RunState:
     return RunState.from_dict(data, str(path))
 
 
-def _save(run_dir: Path, state: RunState, now: bool = False) -> None:
+def _save(run_dir: Path, state: RunState) -> None:
     """Write atomically and remember `state` as the file's content; the caller holds the
-    lock and gives up `state` (it becomes the cache). An owner's state is mirrored to the
-    file at most every COALESCE seconds and at every phase change (`_Owner.mirror`)."""
+    lock and gives up `state` (it becomes the cache)."""
     state.updated_at = utc_now()
-    owner = _owned.get(run_dir)
-    if owner is None:
-        text = dump(state)
-        atomic_write(state_path(run_dir), text, redacted=True)
-        _known[run_dir] = (text, state)
-        return
-    owner.mirror(run_dir, now)
+    text = dump(state)
+    store.atomic_write(state_path(run_dir), text, redacted=True)
+    _known[run_dir] = (text, state)
 
 
 def dump(state: RunState) -> str:
@@ -325,128 +367,39 @@ def _utf8(value: Any) -> Any:
     return value
 
 
-def atomic_write(path: Path, text: str, redacted: bool = False) -> None:
-    """Replace path with text so readers see the old or the new file, never a torn one;
-    no secret of council's environment in it (redact.py), unless the caller has `redacted`
-    it already (state.yaml, redacted in its data). store.atomic_write does it."""
-    store.atomic_write(path, text, redacted=redacted)
-
-
 def locked(run_dir: Path) -> store.Locked:
-    """Serialise writers of one run's state (hooks and the supervisor): store.locked."""
+    """Serialise writers of one run's state file (the hooks, `council cancel`)."""
     return store.locked(run_dir / ".state.lock")
 
 
-# The text of state.yaml this process last wrote or read, per run, with its state: a
-# supervisor with twelve agents reads and updates the state hundreds of times, and parsing
-# YAML each time would put its CPU on the critical path. Any other writer changes the text,
-# forcing a fresh parse; callers only ever get copies, so the cached state stays as written.
+# The text of state.yaml this process last wrote or read, per run, with its state: `council
+# watch` reads the state at every change of the run, and parsing YAML each time would put its
+# CPU on the critical path. Any other writer changes the text, forcing a fresh parse; callers
+# only ever get copies, so the cached state stays as written.
 _known: dict[Path, tuple[str, RunState]] = {}
 
-
-COALESCE = 0.2  # seconds: the owner writes its mirror at most this often, and at phase changes
-
-
-@dataclass
-class _Owner:
-    """The supervisor's hold on a run's state. Its changes (hundreds per phase with a dozen
-    agents) are mirrored to state.yaml at most every COALESCE seconds, at once when the phase
-    changes, and a timer writes the last one of a burst; so the file is never more than
-    COALESCE behind, and a crash loses at most that. Whatever another process did to the file
-    is overwritten, and said once in progress.log; a file that cannot be written is said once
-    and tried again."""
-
-    state: RunState  # the truth, whatever happens to the file
-    written: str | None  # the text the owner last wrote to the mirror
-    told: bool = False  # whether progress.log already says the file was tampered with
-    lock: threading.RLock = field(default_factory=threading.RLock)
-    phase: str | None = None  # the phase the mirror shows
-    last: float = 0.0  # when the mirror was last written (monotonic)
-    dirty: bool = False
-    timer: threading.Timer | None = None
-
-    def mirror(self, run_dir: Path, now: bool = False) -> None:
-        with self.lock:
-            self.dirty = True
-            wait = self.last + COALESCE - time.monotonic()
-            if now or self.state.phase != self.phase or wait <= 0:
-                self.write(run_dir)
-            elif self.timer is None:
-                self.timer = threading.Timer(wait, self.flush, (run_dir,))
-                self.timer.daemon = True
-                self.timer.start()
-
-    def flush(self, run_dir: Path) -> None:
-        """Write what is not written yet (the timer, and the owner's exit)."""
-        with self.lock:
-            if self.timer is not None:
-                self.timer.cancel()
-                self.timer = None
-            if self.dirty:
-                self.write(run_dir)
-
-    def write(self, run_dir: Path) -> None:
-        from council import events  # only the supervisor owns a state: hooks never pay for it
-
-        state = self.state
-        text = dump(state)
-        path = state_path(run_dir)
-        self.dirty, self.last = False, time.monotonic()
-        try:
-            on_disk: str | None = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            on_disk = None
-        if on_disk != self.written and not self.told:
-            self.told = True
-            events.emit(run_dir, "run", f"{path.name} was changed by another process "
-                        "(garbled, truncated, replaced or deleted); the supervisor's own "
-                        "state is kept and the file rewritten from it")
-        try:
-            atomic_write(path, text, redacted=True)
-        except OSError as exc:
-            if self.written is not None:  # said once per failing spell
-                events.emit(run_dir, "run", f"cannot write {path.name} "
-                            f"({exc.strerror or exc}); the run goes on and tries again at "
-                            "the next change")
-            self.written = None
-            return
-        self.written, self.told, self.phase = text, False, state.phase
-
-
-_owned: dict[Path, _Owner] = {}
-
-
-@contextmanager
-def owned(run_dir: Path) -> Iterator[RunState]:
-    """Own the run's state for the length of the block (the supervisor, holding the run's
-    lock): read once, then kept in memory and only mirrored to the file. Yields a copy."""
-    state = _current(run_dir)
-    owner = _owned[run_dir] = _Owner(state, written=_known[run_dir][0], phase=state.phase)
-    try:
-        yield copy.deepcopy(state)
-    finally:
-        owner.flush(run_dir)  # the last change reaches the file before anyone else reads it
-        _owned.pop(run_dir, None)
-        _known.pop(run_dir, None)  # the next reader believes the file again
+# The runs this process owns (owner.owned registers and releases them). The run's own code
+# is handed its owner and never looks here; this only keeps a by-path reader or writer in the
+# owning process (a test, a host's flow) from reading a stale file or writing around the owner.
+_owners: dict[Path, States] = {}
 
 
 def update_state(run_dir: Path, change: Callable[[RunState], T], now: bool = False) -> T:
-    """Load, change and save the state under the lock; returns (a copy of) what `change`
-    returns. `change` works on the cached state itself, so an update costs no copy of the
-    whole state; if it fails half-way, the cache is dropped and the file is left as it was.
-    An owner's changes need no file lock (no other process writes during a run), only its
-    own lock against the thread that writes its mirror. `now` writes the mirror at once: a
-    change a crash must not lose, such as the pid of an agent just started (a resume stops
-    orphans by the pids it finds in the file)."""
-    owner = _owned.get(run_dir)
-    with owner.lock if owner else locked(run_dir):
+    """Load, change and save the state file under its lock, for a process that does not own
+    the run; returns (a copy of) what `change` returns. `change` works on the cached state
+    itself, so an update costs no copy of the whole state; if it fails half-way, the cache
+    is dropped and the file is left as it was. In the process that owns the run, this is
+    the owner's update (`now`: write its mirror at once)."""
+    owner = _owners.get(run_dir)
+    if owner is not None:
+        return owner.update(change, now)
+    with locked(run_dir):
         state = _current(run_dir)
         try:
             result = change(state)
-            _save(run_dir, state, now)
+            _save(run_dir, state)
         except BaseException:
-            if run_dir not in _owned:  # an owner's state is never dropped
-                _known.pop(run_dir, None)
+            _known.pop(run_dir, None)
             raise
         return copy.deepcopy(result)
 
@@ -457,7 +410,7 @@ RUN_SPEC = "run.json"  # what the run was asked to do, written once: what a rebu
 def create_state(run_dir: Path, state: RunState) -> None:
     import json
 
-    atomic_write(run_dir / RUN_SPEC, json.dumps(
+    store.atomic_write(run_dir / RUN_SPEC, json.dumps(
         {"id": state.id, "topic": state.topic, "created_at": state.created_at,
          "options": state.options}, indent=2, ensure_ascii=False) + "\n")
     with locked(run_dir):
@@ -469,4 +422,3 @@ def replace_state(run_dir: Path, state: RunState) -> None:
     with locked(run_dir):
         _known.pop(run_dir, None)
         _save(run_dir, copy.deepcopy(state))
-

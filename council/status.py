@@ -13,10 +13,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from council import budget, graph
+from council import graph, ledger
 from council.config import RunOptions
 from council.errors import CouncilError
-from council.ledger import Usage, format_usage
+from council.ledger import format_usage
 from council.progress import PROGRESS_FILE
 from council.runlock import live_supervisor
 from council.state import RunState
@@ -68,7 +68,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
         size = next((info.st_size for path in (ws.working_output(name, phase),
                                                 ws.published_output(name, phase))
                      if (info := _plain(path)) is not None), None)
-        used = sum((Usage.from_dict(p.usage) for p in rec.phases.values()), Usage())
+        used = ledger.of_agent(rec)
         quiet = None
         if ap.status == "running":
             changed = [info.st_mtime for path in (
@@ -129,7 +129,7 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
         "final_report": str(ws.final_report) if ws.final_report.is_file() else None,
         "budget_exhausted": state.budget_exhausted,
         "completeness": state.completeness,
-        "spent": budget.spent(state).to_dict(),
+        "spent": ledger.spent(state).to_dict(),
         "agents": [asdict(r) for r in rows(state, ws)],
     }
 
@@ -215,7 +215,7 @@ def status_view(state: RunState, ws: Workspace, now: float | None = None,
              ("plan", plan_line(state))]
     if state.error:
         facts.append(("error", _one_line(state.error, 300)))
-    spent = budget.spent(state)
+    spent = ledger.spent(state)
     facts.append(("spent", format_usage(spent)
                   + (" (~ estimated from list prices)" if spent.estimated else "")
                   + (f"; budget reached: {state.budget_exhausted}" if state.budget_exhausted
@@ -275,7 +275,7 @@ def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False)
         start = _epoch(state.created_at)
         end = _epoch(state.ended_at) or time.time()
         duration = "-" if start is None else _duration(end - start)
-        spent = budget.spent(state)
+        spent = ledger.spent(state)
         table.add_row(*_cells(state.id, shown_phase(state, ws), state.created_at, duration,
                               _cost(spent.cost_usd, spent.estimated),
                               _one_line(state.topic, 60)))

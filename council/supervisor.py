@@ -18,12 +18,13 @@ from council import crash, events, graph, page, sessions
 from council.cancel import mark_cancelled, stop_orphans
 from council.config import RunOptions
 from council.errors import CouncilError, PhaseFailedError
+from council.owner import StateOwner, owned
 from council.phases import RunContext
 from council.phases.synthesis import MAIN_SESSION
 from council.pipeline import run_graph, set_phase
 from council.progress import utc_now
 from council.runlock import RunLock
-from council.state import AgentRecord, RunState, create_state, load_state, owned
+from council.state import AgentRecord, RunState, create_state
 from council.workspace import Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -65,8 +66,10 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
     session: handover.handover gives it its instructions, handover.complete_handover stamps
     its report and ends the run."""
     crash.note_run(ws.root)
-    # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml.
-    with RunLock(ws.root), owned(ws.root) as state:
+    # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml,
+    # and handed to every phase in the run's context.
+    with RunLock(ws.root), owned(ws.root) as owner:
+        state = owner.state
         if state.phase == "done":
             return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
         if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION \
@@ -78,13 +81,13 @@ def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
         if orphans:
             events.emit(ws.root, "run", f"stopped agents left running by an earlier "
                         f"supervisor: {', '.join(orphans)}")
-        return anyio.run(_execute, ws, options, state.topic, synthesise)
+        return anyio.run(_execute, ws, owner, options, state.topic, synthesise)
 
 
-async def _execute(ws: Workspace, options: RunOptions, topic: str,
+async def _execute(ws: Workspace, owner: StateOwner, options: RunOptions, topic: str,
                    synthesise: bool) -> RunResult:
     limiter = anyio.CapacityLimiter(options.max_parallel) if options.max_parallel else None
-    ctx = RunContext(ws, options, topic, synthesise, limiter)
+    ctx = RunContext(ws, owner, options, topic, synthesise, limiter)
     received: list[signal.Signals] = []
     result: RunResult | None = None
     async with anyio.create_task_group() as root:
@@ -92,16 +95,16 @@ async def _execute(ws: Workspace, options: RunOptions, topic: str,
         try:
             result = await _run(ctx)
         except PhaseFailedError as exc:
-            set_phase(ws, "failed", str(exc))
-            page.publish(ws)
+            set_phase(ws, owner, "failed", str(exc))
+            page.publish(ws, owner.state)
             events.emit(ws.root, "run", f"failed: {exc}")
             result = RunResult(ws, EXIT_FAILED, str(exc))
         finally:
             root.cancel_scope.cancel()
     if received:
         sig = received[0]
-        stopped = mark_cancelled(ws, sig.name)
-        page.publish(ws)
+        stopped = mark_cancelled(owner, sig.name)
+        page.publish(ws, owner.state)
         message = f"cancelled by {sig.name}" + (f"; stopped {', '.join(stopped)}"
                                                 if stopped else "")
         events.emit(ws.root, "run", message)
@@ -123,11 +126,11 @@ async def _watch_signals(scope: anyio.CancelScope, received: list[signal.Signals
 
 async def _run(ctx: RunContext) -> RunResult:
     """The graph, then the run's end: done, or handed to the plugin's session."""
-    ws = ctx.ws
+    ws, owner = ctx.ws, ctx.owner
     await run_graph(ctx)
-    if load_state(ws.root).synthesizer == MAIN_SESSION:
+    if owner.state.synthesizer == MAIN_SESSION:
         return RunResult(ws, EXIT_OK, HANDED_OVER)
-    set_phase(ws, "done")
-    page.publish(ws)  # before the last line, which tells a follower the run has ended
+    set_phase(ws, owner, "done")
+    page.publish(ws, owner.state)  # before the last line, which tells a follower the run has ended
     events.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))

@@ -240,6 +240,7 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
 
     from council import graph
     from council.config import Overrides, load_options
+    from council.owner import owned
     from council.phases import RunContext
     from council.phases import scope as scoping
     from council.supervisor import start_run
@@ -250,17 +251,18 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)}})
     for var in ("PATH", "COUNCIL_FAKE_SCRIPT"):
         monkeypatch.setenv(var, council.env[var])
-    found = anyio.run(scoping.find, RunContext(ws, options, "q"), graph.SCOPE)
+    with owned(ws.root) as owner:
+        found = anyio.run(scoping.find, RunContext(ws, owner, options, "q"), graph.SCOPE)
     assert found is not None
     assert list(found.questions) == ["q1", "q2", "q3"]
     assert json.loads((ws.root / "scope.json").read_text())["status"] == "ok"
 
     # Once research has started without it, the scope stays as it was.
     (ws.root / "scope.json").write_text('{"status": "degraded", "error": "HTTP 429"}')
-    from council.state import update_state
-    update_state(ws.root, lambda st: setattr(
-        st.agents["codex"].phase("research"), "started_at", "2026-11-22T00:00:00Z"))
-    assert anyio.run(scoping.find, RunContext(ws, options, "q"), graph.SCOPE) is None
+    with owned(ws.root) as owner:
+        owner.update(lambda st: setattr(
+            st.agents["codex"].phase("research"), "started_at", "2026-11-22T00:00:00Z"))
+        assert anyio.run(scoping.find, RunContext(ws, owner, options, "q"), graph.SCOPE) is None
 
 
 def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from council import graph, handover, report
 from council.config import Overrides, RunOptions, load_options
+from council.owner import owned
 from council.phases import RunContext, synthesis
 from council.state import AgentPhase, RunState, load_state, update_state
 from council.supervisor import start_run
@@ -44,22 +45,23 @@ def test_the_synthesis_the_hand_off_and_the_score_name_the_same_reports(
     state = load_state(ws.root)
     assert report.contributions(state) == ("research", ["claude", "codex"])
 
-    # The synthesis: its contributors, and the reports its prompt names.
-    ctx = RunContext(ws, options, "q")
-    source, seats = ctx.contributors()
-    assert (source, [s.name for s in seats]) == ("research", ["claude", "codex"])
-    task = synthesis.task(ctx, graph.SYNTHESIS, seats[0], seats, source)
-    assert set(task.inputs) == {"claude-report.md", "codex-report.md"}
+    with owned(ws.root) as owner:
+        # The synthesis: its contributors, and the reports its prompt names.
+        ctx = RunContext(ws, owner, options, "q")
+        source, seats = ctx.contributors()
+        assert (source, [s.name for s in seats]) == ("research", ["claude", "codex"])
+        task = synthesis.task(ctx, graph.SYNTHESIS, seats[0], seats, source)
+        assert set(task.inputs) == {"claude-report.md", "codex-report.md"}
+
+        # The score counts both seats as contributors (no "1 of 2 agents failed" cap).
+        result = report.record_completeness(ws, owner)
+        assert (result.cap, result.cap_reason) == (1.0, "all 2 agents contributed")
 
     # The host's hand-off names the same two reports, and no refined one.
-    text = handover.handover(ws)
+    text = handover.handover(ws, load_state(ws.root))
     assert str(ws.published_output("claude", "research")) in text
     assert str(ws.published_output("codex", "research")) in text
     assert "refined.md" not in text
-
-    # The score counts both seats as contributors (no "1 of 2 agents failed" cap).
-    result = report.record_completeness(ws)
-    assert (result.cap, result.cap_reason) == (1.0, "all 2 agents contributed")
 
 
 def test_a_finished_refinement_feeds_what_follows(tmp_path: Path) -> None:
@@ -67,6 +69,7 @@ def test_a_finished_refinement_feeds_what_follows(tmp_path: Path) -> None:
     update_state(ws.root, lambda s: setattr(s, "steps", {"research": "done",
                                                          "refinement": "done"}))
     assert report.contributions(load_state(ws.root)) == ("refinement", ["claude"])
-    source, seats = RunContext(ws, options, "q").contributors()
+    with owned(ws.root) as owner:
+        source, seats = RunContext(ws, owner, options, "q").contributors()
     assert (source, [s.name for s in seats]) == ("refinement", ["claude"])
-    assert "claude-refined.md" in handover.handover(ws)
+    assert "claude-refined.md" in handover.handover(ws, load_state(ws.root))

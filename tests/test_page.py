@@ -129,9 +129,10 @@ def test_a_page_that_cannot_be_written_does_not_fail_the_run(council: Council) -
     (run / "report.html").unlink()
     (run / "report.html").mkdir()  # a folder where the page goes: it cannot be replaced
     from council.page import publish
+    from council.state import load_state
     from council.workspace import Workspace
 
-    assert publish(Workspace(run)) is None
+    assert publish(Workspace(run), load_state(run)) is None
     assert "could not write report.html" in (run / "progress.log").read_text()
 
 
@@ -167,6 +168,7 @@ def test_open_hands_the_page_to_the_browser_or_prints_its_path(council: Council,
 
 def test_claims_and_coverage_show_on_the_page(council: Council) -> None:
     from council.page import build
+    from council.state import load_state
     from council.workspace import Workspace
 
     council.script({"*": {"finish_after": 1}})
@@ -182,7 +184,7 @@ def test_claims_and_coverage_show_on_the_page(council: Council) -> None:
         "questions": [{"id": "q1", "question": "Why?", "status": "open", "claims": []}],
         "dimensions": [{"id": "d1", "dimension": "Cost", "covered": False}],
         "before": {"questions": [], "dimensions": []}}))
-    html = build(Workspace(run)).read_text()
+    html = build(Workspace(run), load_state(run)).read_text()
     assert_inert(html)
     assert '<span class="badge supported">supported</span>' in html
     assert '<span class="badge disputed">disputed</span>' in html

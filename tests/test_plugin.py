@@ -373,7 +373,9 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     from council.config import PROFILES, RunOptions
     from council.graph import critical_path
     from council.hosts.flow import PHASE_TIMEOUT, plugin_limits
+    from council.owner import StateOwner
     from council.phases import SHORT_PHASES, RunContext
+    from council.state import RunState
     from council.workspace import Workspace
 
     hooks = json.loads((Path(__file__).parents[1] / "hooks" / "hooks.json").read_text())
@@ -382,7 +384,8 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     options = plugin_limits(RunOptions(seats=PROFILES["production"], timeout=7200,
                                        grace_period=60))
     assert (options.timeout, options.grace_period) == (PHASE_TIMEOUT, 15)
-    ctx = RunContext(Workspace(tmp_path), options, "q")
+    state = RunState(id="r", topic="q", created_at="2026-11-22T00:00:00Z", options={})
+    ctx = RunContext(Workspace(tmp_path), StateOwner(tmp_path, state, None), options, "q")
     # The longest chain of the phase graph, each phase at its worst: every attempt of a JSON
     # answer (phases.ask_json) timing out, then its grace period.
     worst = critical_path(lambda phase: phase.attempts * (

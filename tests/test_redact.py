@@ -114,7 +114,8 @@ def test_state_yaml_is_redacted_in_its_data_so_it_reads_back_the_same_shape(
     list; and the owner compares the file with what it wrote to spot another writer."""
     import yaml
 
-    from council.state import AgentPhase, AgentRecord, RunState, dump, load_state, owned
+    from council.owner import owned
+    from council.state import AgentPhase, AgentRecord, RunState, dump, load_state
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
     state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},

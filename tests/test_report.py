@@ -12,7 +12,7 @@ import pytest
 from council import report, sources
 from council.config import RunOptions
 from council.errors import PhaseFailedError
-from council.state import AgentPhase, AgentRecord, RunState, create_state
+from council.state import AgentPhase, AgentRecord, RunState, StateFile, create_state
 from council.workspace import Workspace
 
 SYNTHESIS = "# The answer\n\nThe main session's synthesis, cited [a](https://example.org/a).\n"
@@ -51,7 +51,7 @@ def test_a_full_disk_keeps_the_synthesis(tmp_path: Path,
     ws = a_run(tmp_path)
     full_disk(monkeypatch, "final-report.md")
     with pytest.raises(OSError, match="No space left"):
-        report.stamp_final_report(ws, ["claude"], 1, "main-session")
+        report.stamp_final_report(ws, StateFile(ws.root), ["claude"], 1, "main-session")
     assert ws.final_report.read_text() == SYNTHESIS
     assert leftovers(ws.root) == []
 
@@ -59,7 +59,7 @@ def test_a_full_disk_keeps_the_synthesis(tmp_path: Path,
 def test_the_stamped_report_replaces_the_file(tmp_path: Path) -> None:
     ws = a_run(tmp_path)
     before = ws.final_report.stat().st_ino
-    report.stamp_final_report(ws, ["claude"], 1, "main-session")
+    report.stamp_final_report(ws, StateFile(ws.root), ["claude"], 1, "main-session")
     text = ws.final_report.read_text()
     assert text.startswith(report.STAMP)
     assert "The main session's synthesis" in text
@@ -74,7 +74,7 @@ def test_a_linked_final_report_is_not_followed(tmp_path: Path) -> None:
     ws.final_report.unlink()
     ws.final_report.symlink_to(secret)
     with pytest.raises(PhaseFailedError, match=r"is a link to .*id_ed25519.*not published"):
-        report.stamp_final_report(ws, ["claude"], 1, "main-session")
+        report.stamp_final_report(ws, StateFile(ws.root), ["claude"], 1, "main-session")
     assert secret.read_text() == "PRIVATE KEY"
     assert not (ws.root / "sources.json").exists()
 

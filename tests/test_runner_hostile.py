@@ -24,9 +24,10 @@ from council.agents.base import HOOK_ENTRY, AgentJob, Invocation
 from council.agents.codex import CodexAdapter
 from council.config import Overrides, RunOptions, load_options
 from council.loop import MARKER, report_facts
+from council.owner import owned
 from council.phases import RunContext, refinement, research
 from council.runner import Limits, SeatTask, run_seat
-from council.state import load_state
+from council.state import AgentPhase, load_state
 from council.supervisor import start_run
 from council.workspace import Workspace
 
@@ -89,6 +90,12 @@ def seat_task(options: RunOptions, seat: str, phase: str = "research") -> SeatTa
     return SeatTask(options.seat(seat), phase, "Research q.", max_iterations=1)
 
 
+def run_one(ws: Workspace, task: SeatTask, limits: Limits) -> AgentPhase:
+    """One seat's turn, as the supervisor runs it: holding the run's state."""
+    with owned(ws.root) as owner:
+        return anyio.run(run_seat, ws, owner, task, limits)
+
+
 def limits(cap: int | None = 2_000_000) -> Limits:
     return Limits(timeout=60, grace=1, report_cap=cap)
 
@@ -132,9 +139,10 @@ def test_a_report_linked_to_a_secret_file_reaches_no_file_and_no_other_agent(
     before = key.read_bytes()
     planting(monkeypatch, {("codex", "research"): ("link", str(key))})
     ws, options = new_run(tmp_path, "claude", "codex", "gemini")
-    ctx = RunContext(ws, options, "q")
-    anyio.run(research.run, ctx, graph.RESEARCH)
-    anyio.run(refinement.run, ctx, graph.REFINEMENT)
+    with owned(ws.root) as owner:
+        ctx = RunContext(ws, owner, options, "q")
+        anyio.run(research.run, ctx, graph.RESEARCH)
+        anyio.run(refinement.run, ctx, graph.REFINEMENT)
 
     agents = load_state(ws.root).agents
     assert agents["codex"].phases["research"].status == "failed"
@@ -163,7 +171,7 @@ def test_a_report_linked_to_proc_self_environ_publishes_no_variable(
     assert entries
     planting(monkeypatch, {("codex", "research"): ("link", "/proc/self/environ")})
     ws, options = new_run(tmp_path, "codex")
-    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits())
+    record = run_one(ws, seat_task(options, "codex"), limits())
     assert record.status == "failed"
     assert "its report is a link to /proc/self/environ: not published" in \
         (ws.root / "progress.log").read_text()
@@ -188,7 +196,7 @@ def test_a_report_that_is_no_plain_file_fails_its_seat_without_a_hang(
     kind = "link" if action.startswith("link") else action
     planting(monkeypatch, {("codex", "research"): (kind, arg.get(action, ""))})
     ws, options = new_run(tmp_path, "codex")
-    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits())
+    record = run_one(ws, seat_task(options, "codex"), limits())
     assert record.status == "failed"
     assert "not published" in (record.error or "")
     assert f"warning: its report is {what}: not published" in \
@@ -239,13 +247,14 @@ def test_links_planted_at_the_next_phases_prompt_and_inputs_are_not_written_thro
     shelf.mkdir()
     planting(monkeypatch, {})
     ws, options = new_run(tmp_path, "claude", "codex")
-    ctx = RunContext(ws, options, "q")
-    anyio.run(research.run, ctx, graph.RESEARCH)
-    # What codex could do with `ln -s` during its research, for the phase after.
-    folder = ws.work_dir("codex", "refinement")
-    (folder / "refinement-prompt.md").symlink_to(keys)
-    (folder / "refinement-inputs").symlink_to(shelf)
-    anyio.run(refinement.run, ctx, graph.REFINEMENT)
+    with owned(ws.root) as owner:
+        ctx = RunContext(ws, owner, options, "q")
+        anyio.run(research.run, ctx, graph.RESEARCH)
+        # What codex could do with `ln -s` during its research, for the phase after.
+        folder = ws.work_dir("codex", "refinement")
+        (folder / "refinement-prompt.md").symlink_to(keys)
+        (folder / "refinement-inputs").symlink_to(shelf)
+        anyio.run(refinement.run, ctx, graph.REFINEMENT)
 
     assert keys.read_text() == "ssh-ed25519 AAAA the user's own key\n"
     assert list(shelf.iterdir()) == []
@@ -289,7 +298,7 @@ def test_every_instruction_file_a_cli_would_load_is_quarantined(
         (folder / rel).write_text(text)
     (folder / ".gemini" / "settings.json").write_text("{}")  # council's own: stays
     (folder / "AGENTS.md").symlink_to(home / ".ssh" / "id_ed25519")  # a link: removed
-    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits())
+    record = run_one(ws, seat_task(options, "codex"), limits())
     assert record.status == "complete"
 
     for rel in planted:
@@ -319,7 +328,7 @@ def test_codexs_empty_mount_points_go_quietly(tmp_path: Path,
     folder = ws.work_dir("codex", "research")
     (folder / ".codex").mkdir(parents=True)
     (folder / ".agents").mkdir()
-    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits())
+    record = run_one(ws, seat_task(options, "codex"), limits())
     assert record.status == "complete"
     assert not os.path.lexists(folder / ".codex")
     assert not os.path.lexists(folder / ".agents")
@@ -333,7 +342,7 @@ def test_a_report_over_the_cap_within_the_bound_is_published_cut_from_the_captur
     text = "".join(f"Line {i}: a finding, https://example.org/{i}\n" for i in range(600))
     planting(monkeypatch, {("codex", "research"): ("write", text + MARKER + "\n")})
     ws, options = new_run(tmp_path, "codex")
-    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits(cap=10_000))
+    record = run_one(ws, seat_task(options, "codex"), limits(cap=10_000))
     assert record.status == "complete"
     snapshot = ws.published_output("codex", "research").read_text()
     assert "over the run's 10,000-byte cap" in snapshot
@@ -347,7 +356,7 @@ def test_a_report_holding_a_secret_is_scrubbed_in_the_agents_folder_too(
     monkeypatch.setenv("GITHUB_TOKEN", token)
     planting(monkeypatch, {("codex", "research"): ("write", f"# r\n\n{token}\n\n{MARKER}\n")})
     ws, options = new_run(tmp_path, "codex")
-    record = anyio.run(run_seat, ws, seat_task(options, "codex"), limits())
+    record = run_one(ws, seat_task(options, "codex"), limits())
     assert record.status == "complete"
     for path in (ws.working_output("codex", "research"),
                  ws.published_output("codex", "research")):

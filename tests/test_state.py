@@ -11,7 +11,8 @@ from conftest import wait_for
 
 from council.config import Overrides, load_options
 from council.errors import StateError
-from council.state import RunState, load_state, owned, update_state
+from council.owner import owned
+from council.state import RunState, load_state, update_state
 from council.supervisor import start_run
 
 

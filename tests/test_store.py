@@ -102,16 +102,21 @@ def test_a_link_at_a_locks_name_is_refused_not_followed(tmp_path: Path) -> None:
         pass
 
 
-def test_the_states_writer_and_lock_are_the_stores(tmp_path: Path) -> None:
-    """state.atomic_write and state.locked delegate (another slice splits state.py)."""
-    state.atomic_write(tmp_path / "run.json", "{}\n")
-    assert (tmp_path / "run.json").read_text() == "{}\n"
+def test_the_states_lock_is_the_stores_and_its_writer_the_one_helper(tmp_path: Path) -> None:
+    """state.py keeps no writer of its own (every module imports store.atomic_write), and its
+    file lock is a store lock."""
+    assert not hasattr(state, "atomic_write")
     with state.locked(tmp_path):
         fd = os.open(tmp_path / ".state.lock", os.O_RDWR)
         try:
             assert not store.lock(fd, wait=False)
         finally:
             os.close(fd)
+    users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
+                   if "import atomic_write" in p.read_text(encoding="utf-8")
+                   and "from council.store import atomic_write" not in p.read_text(
+                       encoding="utf-8"))
+    assert users == []
 
 
 # Who may still call flock or rename a temp file over a file by hand, and why.

@@ -195,6 +195,7 @@ def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
 
     from council import graph
     from council.config import Overrides, load_options
+    from council.owner import owned
     from council.phases import RunContext, research
     from council.runner import run_seat as real
     from council.supervisor import start_run
@@ -202,16 +203,17 @@ def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
     options = load_options(Overrides(test=True, agents=("claude", "codex")))
     ws = start_run("q", options, council.research)
 
-    async def flaky(ws_: object, task: object, limits: object) -> object:
+    async def flaky(ws_: object, owner: object, task: object, limits: object) -> object:
         if task.seat.name == "codex":  # type: ignore[attr-defined]
             raise OSError(28, "No space left on device")
-        return await real(ws_, task, limits)  # type: ignore[arg-type]
+        return await real(ws_, owner, task, limits)  # type: ignore[arg-type]
 
     monkeypatch.setattr("council.phases.run_seat", flaky)
     council.script({"*": {"finish_after": 1}})
     monkeypatch.setenv("PATH", council.env["PATH"])
     monkeypatch.setenv("COUNCIL_FAKE_SCRIPT", council.env["COUNCIL_FAKE_SCRIPT"])
-    anyio.run(research.run, RunContext(ws, options, "q"), graph.RESEARCH)
+    with owned(ws.root) as owner:
+        anyio.run(research.run, RunContext(ws, owner, options, "q"), graph.RESEARCH)
     results = load_state(ws.root).agents
     assert results["codex"].phases["research"].status == "failed"
     assert "No space left on device" in (results["codex"].phases["research"].error or "")

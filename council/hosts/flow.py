@@ -299,7 +299,7 @@ def _release(base: Path, session_id: str, request: Request) -> None:
 def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_active: bool,
            fresh: bool) -> dict[str, Any]:
     from council import graph, handover, report, supervisor
-    from council.state import PHASES, load_state
+    from council.state import PHASES, StateFile, load_state
     from council.workspace import find_run
 
     assert request.run is not None
@@ -317,7 +317,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
         state = load_state(ws.root)
         if state.phase == graph.SYNTHESIS.name and result.exit_code == 0:
             _, names = report.contributions(state)
-            return host.block(handover.handover(ws),
+            return host.block(handover.handover(ws, state),
                               f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
                               f"agents contributed; this session writes the final report "
                               f"now ({follow})")
@@ -332,7 +332,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
                     f"{ws.root}; after fixing that, `council resume {ws.id}` continues it.")
 
     if state.phase == graph.SYNTHESIS.name:
-        if handover.complete_handover(ws):
+        if handover.complete_handover(ws, StateFile(ws.root)):
             _release(base, session_id, request)
             return host.allow(f"Research council {ws.id} done: {ws.final_report}")
         if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
@@ -342,7 +342,8 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
                               f"it now, as instructed above, to this file:\nReport file: "
                               f"{ws.final_report}",
                               f"Research council {ws.id}: waiting for the final report")
-        handover.fail_run(ws, "the main session did not write the final report")
+        handover.fail_run(ws, StateFile(ws.root),
+                          "the main session did not write the final report")
         _release(base, session_id, request)
         return host.allow(f"Research council {ws.id}: no final report was written; the "
                           f"agents' reports are in {ws.root}. Resume with "

@@ -24,8 +24,9 @@ from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
 from council.graph import GRAPH, SHORT, Phase
 from council.loop import read_report
+from council.owner import StateOwner
 from council.runner import Limits, SeatTask, fail_seat, run_seat
-from council.state import AgentPhase, RunState, load_state, update_state
+from council.state import AgentPhase, RunState
 from council.workspace import Workspace
 
 T = TypeVar("T")
@@ -36,7 +37,11 @@ SHORT_PHASES = tuple(p.name for p in GRAPH if p.length == SHORT)
 
 @dataclass(frozen=True)
 class RunContext:
+    """What every phase of a run is given: its folder, the owner of its state (read from it,
+    change it through its update: never the file), its options and topic."""
+
     ws: Workspace
+    owner: StateOwner
     options: RunOptions
     topic: str
     synthesise: bool = True  # False: the Claude Code session writes the synthesis (plugin)
@@ -58,7 +63,7 @@ class RunContext:
     def to_run(self, phase: str, seats: list[Seat]) -> list[tuple[Seat, AgentPhase | None]]:
         """Seats that still have `phase` to do, each with its interrupted record (if it had
         started): a fresh run lists every seat; a resumed one skips finished work."""
-        state = load_state(self.ws.root)
+        state = self.owner.state
         out: list[tuple[Seat, AgentPhase | None]] = []
         for seat in seats:
             rec = state.agents[seat.name].phases.get(phase)
@@ -71,7 +76,7 @@ class RunContext:
     def seats(self) -> list[Seat]:
         """The seats still in the run, as they run now: without the ones given up for good,
         and on their fallback CLI where they moved (failover.py)."""
-        state = load_state(self.ws.root)
+        state = self.owner.state
         dropped = state.dropped or {}
         return [seat for seat in RunOptions.from_dict(state.options).seats
                 if seat.name not in dropped]
@@ -80,14 +85,14 @@ class RunContext:
         """The phase whose reports the phases after it build on, and the seats that wrote
         one: the one rule (report.contributions, graph.feeding) the host's hand-off and the
         completeness score use too."""
-        state = load_state(self.ws.root)
+        state = self.owner.state
         phase, names = report.contributions(state)
         return phase, [seat for seat in RunOptions.from_dict(state.options).seats
                        if seat.name in names]
 
     def usable(self, phase: str) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
-        state = load_state(self.ws.root)
+        state = self.owner.state
         return [
             seat for seat in RunOptions.from_dict(state.options).seats
             if (rec := state.agents[seat.name].phases.get(phase)) is not None and rec.usable
@@ -139,19 +144,19 @@ async def _seat_turn(ctx: RunContext, task: SeatTask) -> AgentPhase:
     while it runs: a seat that must wait says so in progress.log and in its state."""
     limiter = ctx.limiter
     if limiter is None:
-        return await run_seat(ctx.ws, _budgeted(ctx, task), ctx.limits(task.phase))
+        return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task), ctx.limits(task.phase))
     if limiter.available_tokens < 1:
-        update_state(ctx.ws.root, lambda s: _queue(s, task))
+        ctx.owner.update(lambda s: _queue(s, task))
         events.emit(ctx.ws.root, task.phase, f"queued: all {limiter.total_tokens:g} process "
                     "slots (--max-parallel) are in use", agent=task.seat.name)
     async with limiter:
-        return await run_seat(ctx.ws, _budgeted(ctx, task), ctx.limits(task.phase))
+        return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task), ctx.limits(task.phase))
 
 
 def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
     """The task as the budget leaves it, read the moment the seat starts (nothing runs
     between this and the runner writing the seat's loop file)."""
-    cut = within_budget(task, load_state(ctx.ws.root).budget_exhausted)
+    cut = within_budget(task, ctx.owner.state.budget_exhausted)
     if cut is not task:
         events.emit(ctx.ws.root, task.phase, "the run's budget is reached: one turn",
                     agent=task.seat.name)
@@ -173,7 +178,8 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
             try:
                 record = await _seat_turn(ctx, task)
             except Exception as exc:  # one seat's trouble (a full disk, a mangled file)
-                record = fail_seat(ctx.ws, task.seat.name, task.phase, f"council error: {exc}")
+                record = fail_seat(ctx.ws, ctx.owner, task.seat.name, task.phase,
+                                   f"council error: {exc}")
             step, wait = failover.next_step(
                 record.failure if record.status == "failed" else None, retries, record.error)
             if step == "retry":  # a rate limit: pause, then go on where it stopped
@@ -185,8 +191,8 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
                 continue
             if step == "give_up":
                 assert record.failure is not None
-                moved = failover.give_up(ctx.ws, task.seat, task.phase, record.failure,
-                                         record.error)
+                moved = failover.give_up(ctx.ws, ctx.owner, task.seat, task.phase,
+                                         record.failure, record.error)
                 if moved is not None:  # the seat's role, on its fallback CLI, from scratch
                     task, retries = replace(task, seat=moved, previous=None), 0
                     continue

@@ -26,7 +26,7 @@ from council.phases import RunContext, ask_json
 from council.phases.gapfill import load_plan
 from council.scope import SCOPE, Coverage, validate_coverage
 from council.scope import load as load_scope
-from council.state import atomic_write
+from council.store import atomic_write
 from council.workspace import CLAIMS, GAPS
 
 EXTRACTED = "extracted"  # claims.json's status between a judgement and the verification

@@ -18,7 +18,7 @@ from council.config import Seat
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
 from council.score import STATUS_VALUE, closures
-from council.state import atomic_write, load_state
+from council.store import atomic_write
 from council.workspace import CLAIMS, GAPS
 
 MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round (of turns graph.py caps)
@@ -73,9 +73,9 @@ def load_plan(path: Path) -> dict[str, list[dict[str, str]]]:
     return plan if isinstance(plan, dict) else {}
 
 
-def count(ctx: RunContext) -> int:
-    """How many gaps the first judgement left (graph.Facts.gaps)."""
-    return len(gaps(claims.load(ctx.ws.root / CLAIMS)))
+def count(verification: Mapping[str, Any] | None) -> int:
+    """How many gaps the first judgement left (graph.Facts.gaps), from claims.json as read."""
+    return len(gaps(verification))
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:
@@ -109,7 +109,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
             report_path=str(ws.working_output(seat.name, name)))
         tasks.append(seat_task(phase, seat, prompt, inputs, previous))
     await run_parallel(ctx, tasks)
-    state = load_state(ws.root)
+    state = ctx.owner.state
     failed = [(seat, rec) for seat in plan
               if (rec := state.agents[seat].phases.get(name)) is not None
               and not rec.usable]

@@ -9,8 +9,8 @@ from council.config import Seat
 from council.graph import Phase
 from council.phases import RunContext, announce, run_parallel, seat_task, survivors
 from council.runner import SeatTask
-from council.state import RunState, update_state
-from council.workspace import DISSENT, Workspace
+from council.state import RunState
+from council.workspace import DISSENT
 
 
 def tasks(ctx: RunContext, phase: Phase, seats: list[Seat]) -> list[SeatTask]:
@@ -49,13 +49,13 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     announce(ctx, phase.name, seats, "read each other's reports")
     await run_parallel(ctx, tasks(ctx, phase, seats))
     survivors(ctx, phase.name, len(ctx.options.seats))
-    record_regressions(ctx.ws, phase)
+    record_regressions(ctx, phase)
 
 
-def record_regressions(ws: Workspace, phase: Phase) -> None:
+def record_regressions(ctx: RunContext, phase: Phase) -> None:
     """No silent regression: sources and cited claims an agent dropped between its research
     and refined reports go into state.yaml, progress.log and the synthesis's methodology."""
-    source = graph.before(phase).name
+    ws, source = ctx.ws, graph.before(phase).name
 
     def change(state: RunState) -> list[tuple[str, int, int]]:
         found = []
@@ -75,6 +75,6 @@ def record_regressions(ws: Workspace, phase: Phase) -> None:
                 found.append((name, lost, gone))
         return found
 
-    for name, dropped, gone in update_state(ws.root, change):
+    for name, dropped, gone in ctx.owner.update(change):
         events.emit(ws.root, phase.name, f"dropped {dropped} source(s) and {gone} cited "
                     "claim(s) its research report had", agent=name)

@@ -19,7 +19,7 @@ from council.graph import Phase
 from council.phases import RunContext, ask_json
 from council.scope import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
 from council.scope import load as load_scope
-from council.state import atomic_write, load_state
+from council.store import atomic_write
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:
@@ -59,6 +59,6 @@ async def find(ctx: RunContext, phase: Phase) -> Scope | None:
 
 def _research_started(ctx: RunContext) -> bool:
     """Whether a seat has begun its research (with this scope, or without one)."""
-    state = load_state(ctx.ws.root)
+    state = ctx.owner.state
     return any((ap := rec.phases.get(graph.RESEARCH.name)) is not None and ap.started_at
                for rec in state.agents.values())

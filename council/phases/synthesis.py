@@ -9,15 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from council import budget, claims, events, graph, loop, prompts, regression, report
+from council import claims, events, graph, ledger, loop, prompts, regression, report
 from council.chooser import writer
 from council.config import Seat
 from council.errors import PhaseFailedError
 from council.graph import Phase
-from council.ledger import Usage, format_usage
+from council.ledger import format_usage
 from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.runner import SeatTask
-from council.state import RunState, load_state, update_state
+from council.state import RunState
 from council.workspace import CLAIMS, COUNTERPOINTS, DISSENT, GAPS, Workspace
 
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
@@ -37,7 +37,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
                 what += f" ({ap.error})"
             parts.append(what)
         model = rec.model or "its default model"
-        used = sum((Usage.from_dict(ap.usage) for ap in rec.phases.values()), Usage())
+        used = ledger.of_agent(rec)
         lines.append(f"{name} ({rec.cli}, {model}): " + ("; ".join(parts) or "did not run")
                      + f"; {format_usage(used)}")
     for name, rec in state.agents.items():
@@ -64,7 +64,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
                      f"cap {done['cap']}: {done['cap_reason']}); "
                      + "; ".join(f"{k.replace('_', ' ')}: {v['detail']}"
                                  for k, v in done["signals"].items()) + ".")
-    spent = budget.spent(state)
+    spent = ledger.spent(state)
     lines.append(f"Spent so far: {format_usage(spent)}"
                  + (" (partly estimated from list prices)" if spent.estimated else "") + ".")
     return lines
@@ -80,7 +80,7 @@ def dropped_claims(state: RunState) -> list[dict[str, Any]]:
 def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Seat],
          source_phase: str) -> SeatTask:
     ws = ctx.ws
-    state = load_state(ws.root)
+    state = ctx.owner.state
     inputs_dir = ws.peers_dir(synthesizer.name, phase.name)
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
@@ -122,20 +122,21 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     session instead (handover.py). A synthesis that fails stops the run, keeping the reports."""
     ws, name = ctx.ws, phase.name
     source_phase, survivors = ctx.contributors()
-    report.record_completeness(ws)  # before the synthesis, which is told the score and gaps
+    # Before the synthesis, which is told the score and the gaps.
+    report.record_completeness(ws, ctx.owner)
     if not ctx.synthesise:
-        update_state(ws.root, lambda s: setattr(s, "synthesizer", MAIN_SESSION))
+        ctx.owner.update(lambda s: setattr(s, "synthesizer", MAIN_SESSION))
         events.emit(ws.root, name, f"handed to the main Claude session: "
                     f"{len(survivors)} reports to synthesise")
         return
-    chosen = load_state(ws.root).synthesizer
+    chosen = ctx.owner.state.synthesizer
     pen = next((s for s in survivors if s.name == chosen), None) or \
         writer(ctx.options.synthesizer, ctx.seats() or survivors, survivors)
     if pen.name != ctx.options.synthesizer:
         events.emit(ws.root, name, f"{ctx.options.synthesizer} cannot synthesise; "
                     f"{pen.name} writes the final report instead")
-    update_state(ws.root, lambda s: setattr(s, "synthesizer", pen.name))
-    done = load_state(ws.root).agents[pen.name].phases.get(name)
+    ctx.owner.update(lambda s: setattr(s, "synthesizer", pen.name))
+    done = ctx.owner.state.agents[pen.name].phases.get(name)
     if not (done is not None and done.usable and ws.final_report.is_file()):
         events.emit(ws.root, name, f"started: {pen.name} synthesises {len(survivors)} reports")
         record = (await run_parallel(ctx, [task(ctx, phase, pen, survivors, source_phase)]))[
@@ -143,8 +144,8 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         if not record.usable:
             raise PhaseFailedError(f"{name} failed: {record.error}; the agents' reports "
                                    f"are kept in {ws.root}")
-    report.stamp_final_report(ws, [s.name for s in survivors], len(ctx.options.seats),
-                              pen.name)
+    report.stamp_final_report(ws, ctx.owner, [s.name for s in survivors],
+                              len(ctx.options.seats), pen.name)
 
 
 def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],

@@ -24,7 +24,7 @@ from council.graph import Phase
 from council.loop import read_report
 from council.phases import RunContext, run_parallel, seat_task
 from council.phases.claims import EXTRACTED
-from council.state import atomic_write
+from council.store import atomic_write
 from council.workspace import CLAIMS
 
 
