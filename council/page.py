@@ -29,7 +29,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from council import claims, graph, score, sources
+from council import claimcheck, graph, score, sources
 from council.ledger import Usage, format_usage, spent, total
 from council.loop import MARKER
 from council.report import PROVENANCE_HEADING, REPORT_PHASES, STAMP
@@ -200,7 +200,7 @@ class Lane:
 def _source_rows(ledger: Mapping[str, Any], checked: Mapping[str, Any] | None,
                  cited: Iterable[int]) -> list[SourceRow]:
     by_source: dict[str, list[tuple[str, str]]] = {}
-    for claim in claims.listed(checked):
+    for claim in claimcheck.listed(checked):
         for url in claim.get("sources") or []:
             key = sources.canonical(str(url))
             if key:
@@ -317,7 +317,7 @@ def render(ws: Workspace, state: RunState) -> str:
     report = safe_html(body, citations) if body is not None else None
     answered = [(str(token.attrGet("id")), token.content) for token in _headings(body or "")
                 if ANSWERS.search(token.content)]
-    checked = claims.load(ws.root / CLAIMS)
+    checked = claimcheck.load(ws.root / CLAIMS)
     opposition = [(title, safe_html(text, prefix=prefix)) for title, text, prefix in (
         ("Dissent: the strongest case against the consensus", _read(ws.root / DISSENT),
          "dissent-"),
@@ -355,7 +355,7 @@ class ClaimRow:
 
 def _claim_rows(checked: Mapping[str, Any] | None) -> list[ClaimRow]:
     rows = []
-    for claim in claims.listed(checked):
+    for claim in claimcheck.listed(checked):
         verdict = str(claim.get("verdict") or "UNVERIFIED")
         rows.append(ClaimRow(str(claim.get("id", "")), str(claim.get("claim", "")),
                              str(claim.get("agent", "")), verdict.lower(),
@@ -387,7 +387,7 @@ def _coverage(state: RunState, checked: Mapping[str, Any] | None) -> Coverage:
         [d for d, covered in dimensions if not covered]
     raw = done.get("score")
     return Coverage(int(raw) if isinstance(raw, (int, float)) else None, signals, questions,
-                    dimensions, claims.coverage_change(checked) if checked else None, gaps)
+                    dimensions, claimcheck.coverage_change(checked) if checked else None, gaps)
 
 
 def build(ws: Workspace, state: RunState) -> Path:

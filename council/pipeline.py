@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from council import claims, events, graph, phases, report
+from council import claimcheck, events, graph, phases, report
 from council.errors import PhaseFailedError
 from council.graph import DONE, GRAPH, NAMES, Facts, Phase
 from council.phases import RunContext, gapfill
@@ -89,7 +89,7 @@ def facts(ctx: RunContext, state: RunState) -> Facts:
     listed = report.verification_facts(ctx.ws)
     judged = None
     if steps.get(graph.CLAIMS.name) is not None:  # the first coverage judgement has ended
-        judged = bool(claims.listed(listed))
+        judged = bool(claimcheck.listed(listed))
     filled = steps.get(graph.GAPFILL.name)
     return Facts(ctx.options, survivors=len(contributors),
                  budget_exhausted=state.budget_exhausted,

@@ -13,7 +13,7 @@ from typing import Any
 
 from council import (
     agentfs,
-    claims,
+    claimcheck,
     events,
     graph,
     loop,
@@ -23,9 +23,9 @@ from council import (
     sources,
 )
 from council.config import RunOptions
+from council.coverage import SCOPE
+from council.coverage import load as load_scope
 from council.errors import PhaseFailedError
-from council.scope import SCOPE
-from council.scope import load as load_scope
 from council.state import RunState, States
 from council.store import atomic_write
 from council.workspace import CLAIMS, Workspace
@@ -51,7 +51,7 @@ def read_final_report(ws: Workspace) -> str:
 
 
 def verification_facts(ws: Workspace) -> dict[str, Any] | None:
-    return claims.load(ws.root / CLAIMS)
+    return claimcheck.load(ws.root / CLAIMS)
 
 
 def contributions(state: RunState) -> tuple[str, list[str]]:
@@ -72,7 +72,7 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     `states`: the run's owner (the synthesis), or its file (the host session's hand-back)."""
     cut = states.state.budget_exhausted
     facts = verification_facts(ws)
-    checked = claims.summary(facts) if facts else None
+    checked = claimcheck.summary(facts) if facts else None
     body = read_final_report(ws)
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
@@ -89,7 +89,7 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
               + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
               + "\n\n")
     section = score.section(result)
-    change = claims.coverage_change(facts)
+    change = claimcheck.coverage_change(facts)
     if change:
         section += f"\n{change}\n"
     if changed:

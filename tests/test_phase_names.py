@@ -22,8 +22,8 @@ DECLARATION = "graph.py"
 NAMES = frozenset({"scope", "research", "dissent", "refinement", "claims", "gapfill",
                    "recheck", "verification", "antagonist", "synthesis"})
 ALLOWED: dict[tuple[str, str], str] = {
-    ("claims.py", "claims"): "claims.json's key (the listed claims)",
-    ("scope.py", "claims"): "the coverage judgement's key (a sub-question's claim ids)",
+    ("claimcheck.py", "claims"): "claims.json's key (the listed claims)",
+    ("coverage.py", "claims"): "the coverage judgement's key (a sub-question's claim ids)",
     ("score.py", "claims"): "claims.json's key",
     ("config.py", "dissent"): "the option and its config key, --dissent",
     ("options.py", "dissent"): "the option and its config key, --dissent",

@@ -10,7 +10,7 @@ as listed, to attack the weak ones itself."""
 
 from __future__ import annotations
 
-from council import claims, events, loop, prompts
+from council import claimcheck, events, loop, prompts
 from council.chooser import Role, choose
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
@@ -33,10 +33,10 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     dissent = ws.root / DISSENT
     if dissent.is_file():
         inputs[DISSENT] = dissent
-    listed = claims.load(ws.root / CLAIMS)
+    listed = claimcheck.load(ws.root / CLAIMS)
     prompt = prompts.render(
         phase.prompt, topic=ctx.topic, marker=loop.MARKER,
-        claims=claims.listed(listed),
+        claims=claimcheck.listed(listed),
         dissent=str(folder / DISSENT) if DISSENT in inputs else None,
         reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
                  for s in contributors],

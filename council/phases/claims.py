@@ -19,13 +19,13 @@ from typing import Any
 
 from council import events, graph, prompts
 from council.chooser import writer
-from council.claims import KEY, MAX_CLAIMS, Claim, coverage_summary, load, validate_claims
+from council.claimcheck import KEY, MAX_CLAIMS, Claim, coverage_summary, load, validate_claims
 from council.config import Seat
+from council.coverage import SCOPE, Coverage, validate_coverage
+from council.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json
 from council.phases.gapfill import load_plan
-from council.scope import SCOPE, Coverage, validate_coverage
-from council.scope import load as load_scope
 from council.store import atomic_write
 from council.workspace import CLAIMS, GAPS
 

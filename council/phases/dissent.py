@@ -16,10 +16,10 @@ from __future__ import annotations
 from council import events, loop, prompts
 from council.chooser import Role, choose
 from council.config import RunOptions, Seat
+from council.coverage import SCOPE
+from council.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
-from council.scope import SCOPE
-from council.scope import load as load_scope
 
 
 def dissenter(options: RunOptions, seats: list[Seat]) -> Seat | None:

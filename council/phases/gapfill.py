@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from council import claims, events, loop, prompts
+from council import claimcheck, events, loop, prompts
 from council.config import Seat
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
@@ -85,7 +85,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     source_phase, contributors = ctx.contributors()
     plan = load_plan(ws.root / GAPS)
     if not plan:
-        todo = gaps(claims.load(ws.root / CLAIMS))
+        todo = gaps(claimcheck.load(ws.root / CLAIMS))
         plan = {seat: [asdict(g) for g in batch]
                 for seat, batch in assign(todo, contributors).items()}
         atomic_write(ws.root / GAPS, json.dumps({"plan": plan}, indent=2, ensure_ascii=False)

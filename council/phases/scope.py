@@ -15,10 +15,10 @@ from pathlib import Path
 from council import events, graph, prompts
 from council.chooser import writer
 from council.config import Seat
+from council.coverage import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
+from council.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json
-from council.scope import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
-from council.scope import load as load_scope
 from council.store import atomic_write
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from council import claims, events, graph, ledger, loop, prompts, regression, report
+from council import claimcheck, events, graph, ledger, loop, prompts, regression, report
 from council.chooser import writer
 from council.config import Seat
 from council.errors import PhaseFailedError
@@ -73,7 +73,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
 def dropped_claims(state: RunState) -> list[dict[str, Any]]:
     """Each agent's cited claims that refinement lost: model-written text, so the prompt
     quotes them as untrusted material, apart from the facts council states."""
-    return [{"name": name, claims.KEY: ap.dropped_claims} for name, rec in state.agents.items()
+    return [{"name": name, claimcheck.KEY: ap.dropped_claims} for name, rec in state.agents.items()
             for ap in rec.phases.values() if ap.dropped_claims]
 
 
@@ -107,7 +107,7 @@ def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Se
         methodology=methodology(state, contributors, source_phase),
         dropped=dropped_claims(state),
         marker=loop.MARKER,
-        verification=claims.load(ws.root / CLAIMS),
+        verification=claimcheck.load(ws.root / CLAIMS),
         counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,
         dissent=str(inputs_dir / DISSENT) if DISSENT in inputs else None,
         gap_reports=gaps,

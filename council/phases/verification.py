@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from council import events, prompts
-from council.claims import (
+from council.claimcheck import (
     KEY,
     Claim,
     Verdict,

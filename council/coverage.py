@@ -5,7 +5,8 @@ covered them.
 One agent writes the scope before the research starts (scope.json), so every researcher works
 from the same checklist; after refinement, the claim extractor says which sub-questions the
 reports answered and with which claims, and which dimensions they left as gaps. These
-functions check both answers without any model; `score.py` turns them into numbers."""
+functions check both answers without any model; `score.py` turns them into numbers. The
+phases that ask for them are phases/scope.py and phases/claims.py."""
 
 from __future__ import annotations
 

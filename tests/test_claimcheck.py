@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from council.claims import Claim, Verdict, assign, tally, validate_claims, validate_verdicts
+from council.claimcheck import Claim, Verdict, assign, tally, validate_claims, validate_verdicts
 
 GOOD = {"claims": [
     {"id": "c1", "agent": "claude", "claim": "A", "sources": ["https://a.example.org/"]},

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from council.scope import Scope, validate_coverage, validate_scope
+from council.coverage import Scope, validate_coverage, validate_scope
 
 GOOD: dict[str, Any] = {
     "questions": [{"id": f"q{i}", "question": f"Sub-question {i}?"} for i in range(1, 4)],

@@ -2,7 +2,8 @@
 
 One agent extracts the reports' load-bearing claims into claims.json; each claim is then
 checked by an agent of a *different vendor* than the one that made it, which answers with a
-verdict and an evidence quote. These functions validate both files and split the work."""
+verdict and an evidence quote. These functions validate both files and split the work; the
+phases that ask for them are phases/claims.py (the recheck too) and phases/verification.py."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from council.scope import ID
+from council.coverage import ID
 
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
 MAX_CLAIMS = 40
