@@ -227,8 +227,10 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None],
         except KeyboardInterrupt:
             got.setdefault("code", 130)
             logs = []
+    # An interrupted eval set may return without raising, with the cancelled tasks' logs
+    # or without them: every task must have its log, and none may be cancelled.
     statuses = [log.status for log in logs]
-    if "code" in got or not logs or "cancelled" in statuses:
+    if "code" in got or len(logs) < len(tasks) or "cancelled" in statuses:
         echo(f"council eval: interrupted; run the same command again to go on where it "
              f"stopped (logs in {req.log_dir})")
         return got.get("code", 130)
