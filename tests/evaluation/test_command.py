@@ -200,3 +200,41 @@ def test_a_judge_that_prefers_one_configuration_makes_it_win(
         "scores higher" in summary
     assert "**council** scores higher than every other configuration" in summary
     assert "council scores higher" in (log_dir / "summary.html").read_text()
+
+
+BAD_LINE = '{"id": "a", "question": "Fine?"}\n{"id": "b", "question": "Broken?",\n'
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("malformed", "questions.jsonl:2: not valid JSON"),
+    ("unknown-config", "unknown configuration 'triple'"),
+    ("unknown-seat", "configuration single:nobody: unknown agent 'nobody'"),
+    ("unknown-judge", "judge nosuch/model:"),
+    ("unknown-cli-judge", "the cli judge is one of cli:claude, cli:codex, cli:gemini"),
+    ("judge-without-credentials", "judge cli:gemini: gemini has no credentials"),
+])
+def test_bad_input_is_one_line_and_exit_2_before_anything_runs(
+        evaluator: Evaluator, case: str, expected: str) -> None:
+    questions = evaluator.questions()
+    config, judge = "single:claude", "cli:gemini"
+    if case == "malformed":
+        questions.write_text(BAD_LINE)
+    elif case == "unknown-config":
+        config = "triple"
+    elif case == "unknown-seat":
+        config = "single:nobody"
+    elif case == "unknown-judge":
+        judge = "nosuch/model"
+    elif case == "unknown-cli-judge":
+        judge = "cli:nosuch"
+    else:
+        del evaluator.env["GEMINI_API_KEY"]
+    log_dir = evaluator.root / "eval"
+    done = evaluator.run(str(questions), "--config", config, "--judge", judge,
+                         "--log-dir", str(log_dir), timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert expected in done.stderr
+    assert done.stderr.startswith("council: error: ")
+    assert not log_dir.exists()
+    assert evaluator.council_starts() == []
