@@ -11,7 +11,7 @@ from pathlib import Path
 import anyio
 import pytest
 from fakes import FAKES_BIN
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
 
 from council.evaluation import judge, judging
 from council.evaluation.questions import Criterion
@@ -90,14 +90,15 @@ def test_a_judgement_through_each_cli(judge_path: Path, cli: str) -> None:
     prompt = judging.rubric_prompt("Q?", "a report", [Criterion("x"), Criterion("y")])
     model = judge.CliJudge(cli)
 
-    async def ask() -> object:
+    async def ask() -> ModelOutput:
         return await model.generate([ChatMessageUser(content=prompt)], [], "auto",
                                     GenerateConfig())
 
     output = anyio.run(ask)
-    met = judging.parse_rubric(output.completion, 2)  # type: ignore[attr-defined]
+    met = judging.parse_rubric(output.completion, 2)
     assert met["c1"].met
-    assert output.usage.input_tokens > 0  # type: ignore[attr-defined]
+    assert output.usage is not None
+    assert output.usage.input_tokens > 0
     (call,) = [json.loads(line) for line in judge_path.read_text().splitlines()]
     assert (call["cli"], call["kind"]) == (cli, "rubric")
 

@@ -12,8 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from inspect_ai.log import list_eval_logs, read_eval_log
+from inspect_ai.model import ChatMessageUser, GenerateConfig
+
+from council.evaluation import judging
+from council.evaluation.judge import CliJudge
+from council.evaluation.questions import Criterion
 
 from .server import ScriptedServer
 
@@ -109,3 +115,34 @@ def test_the_server_answers_a_report_less_prompt_from_its_answers(server: Script
     assert ask('Grade: {"verdicts": ...}') == VERDICTS
     assert ask('Grade: {"criteria": ...}') == RUBRIC
     assert ask("Reply with OK.") == "OK."
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_each_cli_judges_headless(cli_env: dict[str, str], server: ScriptedServer,
+                                  monkeypatch: pytest.MonkeyPatch, cli: str) -> None:
+    """The judge's invocation of each real CLI: it answers from stdin, through the server;
+    claude and gemini are offered no tool, codex no web search."""
+    api = {"claude": "anthropic", "codex": "openai", "gemini": "gemini"}[cli]
+    server.script = {api: JUDGE}
+    for name in list(cli_env):
+        monkeypatch.setenv(name, cli_env[name])
+    prompt = judging.rubric_prompt("How do tides work?", "The Moon does it.",
+                                   [Criterion("a"), Criterion("b")])
+    model = CliJudge(cli)
+
+    async def ask() -> str:
+        output = await model.generate([ChatMessageUser(content=prompt)], [], "auto",
+                                      GenerateConfig())
+        return output.completion
+
+    met = judging.parse_rubric(anyio.run(ask), 2)
+    assert (met["c1"].met, met["c2"].met) == (True, False)
+    (call,) = [r for r in server.records(api)
+               if str(r.get("answer", "")).startswith("text answers")]
+    tools = call["body"].get("tools") or []
+    if cli == "codex":  # its shell is always there, in council's read-nothing sandbox
+        assert "web_search" not in json.dumps(tools)
+    elif cli == "claude":
+        assert tools == []
+    else:
+        assert [f for t in tools for f in t.get("functionDeclarations") or []] == []
