@@ -179,6 +179,22 @@ def plan_lines(prepared: Prepared) -> list[str]:
 
 
 @contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """The limits the solver and the judge read ($COUNCIL_EVAL_MAX_RUNS, …), for the length
+    of the evaluation."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in before.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+@contextmanager
 def signals_as_interrupt() -> Iterator[dict[str, int]]:
     """SIGTERM and SIGHUP become the SIGINT Inspect handles (it cancels the samples, whose
     council runs are stopped as trees); the first signal's exit code is recorded."""
@@ -208,15 +224,14 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None],
 
     req = prepared.request
     req.log_dir.mkdir(parents=True, exist_ok=True)
-    os.environ[MAX_RUNS_ENV] = str(req.max_runs)
-    os.environ[slots.PER_VENDOR_ENV] = str(req.per_vendor)
     tasks = [deep_research(questions=dataset.canonical_spec(req.questions),
                            configuration=conf.name, runs_dir=str(prepared.runs_dir.absolute()),
                            test=req.test, max_cost=req.max_cost,
                            max_citations=req.max_citations, language=req.language,
                            limit=req.limit)
              for conf, _ in prepared.configurations]
-    with signals_as_interrupt() as got:
+    limits = {MAX_RUNS_ENV: str(req.max_runs), slots.PER_VENDOR_ENV: str(req.per_vendor)}
+    with signals_as_interrupt() as got, environment(limits):
         try:
             _, logs = eval_set(
                 tasks, log_dir=str(req.log_dir), model=None,

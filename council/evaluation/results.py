@@ -28,6 +28,9 @@ REUSE, RESUME, NEW = "reuse", "resume", "new"
 ENDED_BADLY = ("failed",)
 WALL_FILE = "wall.json"
 MAX_REPORT_BYTES = 64 << 20
+# sources.json and claims.json go into the sample's metadata whole (so a published log bundle
+# stands on its own), up to this size each; a larger one is named by its path only.
+MAX_LEDGER_BYTES = 512 << 10
 SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -102,13 +105,14 @@ class Outcome:
     error: str | None = None
 
     def metadata(self) -> dict[str, Any]:
-        """The sample's record of its run (Inspect metadata: plain JSON)."""
+        """The sample's record of its run (Inspect metadata: plain JSON): where it is, its
+        usage per agent, and its source ledger and checked claims themselves."""
         return {
             "run_id": self.run_id, "run_dir": str(self.run_dir), "phase": self.phase,
-            "sources_json": str(self.run_dir / "sources.json"),
-            "claims_json": str(self.run_dir / "claims.json"),
             "usage": self.usage.to_dict(), "wall_s": round(self.wall_s, 3),
             "per_agent": self.per_agent, "sources": self.sources, "claims": self.claims,
+            "sources_json": _ledger(self.run_dir / "sources.json"),
+            "claims_json": _ledger(self.run_dir / "claims.json"),
             "error": self.error,
         }
 
@@ -135,6 +139,16 @@ def _report(path: Path) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _ledger(path: Path) -> Any:
+    """A run's JSON file for the metadata: its content, or its path when it is too large,
+    or None when the run has none (a run without verification has no claims.json)."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    return _json(path) if size <= MAX_LEDGER_BYTES else {"path": str(path), "bytes": size}
 
 
 def _json(path: Path) -> Any:

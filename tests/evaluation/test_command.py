@@ -55,6 +55,10 @@ def test_two_questions_two_configurations_then_nothing_is_redone(evaluator: Eval
         assert isinstance(cost, dict)
         assert cost["tokens"] == usage.total_tokens
         assert Path(council["run_dir"], "final-report.md").is_file()
+        assert council["sources_json"]["sources"]  # the run's source ledger itself
+        assert set(council["per_agent"]) >= {"claude"}
+    assert "claims" in got[("council", "tides")].metadata["council"]["claims_json"]
+    assert got[("single:claude", "tides")].metadata["council"]["claims_json"] is None
     summary = (log_dir / "summary.md").read_text()
     assert "| single:claude | 2 |" in summary
     assert "| council | 2 |" in summary
