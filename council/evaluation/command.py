@@ -161,9 +161,9 @@ def plan_lines(prepared: Prepared) -> list[str]:
             lines.append(f"  estimate: ~${each:.2f} a run from the {len(costs)} done, "
                          f"~${each * left:.2f} for the rest")
         elif left:
-            lines.append("  estimate: none yet (no run of this configuration has finished "
-                         "here); the first runs' cost is shown by `council list` in "
-                         f"{prepared.runs_dir}/{conf.slug()}/*/research")
+            lines.append("  estimate: none yet, no run of this configuration has finished "
+                         "here: `--limit 1` runs one question first, and the next plan "
+                         "estimates the rest from it")
     if req.max_cost is not None:
         bound = total * req.max_cost
         lines.append(f"budget: at most ${req.max_cost:g} a run (--max-cost), ${bound:.2f} "
