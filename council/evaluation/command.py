@@ -20,6 +20,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from council import budget
 from council.config import RunOptions
 from council.errors import UsageError
 from council.evaluation import configurations, dataset, results, slots, summary
@@ -29,7 +30,6 @@ from council.evaluation.solver import MAX_RUNS_ENV
 from council.evaluation.task import MAX_CITATIONS
 from council.graph import plan
 from council.ledger import Usage
-from council.state import load_state
 
 RUNS = "runs"  # DIR/runs/<configuration>/<question>/: the council runs
 INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
@@ -89,6 +89,7 @@ def check_judge(name: str) -> Any:
         raise JudgeUnavailable(str(exc)) from exc
     except Exception as exc:  # Inspect's: unknown provider, missing package, missing key
         text = " ".join(str(exc).replace("[bold]", "").replace("[/bold]", "").split())
+        text = text.removeprefix("ERROR: ")  # Inspect's console prefix: one line is enough
         raise JudgeUnavailable(f"judge {name}: {text or type(exc).__name__}") from exc
 
 
@@ -134,9 +135,7 @@ def pending(prepared: Prepared) -> dict[str, tuple[int, list[Usage]]]:
             research = results.sample_folder(prepared.runs_dir, conf.slug(), q.id) / "research"
             found = results.latest(research, q.question)
             if found is not None and found[1].phase == "done":
-                from council import budget
-
-                done.append(budget.spent(load_state(found[0].root)))
+                done.append(budget.spent(found[1]))
             else:
                 todo += 1
         out[conf.name] = (todo, done)
@@ -149,7 +148,7 @@ def plan_lines(prepared: Prepared) -> list[str]:
     lines = [f"council eval: {len(prepared.questions)} questions ({req.questions}) × "
              f"{len(prepared.configurations)} configurations, judged by {req.judge}"]
     todo = pending(prepared)
-    total, bound = 0, 0.0
+    total = 0
     for conf, options in prepared.configurations:
         left, done = todo[conf.name]
         total += left
@@ -165,9 +164,8 @@ def plan_lines(prepared: Prepared) -> list[str]:
                          "here: `--limit 1` runs one question first, and the next plan "
                          "estimates the rest from it")
     if req.max_cost is not None:
-        bound = total * req.max_cost
-        lines.append(f"budget: at most ${req.max_cost:g} a run (--max-cost), ${bound:.2f} "
-                     f"for the {total} runs")
+        lines.append(f"budget: at most ${req.max_cost:g} a run (--max-cost), "
+                     f"${total * req.max_cost:.2f} for the {total} runs")
     lines.append(f"at most {req.max_runs} council runs at once, {req.per_vendor} CLI processes "
                  "per vendor on this machine; the judge answers 2 or 3 prompts per sample "
                  "(rubric, citations, RACE where there is a reference)")

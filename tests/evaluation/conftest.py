@@ -14,7 +14,7 @@ import pytest
 from conftest import Council
 
 JUDGE_BIN = Path(__file__).parent / "judgebin"
-TWO_QUESTIONS = [
+TWO_QUESTIONS: list[dict[str, Any]] = [
     {"id": "tides", "question": "How do tides work?",
      "criteria": ["Explains the Moon's role", {"criterion": "Names spring tides", "weight": 2}]},
     {"id": "q2", "question": "Why is the sky blue?", "criteria": ["Names Rayleigh scattering"]},

@@ -15,7 +15,9 @@ from conftest import wait_for
 from inspect_ai.log import EvalLog, EvalSample, list_eval_logs, read_eval_log
 from inspect_ai.model import ChatMessage
 
-from .conftest import Evaluator
+from council.evaluation import command
+
+from .conftest import TWO_QUESTIONS, Evaluator
 
 pytestmark = pytest.mark.slow
 CONFIGS = ("--config", "single:claude", "--config", "council")
@@ -31,7 +33,8 @@ def samples(log_dir: Path) -> dict[tuple[str, str], EvalSample]:
             for conf, log in found.items() for sample in log.samples or []}
 
 
-def test_two_questions_two_configurations_then_nothing_is_redone(evaluator: Evaluator) -> None:
+def test_two_questions_two_configurations_then_nothing_is_redone(
+        evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch) -> None:
     questions = evaluator.questions()
     evaluator.judge(met=True)
     log_dir = evaluator.root / "eval"
@@ -73,6 +76,18 @@ def test_two_questions_two_configurations_then_nothing_is_redone(evaluator: Eval
     assert len(evaluator.council_starts()) == starts, "a council run started again"
     assert len(evaluator.judgements()) == judged, "a finished sample was scored again"
     assert "0 runs to do, 2 done" in again.stdout
+
+    # A third question: the plan estimates its cost from the runs done, before any is spent.
+    for name, value in evaluator.env.items():
+        monkeypatch.setenv(name, value)
+    more = evaluator.questions([*TWO_QUESTIONS, {"id": "q3", "question": "Why?"}], "3.jsonl")
+    plan = command.plan_lines(command.prepare(command.EvalRequest(
+        str(more), ("single:claude", "council"), "cli:gemini", log_dir, test=True,
+        max_cost=2.0)))
+    assert "single:claude: 1 runs to do, 2 done" in plan
+    assert any(line.startswith("  estimate: ~$") and "a run from the 2 done" in line
+               for line in plan), plan
+    assert "budget: at most $2 a run (--max-cost), $4.00 for the 2 runs" in plan
 
 
 def finished_log(log_dir: Path, configuration: str) -> bool:
@@ -174,8 +189,6 @@ def test_a_judge_that_prefers_one_configuration_makes_it_win(
     (only the council's do) meets its rubric, no other does. This proves the arithmetic of
     the summary, not the judge."""
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
-
-    from council.evaluation import command
 
     from .judgebin import _judge
 
