@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -322,7 +323,7 @@ def row_of(configuration: str, sample: Any) -> Row:
     """A Row from an Inspect EvalSample (duck-typed: `id`, `scores`, `error`, `metadata`)."""
     scores: Mapping[str, Any] = sample.scores or {}
     rubric, cites, cost = (_score(scores, name) for name in ("rubric", "citations", "cost"))
-    error = str(sample.error.message) if getattr(sample, "error", None) else None
+    error = _message(str(sample.error.message)) if getattr(sample, "error", None) else None
     if rubric is None or error:
         return Row(configuration, str(sample.id), None, error=error or "not scored")
     race = (rubric.metadata or {}).get("race")
@@ -335,6 +336,12 @@ def row_of(configuration: str, sample: Any) -> Row:
                int(cost_value.get("tokens") or 0),
                float(cost_value["cost_usd"]) if cost_meta.get("cost_known") else None,
                bool(cost_meta.get("estimated")), float(cost_value.get("wall_s") or 0.0))
+
+
+def _message(text: str) -> str:
+    """An error's own words: Inspect records `RunFailed('council run … failed')`."""
+    match = re.fullmatch(r"\w+\((['\"])(.*)\1\)", text.strip(), re.S)
+    return match.group(2) if match else text
 
 
 def _score(scores: Mapping[str, Any], name: str) -> Any:

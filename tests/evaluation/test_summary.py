@@ -103,3 +103,7 @@ def test_a_row_from_an_inspect_sample() -> None:
                                                     0.3, True, 12.0)
     failed = SimpleNamespace(id="q2", error=SimpleNamespace(message="boom"), scores=None)
     assert summary.row_of("council", failed) == Row("council", "q2", None, error="boom")
+    wrapped = SimpleNamespace(id="q3", scores=None, error=SimpleNamespace(
+        message="RunFailed('council run 2026 ended failed: synthesis failed')"))
+    assert summary.row_of("council", wrapped).error == \
+        "council run 2026 ended failed: synthesis failed"
