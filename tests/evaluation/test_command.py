@@ -255,3 +255,16 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_runs(
     assert done.stderr.startswith("council: error: ")
     assert not log_dir.exists()
     assert evaluator.council_starts() == []
+
+
+def test_a_judge_of_a_configurations_only_vendor_is_flagged_in_the_plan(
+        evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in evaluator.env.items():
+        monkeypatch.setenv(name, value)
+    prepared = command.prepare(command.EvalRequest(
+        str(evaluator.questions()), ("single:claude", "single:codex", "council"),
+        "cli:claude", evaluator.root / "eval"))
+    assert prepared.flags == ["the judge cli:claude is of the same vendor (claude) as "
+                              "single:claude's only agent: it may favour that configuration"]
+    assert f"warning: {prepared.flags[0]}" in command.plan_lines(prepared)
+    assert prepared.judge == "cli/claude"
