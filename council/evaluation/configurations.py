@@ -121,8 +121,20 @@ def resolve(conf: Configuration, test: bool = False,
 
 def vendors(options: RunOptions) -> Counter[str]:
     """How many CLI processes of each vendor a run of these options has at once, at most:
-    one per seat."""
-    return Counter(seat.cli for seat in options.seats)
+    one per seat, and one more for the vendor of the dissenter (who also researches, at the
+    same time) or of the antagonist (beside the verifiers), when the graph plans them."""
+    from council.graph import planned
+    from council.phases import antagonist, dissent
+
+    counts = Counter(seat.cli for seat in options.seats)
+    seats, phases = list(options.seats), planned(options)
+    beside = set()
+    if "dissent" in phases and (dissenter := dissent.choose(options, seats)) is not None:
+        beside.add(dissenter.cli)
+    if "antagonist" in phases and seats:
+        beside.add(antagonist.choose(options.synthesizer, seats, seats).cli)
+    counts.update(beside)
+    return counts
 
 
 def sole_vendor(options: RunOptions) -> str | None:

@@ -54,7 +54,11 @@ def test_resolve_checks_the_seat_against_the_council_in_effect() -> None:
     assert c.sole_vendor(options) == "codex"
     full = c.resolve(c.parse("council"), test=True)
     assert full.verify is True
-    assert c.vendors(full) == {"claude": 1, "codex": 1, "gemini": 1}
+    # One process per seat, and the dissenter's and the antagonist's (both of another vendor
+    # than claude, the synthesiser), which run beside research and verification.
+    assert c.vendors(full) == {"claude": 1, "codex": 2, "gemini": 1}
+    three = c.resolve(c.parse("council:three"), test=True)
+    assert c.vendors(three) == {"claude": 1, "codex": 1, "gemini": 1}
     assert c.sole_vendor(full) is None
     with pytest.raises(ConfigurationError, match="configuration single:nobody: unknown agent"):
         c.resolve(c.parse("single:nobody"))
