@@ -233,7 +233,7 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool) -> None:
                    "the same command again goes on where it stopped.")
 @click.option("--max-runs", type=click.IntRange(min=1), default=2, show_default=True,
               help="Council runs at once.")
-@click.option("--per-vendor", type=click.IntRange(min=1), default=3, show_default=True,
+@click.option("--per-vendor", type=click.IntRange(min=1), default=4, show_default=True,
               help="CLI processes of one vendor at once on this machine, across runs and "
                    "evaluations.")
 @click.option("--test", is_flag=True, help="Each run with --test (cheap models, 2 iterations).")

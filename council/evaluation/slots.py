@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 
 POLL_SECONDS = 0.5  # how often a waiting run looks again; runs last minutes
-DEFAULT_PER_VENDOR = 3
+DEFAULT_PER_VENDOR = 4  # two runs of the whole pipeline at once: the dissenter's vendor has 2 each
 PER_VENDOR_ENV = "COUNCIL_EVAL_PER_VENDOR"  # `council eval --per-vendor` sets it
 
 
