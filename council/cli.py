@@ -255,7 +255,7 @@ def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path
 
     request = command.EvalRequest(questions, configs, judge, log_dir.absolute(), max_runs,
                                   per_vendor, test, max_cost, max_citations, language, limit)
-    sys.exit(command.main(request, click.echo,
+    sys.exit(command.main(request, click.echo, lambda line: click.echo(line, err=True),
                           (lambda: _confirmed("Start the evaluation?")) if confirm else None))
 
 

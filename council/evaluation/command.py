@@ -213,9 +213,10 @@ def signals_as_interrupt() -> Iterator[dict[str, int]]:
             signal.signal(sig, old)
 
 
-def evaluate(prepared: Prepared, echo: Callable[[str], None],
+def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[str], None],
              judge_model: Any = None) -> int:
-    """Run the eval set; write the summary; the exit code."""
+    """Run the eval set; write the summary; the exit code. `warn` takes the lines that say
+    what went wrong (stderr)."""
     from inspect_ai import eval_set
 
     from council.evaluation.task import deep_research
@@ -244,10 +245,10 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None],
     # or without them: every task must have its log, and none may be cancelled.
     statuses = [log.status for log in logs]
     if "code" in got or len(logs) < len(tasks) or "cancelled" in statuses:
-        echo(f"council eval: interrupted; run the same command again to go on where it "
-             f"stopped (logs in {req.log_dir})")
+        warn(f"council: evaluation interrupted; run the same command again to go on where "
+             f"it stopped (logs in {req.log_dir})")
         return got.get("code", 130)
-    rows = _rows(logs, prepared)
+    rows = _rows(logs)
     written = summary.write(req.log_dir, summary.summarise(
         rows, [conf.name for conf, _ in prepared.configurations], req.judge, req.questions,
         prepared.flags))
@@ -255,14 +256,14 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None],
     echo(f"summary: {written} and {req.log_dir / summary.SUMMARY_HTML}")
     if failed:
         first = failed[0]
-        echo(f"council eval: {len(failed)} of {len(rows)} samples failed (first: "
+        warn(f"council: {len(failed)} of {len(rows)} samples failed (first: "
              f"{first.configuration} on {first.question}: {first.error}); run the same "
              "command again to retry them")
         return 1
     return 0
 
 
-def _rows(logs: list[Any], prepared: Prepared) -> list[summary.Row]:
+def _rows(logs: list[Any]) -> list[summary.Row]:
     from inspect_ai.log import read_eval_log
 
     rows = []
@@ -274,11 +275,12 @@ def _rows(logs: list[Any], prepared: Prepared) -> list[summary.Row]:
 
 
 def main(request: EvalRequest, echo: Callable[[str], None],
-         confirm: Callable[[], bool] | None = None, judge_model: Any = None) -> int:
+         warn: Callable[[str], None] | None = None, confirm: Callable[[], bool] | None = None,
+         judge_model: Any = None) -> int:
     """`council eval`: check, show the plan, ask when told to, run; the exit code."""
     prepared = prepare(request, judge_model)
     for line in plan_lines(prepared):
         echo(line)
     if confirm is not None and not confirm():
         raise UsageError("not started")
-    return evaluate(prepared, echo, judge_model)
+    return evaluate(prepared, echo, warn or echo, judge_model)
