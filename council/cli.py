@@ -203,6 +203,45 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool) -> None:
     click.echo(revoke_file(path) if revoke else trust_file(path))
 
 
+@main.command("eval")
+@click.argument("questions")
+@click.option("--config", "configs", multiple=True, required=True, metavar="C",
+              help="A configuration to evaluate (repeat to compare): single:<seat>, "
+                   "council:three, council, optionally @FILE (a council config), or a FILE.yaml.")
+@click.option("--judge", required=True, metavar="J",
+              help="The one judge: cli:claude, cli:codex, cli:gemini (your CLI login) or an "
+                   "Inspect model (anthropic/…, openai/…, google/…).")
+@click.option("--log-dir", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="Inspect's logs, the council runs and summary.md/summary.html go here; "
+                   "the same command again goes on where it stopped.")
+@click.option("--max-runs", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Council runs at once.")
+@click.option("--per-vendor", type=click.IntRange(min=1), default=4, show_default=True,
+              help="CLI processes of one vendor at once on this machine, across runs and "
+                   "evaluations.")
+@click.option("--test", is_flag=True, help="Each run with --test (cheap models, 2 iterations).")
+@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True),
+              help="Budget of each council run in USD (council run --max-cost).")
+@click.option("--max-citations", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Citations checked per report.")
+@click.option("--language", help="Only the questions in this language (e.g. en).")
+@click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
+@click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
+@handle_errors
+def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path,
+             max_runs: int, per_vendor: int, test: bool, max_cost: float | None,
+             max_citations: int, language: str | None, limit: int | None,
+             confirm: bool) -> None:
+    """Answer QUESTIONS (sample, a JSONL file, drb:FOLDER, drb2:FILE) with each configuration
+    and compare them: rubric score, citation accuracy and cost (docs/eval.md)."""
+    from council.evaluation import command  # Inspect: only for this command
+
+    request = command.EvalRequest(questions, configs, judge, log_dir.absolute(), max_runs,
+                                  per_vendor, test, max_cost, max_citations, language, limit)
+    sys.exit(command.main(request, click.echo, lambda line: click.echo(line, err=True),
+                          (lambda: _confirmed("Start the evaluation?")) if confirm else None))
+
+
 def _confirmed(question: str) -> bool:
     """A yes; end of input (a closed stdin, a script) counts as a no."""
     try:

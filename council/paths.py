@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 RESEARCH_DIR_ENV = "COUNCIL_RESEARCH_DIR"
+RESEARCH_FOLDER = "research"  # the runs' folder in a project (and in an eval's sample folder)
 CONFIG_HOME_ENV = "COUNCIL_CONFIG_HOME"
 # A run's folder name: its UTC start time and a random suffix. Always `fullmatch`ed: `$`
 # with re.match would let "20261122-031441-88dba5\n" through.
@@ -15,7 +16,7 @@ RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
 
 def research_dir() -> Path:
     """The folder holding one sub-folder per run (default ./research)."""
-    return Path(os.environ.get(RESEARCH_DIR_ENV) or Path.cwd() / "research").absolute()
+    return Path(os.environ.get(RESEARCH_DIR_ENV) or Path.cwd() / RESEARCH_FOLDER).absolute()
 
 
 def user_config_file() -> Path:

@@ -31,6 +31,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("progress.py", "scope"): "an event's field (run, or the phase it is about)",
     ("paths.py", "research"): "the research/ folder",
     ("hosts/base.py", "research"): "the research/ folder",
+    ("evaluation/results.py", "claims"): "a sample's metadata key (the run's claims.json)",
 }
 
 

@@ -21,6 +21,7 @@ READERS = {
     "handover.py": "the host's hand-back, in the hook's process once the supervisor ended",
     "detach.py": "a detached run's launcher waits for the run it handed to its supervisor",
     "mcptools.py": "the MCP server's tools read runs they started detached, or any run",
+    "evaluation/results.py": "council eval: a run it started as a subprocess, once it ended",
 }
 
 

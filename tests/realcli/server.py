@@ -16,7 +16,8 @@ The conversation logic is stateless: every CLI sends the whole history with each
 - Otherwise (the prompt, a hook continuation, a codex resume prompt) the reply is one tool call
   that writes the report for turn ``t + 1``: claude ``Write``, codex ``apply_patch``, gemini
   ``write_file``. The report ends with the marker once the turn reaches ``finish_after``.
-- With no report path the reply is the text ``OK.``.
+- With no report path the reply is the text ``OK.``, or the ``text`` of the first of the
+  api's ``answers`` whose ``contains`` is in the conversation's user text (a judge's prompt).
 
 Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai``/``gemini``::
 
@@ -30,7 +31,8 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "probe": [],           # reads an injected page would ask for, before the first report
      "after_report": [],    # calls a turned agent makes once its report is complete
      "reports": {},         # per report file name: settings that apply to that report only
-     "tool_calls": []}      # anthropic: a main session's calls of the tools it was offered
+     "tool_calls": [],      # anthropic: a main session's calls of the tools it was offered
+     "answers": []}         # [{"contains": str, "text": str}]: replies to report-less prompts
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
@@ -109,7 +111,8 @@ APIS = ("anthropic", "openai", "gemini")
 CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
                             "status_count": None, "retry_after": None, "probe": [],
-                            "after_report": [], "reports": {}, "tool_calls": []}
+                            "after_report": [], "reports": {}, "tool_calls": [],
+                            "answers": []}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -943,6 +946,11 @@ def _decide(conv: Conversation, record: dict[str, Any],
     if conv.model:
         record["model"] = conv.model
     if conv.report_path is None:
+        said = "\n".join(conv.texts)
+        for i, entry in enumerate((settings or {}).get("answers") or []):
+            if isinstance(entry, Mapping) and str(entry.get("contains", "")) in said:
+                record["answer"] = f"text answers[{i}]"
+                return str(entry.get("text", ""))
         record["answer"] = "text OK."
         return "OK."
     probes = [p if isinstance(p, str) else json.dumps(p, sort_keys=True)

@@ -1,0 +1,287 @@
+"""`council eval QUESTIONS --config C [--config C …] --judge J --log-dir DIR`: the core the
+command line calls. Everything is checked before anything runs (the questions file line by
+line, each configuration as `council run` would check it, the judge and its credentials);
+then the plan is printed, as `council run` prints its own, and the configurations run as one
+Inspect eval set in DIR, which Inspect resumes: the same command again redoes no finished
+sample, and picks up an interrupted one where its council run stopped.
+
+SIGTERM and SIGHUP are turned into the SIGINT Inspect already handles (cancel every sample;
+each sample's council run is stopped as a tree), so no signal leaves a process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from council import ledger
+from council.config import RunOptions
+from council.errors import UsageError
+from council.evaluation import configurations, dataset, results, slots, summary
+from council.evaluation.configurations import Configuration
+from council.evaluation.questions import Question
+from council.evaluation.solver import MAX_RUNS_ENV
+from council.evaluation.task import MAX_CITATIONS
+from council.graph import plan
+from council.ledger import Usage
+from council.paths import RESEARCH_FOLDER
+
+RUNS = "runs"  # DIR/runs/<configuration>/<question>/: the council runs
+INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+
+
+class JudgeUnavailable(UsageError):
+    """The judge cannot be used: unknown, not installed or without credentials."""
+
+
+@dataclass(frozen=True)
+class EvalRequest:
+    questions: str
+    configurations: tuple[str, ...]
+    judge: str
+    log_dir: Path
+    max_runs: int = 2
+    per_vendor: int = slots.DEFAULT_PER_VENDOR
+    test: bool = False
+    max_cost: float | None = None
+    max_citations: int = MAX_CITATIONS
+    language: str | None = None
+    limit: int | None = None
+
+
+@dataclass
+class Prepared:
+    """A request checked and resolved: what will run."""
+
+    request: EvalRequest
+    questions: list[Question]
+    configurations: list[tuple[Configuration, RunOptions]]
+    judge: str  # as Inspect names it (cli/gemini)
+    notes: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.request.log_dir / RUNS
+
+
+def inspect_name(judge: str) -> str:
+    """`cli:gemini` → `cli/gemini` (Inspect's provider/model form); other names as given."""
+    if judge.startswith("cli:"):
+        return "cli/" + judge[4:].replace(":", "/", 1)
+    return judge
+
+
+def check_judge(name: str) -> Any:
+    """The judge as an Inspect model, or one line saying why it cannot judge."""
+    from inspect_ai.model import get_model
+
+    from council.evaluation.judge import JudgeError
+
+    try:
+        return get_model(name)
+    except JudgeError as exc:
+        raise JudgeUnavailable(str(exc)) from exc
+    except Exception as exc:  # Inspect's: unknown provider, missing package, missing key
+        text = " ".join(str(exc).replace("[bold]", "").replace("[/bold]", "").split())
+        text = text.removeprefix("ERROR: ")  # Inspect's console prefix: one line is enough
+        raise JudgeUnavailable(f"judge {name}: {text or type(exc).__name__}") from exc
+
+
+def prepare(request: EvalRequest, judge_model: Any = None) -> Prepared:
+    """Check everything before anything runs; a UsageError (exit 2) names what is wrong."""
+    from council import preflight
+
+    if not request.configurations:
+        raise UsageError("name at least one configuration with --config")
+    if len(set(request.configurations)) != len(request.configurations):
+        raise UsageError("a configuration is named twice")
+    questions, notes = dataset.load(request.questions, request.language, request.limit)
+    resolved = []
+    for spec in request.configurations:
+        conf = configurations.parse(spec)
+        options = configurations.resolve(conf, request.test, request.max_cost)
+        try:
+            options, more = preflight.prepare(options, explicit=conf.kind ==
+                                              configurations.SINGLE)
+        except UsageError as exc:
+            raise configurations.ConfigurationError(
+                f"configuration {conf.name}: {exc}") from exc
+        notes += [f"{conf.name}: {line}" for line in more]
+        resolved.append((conf, options))
+    judge = inspect_name(request.judge)
+    if judge_model is None:
+        check_judge(judge)
+    flags = []
+    vendor = configurations.judge_vendor(request.judge)
+    for conf, options in resolved:
+        if vendor is not None and configurations.sole_vendor(options) == vendor:
+            flags.append(f"the judge {request.judge} is of the same vendor ({vendor}) as "
+                         f"{conf.name}'s only agent: it may favour that configuration")
+    return Prepared(request, questions, resolved, judge, notes, flags)
+
+
+def pending(prepared: Prepared) -> dict[str, tuple[int, list[Usage]]]:
+    """Per configuration: the council runs still to do, and the usage of those done."""
+    out = {}
+    for conf, _ in prepared.configurations:
+        todo, done = 0, []
+        for q in prepared.questions:
+            research = results.sample_folder(prepared.runs_dir, conf.slug(), q.id) / RESEARCH_FOLDER
+            found = results.latest(research, q.question)
+            if found is not None and found[1].phase == "done":
+                done.append(ledger.spent(found[1]))
+            else:
+                todo += 1
+        out[conf.name] = (todo, done)
+    return out
+
+
+def plan_lines(prepared: Prepared) -> list[str]:
+    """What the evaluation will do and roughly cost, before it spends anything."""
+    req = prepared.request
+    lines = [f"council eval: {len(prepared.questions)} questions ({req.questions}) × "
+             f"{len(prepared.configurations)} configurations, judged by {req.judge}"]
+    todo = pending(prepared)
+    total = 0
+    for conf, options in prepared.configurations:
+        left, done = todo[conf.name]
+        total += left
+        lines.append(f"{conf.name}: {left} runs to do, {len(done)} done")
+        lines += [f"  {line}" for line in plan(options)]
+        costs = [u.cost_usd for u in done if u.cost_usd is not None]
+        if costs and left:
+            each = sum(costs) / len(costs)
+            lines.append(f"  estimate: ~${each:.2f} a run from the {len(costs)} done, "
+                         f"~${each * left:.2f} for the rest")
+        elif left:
+            lines.append("  estimate: none yet, no run of this configuration has finished "
+                         "here: `--limit 1` runs one question first, and the next plan "
+                         "estimates the rest from it")
+    if req.max_cost is not None:
+        lines.append(f"budget: at most ${req.max_cost:g} a run (--max-cost), "
+                     f"${total * req.max_cost:.2f} for the {total} runs")
+    lines.append(f"at most {req.max_runs} council runs at once, {req.per_vendor} CLI processes "
+                 "per vendor on this machine; the judge answers 2 or 3 prompts per sample "
+                 "(rubric, citations, RACE where there is a reference)")
+    lines += [f"note: {n}" for n in prepared.notes]
+    lines += [f"warning: {f}" for f in prepared.flags]
+    lines.append(f"logs: {req.log_dir} (inspect view --log-dir {req.log_dir}); council runs: "
+                 f"{prepared.runs_dir}")
+    return lines
+
+
+@contextmanager
+def environment(values: dict[str, str]) -> Iterator[None]:
+    """The limits the solver and the judge read ($COUNCIL_EVAL_MAX_RUNS, …), for the length
+    of the evaluation."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, old in before.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
+
+
+@contextmanager
+def signals_as_interrupt() -> Iterator[dict[str, int]]:
+    """SIGTERM and SIGHUP become the SIGINT Inspect handles (it cancels the samples, whose
+    council runs are stopped as trees); the first signal's exit code is recorded."""
+    got: dict[str, int] = {}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        got.setdefault("code", INTERRUPTED.get(signal.Signals(signum), 130))
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    # A shell starts a background job with SIGINT ignored, and asyncio then leaves it so:
+    # the SIGTERM above would reach nothing. Python's own handler makes it Inspect's again.
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield got
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[str], None],
+             judge_model: Any = None) -> int:
+    """Run the eval set; write the summary; the exit code. `warn` takes the lines that say
+    what went wrong (stderr)."""
+    from inspect_ai import eval_set
+
+    from council.evaluation.task import deep_research
+
+    req = prepared.request
+    req.log_dir.mkdir(parents=True, exist_ok=True)
+    tasks = [deep_research(questions=dataset.canonical_spec(req.questions),
+                           configuration=conf.name, runs_dir=str(prepared.runs_dir.absolute()),
+                           test=req.test, max_cost=req.max_cost,
+                           max_citations=req.max_citations, language=req.language,
+                           limit=req.limit)
+             for conf, _ in prepared.configurations]
+    limits = {MAX_RUNS_ENV: str(req.max_runs), slots.PER_VENDOR_ENV: str(req.per_vendor)}
+    with signals_as_interrupt() as got, environment(limits):
+        try:
+            _, logs = eval_set(
+                tasks, log_dir=str(req.log_dir), model=None,
+                model_roles={"grader": judge_model or prepared.judge},
+                max_tasks=len(tasks), max_samples=req.max_runs, continue_on_fail=True,
+                retry_attempts=1, retry_wait=1, log_dir_allow_dirty=True,
+                display="rich" if sys.stdout.isatty() else "plain", score_display=False)
+        except KeyboardInterrupt:
+            got.setdefault("code", 130)
+            logs = []
+    # An interrupted eval set may return without raising, with the cancelled tasks' logs
+    # or without them: every task must have its log, and none may be cancelled.
+    statuses = [log.status for log in logs]
+    if "code" in got or len(logs) < len(tasks) or "cancelled" in statuses:
+        warn(f"council: evaluation interrupted; run the same command again to go on where "
+             f"it stopped (logs in {req.log_dir})")
+        return got.get("code", 130)
+    rows = _rows(logs)
+    written = summary.write(req.log_dir, summary.summarise(
+        rows, [conf.name for conf, _ in prepared.configurations], req.judge, req.questions,
+        prepared.flags))
+    failed = [r for r in rows if r.score is None]
+    echo(f"summary: {written} and {req.log_dir / summary.SUMMARY_HTML}")
+    if failed:
+        first = failed[0]
+        warn(f"council: {len(failed)} of {len(rows)} samples failed (first: "
+             f"{first.configuration} on {first.question}: {first.error}); run the same "
+             "command again to retry them")
+        return 1
+    return 0
+
+
+def _rows(logs: list[Any]) -> list[summary.Row]:
+    from inspect_ai.log import read_eval_log
+
+    rows = []
+    for header in logs:
+        full = read_eval_log(header.location)
+        conf = str((full.eval.task_args or {}).get("configuration", "?"))
+        rows += [summary.row_of(conf, sample) for sample in full.samples or []]
+    return rows
+
+
+def main(request: EvalRequest, echo: Callable[[str], None],
+         warn: Callable[[str], None] | None = None, confirm: Callable[[], bool] | None = None,
+         judge_model: Any = None) -> int:
+    """`council eval`: check, show the plan, ask when told to, run; the exit code."""
+    prepared = prepare(request, judge_model)
+    for line in plan_lines(prepared):
+        echo(line)
+    if confirm is not None and not confirm():
+        raise UsageError("not started")
+    return evaluate(prepared, echo, warn or echo, judge_model)

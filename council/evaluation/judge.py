@@ -1,0 +1,191 @@
+"""`cli/<claude|codex|gemini>[/<model>]`: an Inspect model that asks an agent CLI, headless,
+through the user's own login (a subscription works), with no tools.
+
+Each call is one CLI process in a throwaway folder, started as council starts its agents
+(spawn.py: its own session, stopped as a tree), with the allow-listed environment
+(agents/environment.py), the prompt on stdin (never on an argv) and JSON events on stdout,
+read with the CLI's adapter for the answer, the error and the usage. No tools: claude gets
+`--tools ""`, gemini an empty `tools.core` in its workspace settings; codex always has its
+shell, so it runs in council's read-nothing sandbox profile in an empty folder, without web
+search. Each call holds one of the vendor's slots (slots.py), like a council run's agents."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from inspect_ai.model import (
+    ChatMessage,
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ModelUsage,
+    modelapi,
+)
+from inspect_ai.tool import ToolChoice, ToolInfo
+
+from council import spawn
+from council.agents import adapter_for
+from council.agents.base import json_events, read_usage
+from council.agents.codex import sandbox_args
+from council.agents.environment import agent_env
+from council.agents.gemini import write_workspace
+from council.config import CLIS
+from council.evaluation import slots
+from council.preflight import check
+
+PROVIDER = "cli"
+TIMEOUT_ENV = "COUNCIL_EVAL_JUDGE_TIMEOUT"
+DEFAULT_TIMEOUT = 900.0  # seconds for one judgement: a long report read by a slow model
+GRACE = 5.0
+MAX_CONNECTIONS = 4  # judge calls in flight at once (each is a CLI process)
+
+
+class JudgeError(RuntimeError):
+    """The judge CLI failed; the message is its own one-line reason."""
+
+
+def split_name(model_name: str) -> tuple[str, str | None]:
+    """`gemini` → (gemini, None); `claude/opus` → (claude, opus)."""
+    cli, _, model = model_name.partition("/")
+    if cli not in CLIS:
+        raise ValueError(f"the cli judge is one of {', '.join(f'cli:{c}' for c in CLIS)} "
+                         f"(optionally /MODEL), not cli:{model_name}")
+    return cli, model or None
+
+
+def readiness_problem(cli: str) -> str | None:
+    """Why this CLI cannot judge here (not installed, no login), or None."""
+    return check([cli])[cli].problem
+
+
+def argv(cli: str, model: str | None, folder: Path) -> list[str]:
+    """The headless, tool-less invocation of `cli`; the prompt comes on stdin."""
+    chosen = ["--model", model] if model and cli == "claude" else (["-m", model] if model
+                                                                   else [])
+    if cli == "claude":
+        return ["claude", "-p", "--output-format", "stream-json", "--verbose",
+                "--tools", "", "--setting-sources", "user", "--strict-mcp-config",
+                "--no-session-persistence",
+                "--settings", json.dumps({"disableAllHooks": True}), *chosen]
+    if cli == "codex":
+        return ["codex", "exec", "--json", "--skip-git-repo-check", "-C", str(folder),
+                *sandbox_args(), "-c", "web_search=disabled", "--disable", "plugins",
+                "--disable", "unbounded_connection_retries",
+                "-c", 'shell_environment_policy.inherit="core"', *chosen, "-"]
+    return ["gemini", "-e", "none", "-o", "stream-json", *chosen]
+
+
+def environment(cli: str, folder: Path) -> dict[str, str]:
+    """The allow-list of council's environment for `cli`, and what a headless call needs."""
+    env = agent_env(cli)
+    if cli == "claude":
+        env["CLAUDE_CODE_MAX_RETRIES"] = os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4")
+    elif cli == "codex":
+        home = folder / "home"
+        home.mkdir(exist_ok=True)
+        env["HOME"] = str(home)  # its shell's ~ leads nowhere; its login stays the user's
+        env["CODEX_HOME"] = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
+    else:
+        # The folder is council's own; trusted, it loads the settings that take the tools.
+        env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
+        env["GEMINI_CLI_NO_RELAUNCH"] = "true"
+    return env
+
+
+def prepare_folder(cli: str, folder: Path) -> None:
+    if cli == "gemini":
+        # No built-in tool at all (an empty allow-list), few retries; an empty .env ends
+        # gemini's search for one in the folders above.
+        write_workspace(folder, {"tools": {"core": []}, "general": {"maxAttempts": 3}})
+
+
+def answer_text(cli: str, log: Path) -> str:
+    """The CLI's final answer, from its JSON events."""
+    text = ""
+    parts: list[str] = []
+    for event in json_events(log):
+        kind = event.get("type")
+        if cli == "claude" and kind == "result" and isinstance(event.get("result"), str):
+            text = event["result"]
+        elif cli == "codex" and kind == "item.completed":
+            item = event.get("item")
+            if isinstance(item, dict) and item.get("type") == "agent_message":
+                text = str(item.get("text") or "")
+        elif cli == "gemini" and kind == "message":
+            if event.get("role") == "assistant" and isinstance(event.get("content"), str):
+                parts.append(event["content"])
+            elif event.get("role") == "user":
+                parts = []
+    return "".join(parts) if cli == "gemini" else text
+
+
+def transcript(messages: Sequence[ChatMessage]) -> str:
+    """The conversation as one prompt: a lone user message as it is, else each message
+    under its role."""
+    if len(messages) == 1 and messages[0].role == "user":
+        return messages[0].text
+    return "\n\n".join(f"[{m.role}]\n{m.text}" for m in messages)
+
+
+def timeout() -> float:
+    try:
+        return float(os.environ.get(TIMEOUT_ENV) or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+class CliJudge(ModelAPI):
+    """A judge that is an agent CLI (see the module's docstring)."""
+
+    def __init__(self, model_name: str, base_url: str | None = None,
+                 api_key: str | None = None, config: GenerateConfig | None = None,
+                 **model_args: Any) -> None:
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+        self.cli, self.cli_model = split_name(model_name)
+        problem = readiness_problem(self.cli)
+        if problem:
+            raise JudgeError(f"judge cli:{model_name}: {problem}")
+
+    async def generate(self, input: list[ChatMessage], tools: list[ToolInfo],
+                       tool_choice: ToolChoice, config: GenerateConfig) -> ModelOutput:
+        adapter = adapter_for(self.cli)
+        with tempfile.TemporaryDirectory(prefix="council-judge-") as tmp:
+            folder = Path(tmp)
+            prepare_folder(self.cli, folder)
+            prompt, out, err = folder / "prompt.md", folder / "out.jsonl", folder / "err.log"
+            prompt.write_text(transcript(input), encoding="utf-8")
+            async with slots.holding({self.cli: 1}, slots.per_vendor()):
+                with anyio.fail_after(timeout()):
+                    code = await spawn.run(
+                        tuple(argv(self.cli, self.cli_model, folder)), cwd=folder,
+                        env=environment(self.cli, folder), stdout=out, stderr=err,
+                        stdin_file=prompt, grace=GRACE)
+            error = adapter.outcome(out, code).error
+            text = answer_text(self.cli, out)
+            used = read_usage(adapter, out, self.cli_model)
+        if error or not text.strip():
+            raise JudgeError(f"judge cli:{self.model_name}: {error or 'empty answer'}")
+        output = ModelOutput.from_content(model=self.model_name, content=text)
+        output.usage = ModelUsage(input_tokens=used.tokens_in, output_tokens=used.tokens_out,
+                                  total_tokens=used.tokens, total_cost=used.cost_usd)
+        return output
+
+    def max_connections(self) -> int:
+        return MAX_CONNECTIONS
+
+    def connection_key(self) -> str:
+        return f"{PROVIDER}/{self.cli}"
+
+    def should_retry(self, ex: Exception) -> bool:
+        return False  # a failed CLI says why; the sample fails and a re-run tries again
+
+
+@modelapi(name=PROVIDER)
+def cli() -> type[ModelAPI]:
+    return CliJudge

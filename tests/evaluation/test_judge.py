@@ -1,0 +1,127 @@
+"""The cli/<claude|codex|gemini> judge: a headless CLI call with no tools, the allow-listed
+environment and the prompt on stdin; its answer, usage and failures read with the CLI's
+adapter."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+from fakes import FAKES_BIN
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
+
+from council.evaluation import judge, judging
+from council.evaluation.questions import Criterion
+
+from .conftest import JUDGE_BIN
+
+
+def test_no_cli_is_offered_a_tool(tmp_path: Path) -> None:
+    claude = judge.argv("claude", "opus", tmp_path)
+    assert claude[claude.index("--tools") + 1] == ""
+    assert "--allowedTools" not in claude
+    assert json.loads(claude[claude.index("--settings") + 1]) == {"disableAllHooks": True}
+    assert claude[-2:] == ["--model", "opus"]
+    codex = judge.argv("codex", None, tmp_path)
+    assert "web_search=disabled" in codex
+    assert codex[-1] == "-"  # the prompt on stdin, never on the argv
+    assert any("default_permissions" in a or "workspace-write" in a for a in codex)
+    gemini = judge.argv("gemini", "flash", tmp_path)
+    assert "--approval-mode" not in gemini  # headless default: no tool that asks
+    assert gemini[-2:] == ["-m", "flash"]
+    judge.prepare_folder("gemini", tmp_path)
+    settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings["tools"]["core"] == []  # an empty allow-list: no built-in tool at all
+    assert (tmp_path / ".gemini" / ".env").read_text() == ""
+
+
+def test_each_cli_gets_only_its_own_variables(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
+    env = judge.environment("claude", tmp_path)
+    assert env["ANTHROPIC_API_KEY"] == "sk-ant-x"
+    assert "OPENAI_API_KEY" not in env
+    assert "GITHUB_TOKEN" not in env
+    codex = judge.environment("codex", tmp_path)
+    assert codex["HOME"] == str(tmp_path / "home")
+    assert "ANTHROPIC_API_KEY" not in codex
+
+
+def test_the_answer_from_each_clis_events(tmp_path: Path) -> None:
+    def log(*events: object) -> Path:
+        path = tmp_path / "out.jsonl"
+        path.write_text("".join(json.dumps(e) + "\n" for e in events))
+        return path
+
+    assert judge.answer_text("claude", log({"type": "system"}, {"type": "result",
+                                                                "result": "A"})) == "A"
+    assert judge.answer_text("codex", log(
+        {"type": "item.completed", "item": {"type": "reasoning", "text": "hmm"}},
+        {"type": "item.completed", "item": {"type": "agent_message", "text": "B"}})) == "B"
+    assert judge.answer_text("gemini", log(
+        {"type": "message", "role": "user", "content": "Q"},
+        {"type": "message", "role": "assistant", "content": "C", "delta": True},
+        {"type": "message", "role": "assistant", "content": "D", "delta": True})) == "CD"
+
+
+def test_a_conversation_becomes_one_prompt() -> None:
+    assert judge.transcript([ChatMessageUser(content="only")]) == "only"
+    assert judge.transcript([ChatMessageSystem(content="s"), ChatMessageUser(content="u")]) \
+        == "[system]\ns\n\n[user]\nu"
+
+
+@pytest.fixture
+def judge_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("PATH", f"{JUDGE_BIN}:{FAKES_BIN}:{os.environ['PATH']}")
+    for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY"):
+        monkeypatch.setenv(key, "fake-key")
+    log = tmp_path / "judge-log.jsonl"
+    monkeypatch.setenv("COUNCIL_FAKE_JUDGE_LOG", str(log))
+    return log
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_judgement_through_each_cli(judge_path: Path, cli: str) -> None:
+    prompt = judging.rubric_prompt("Q?", "a report", [Criterion("x"), Criterion("y")])
+    model = judge.CliJudge(cli)
+
+    async def ask() -> ModelOutput:
+        return await model.generate([ChatMessageUser(content=prompt)], [], "auto",
+                                    GenerateConfig())
+
+    output = anyio.run(ask)
+    met = judging.parse_rubric(output.completion, 2)
+    assert met["c1"].met
+    assert output.usage is not None
+    assert output.usage.input_tokens > 0
+    (call,) = [json.loads(line) for line in judge_path.read_text().splitlines()]
+    assert (call["cli"], call["kind"]) == (cli, "rubric")
+
+
+def test_a_failing_judge_says_why(judge_path: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "judge.json"
+    script.write_text(json.dumps({"fail": True}))
+    monkeypatch.setenv("COUNCIL_FAKE_JUDGE", str(script))
+    model = judge.CliJudge("claude")
+
+    async def ask() -> object:
+        return await model.generate([ChatMessageUser(content="Q")], [], "auto",
+                                    GenerateConfig())
+
+    with pytest.raises(judge.JudgeError, match="judge cli:claude: claude exited with code 1"):
+        anyio.run(ask)
+
+
+def test_a_judge_that_cannot_run_here_is_named(monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(judge.JudgeError, match="codex is not installed: npm install -g"):
+        judge.CliJudge("codex")
+    with pytest.raises(ValueError, match="not cli:llama"):
+        judge.CliJudge("llama")
