@@ -221,3 +221,18 @@ def test_a_link_at_the_sessions_folder_is_refused_in_one_line(isolated: Path) ->
     with pytest.raises(CouncilError, match=r"^cannot record the request in .*\.sessions: "):
         mcprequests.claim(base, "key:x", "sha256:a", lambda: "run-0")
     assert list(elsewhere.iterdir()) == []
+
+
+def test_every_run_option_of_start_research_is_a_declared_option() -> None:
+    """start_research's options are council run's (council/options.py): the same name, the
+    same choices; the MCP schema is a view of the declaration, not a second one."""
+    from council import options as declared
+
+    by_flag = {o.flag: o for o in declared.OPTIONS}
+    for param in mcptools.START_PARAMS:
+        if param.flag is None:
+            continue
+        assert param.flag in by_flag, param.name
+        assert by_flag[param.flag].name == param.name
+        if "enum" in param.schema:
+            assert tuple(param.schema["enum"]) == declared.MODES
