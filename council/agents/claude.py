@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from council import agentfs
+from council.agents import toolsets
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -61,6 +62,9 @@ class ClaudeAdapter:
             "--permission-mode", "acceptEdits",
             "--allowedTools", ALLOWED_TOOLS,
             "--disallowedTools", DENIED_TOOLS,
+            # Only the tools the phase needs (no Agent, no Workflow…), and council's own
+            # instructions instead of Claude Code's: both are sent with every request.
+            *toolsets.claude_args(job.tools, job.seat.extra_args, job.system_prompt()),
             # stream-json writes each event as it happens (json buffers until the end).
             "--output-format", "stream-json", "--verbose",
             *model_args("--model", job.seat),

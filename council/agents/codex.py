@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from council.agents import toolsets
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -105,7 +106,9 @@ class CodexAdapter:
             "-C", str(job.cwd),
             *sandbox_args(),
             *model_args("-m", job.seat),
-            "-c", "web_search=live",
+            # The phase's tools (web search or none), no features a research seat never
+            # uses, and council's instructions instead of codex's coding-agent ones.
+            *toolsets.codex_args(job.tools, job.seat.extra_args, job.system_prompt()),
             # Otherwise a dead endpoint makes codex retry forever.
             "--disable", "unbounded_connection_retries",
             # No plugins: council's own (extensions/codex), once its hooks are trusted, would

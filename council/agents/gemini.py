@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from council import agentfs
+from council.agents import toolsets
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -91,6 +92,8 @@ class GeminiAdapter:
             # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
             # into ~5 minutes of silence per request.
             "general": {"maxAttempts": 3},
+            # Only the tools the phase needs (no invoke_agent, enter_plan_mode…).
+            "tools": toolsets.gemini_settings(job.tools),
             "hooks": {
                 "AfterAgent": [
                     {"matcher": "*",
@@ -118,6 +121,8 @@ class GeminiAdapter:
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             # One process instead of a relaunched child whose parent ignores SIGTERM.
             "GEMINI_CLI_NO_RELAUNCH": "true",
+            # council's instructions instead of gemini's coding-agent system prompt.
+            "GEMINI_SYSTEM_MD": str(job.system_prompt()),
         }
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
