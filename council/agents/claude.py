@@ -126,7 +126,8 @@ class ClaudeUsage:
             u = event.get("usage") or {}
             cost = event.get("total_cost_usd")
             self.done = self.done + Usage(_tokens_in(u), int(u.get("output_tokens") or 0),
-                                          None if cost is None else float(cost))
+                                          None if cost is None else float(cost),
+                                          tokens_cached=_int(u.get("cache_read_input_tokens")))
             self.live = {}
 
     def total(self) -> Usage:
@@ -134,7 +135,9 @@ class ClaudeUsage:
             return self.done
         tokens_in = sum(_tokens_in(u) for u in self.live.values())
         tokens_out = sum(_int(u.get("output_tokens")) for u in self.live.values())
-        return self.done + estimate("claude", self.model or self.seen, tokens_in, tokens_out)
+        cached = sum(_int(u.get("cache_read_input_tokens")) for u in self.live.values())
+        return self.done + estimate("claude", self.model or self.seen, tokens_in, tokens_out,
+                                    cached)
 
 
 def _tokens_in(usage: dict[str, object]) -> int:

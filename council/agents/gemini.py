@@ -158,7 +158,9 @@ class GeminiUsage:
             stats = event["stats"]
             tokens_in = stats.get("input_tokens") or stats.get("input") or 0
             tokens_out = stats.get("output_tokens") or 0
-            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out))
+            cached = stats.get("cached") or 0
+            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out),
+                                           int(cached))
 
     def total(self) -> Usage:
         return self.sum
