@@ -184,16 +184,17 @@ def test_the_runs_and_each_agents_spending_come_from_their_records() -> None:
 
 
 def test_cached_input_is_read_from_codex_and_gemini_and_priced_lower(tmp_path: Path) -> None:
-    codex: list[dict[str, object]] = [{"type": "thread.started", "thread_id": "t"},
-             {"type": "turn.completed", "usage": {"input_tokens": 1_000_000,
-                                                  "cached_input_tokens": 800_000,
-                                                  "output_tokens": 0}}]
+    codex: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 1_000_000,
+                                             "cached_input_tokens": 800_000, "output_tokens": 0}}]
     used = read_usage(adapter_for("codex"), log(tmp_path, codex), "gpt-5")
     assert used.tokens_cached == 800_000
     # gpt-5: $1.25 per million input; the cached part at a tenth of it
     assert used.cost_usd == pytest.approx(0.2 * 1.25 + 0.8 * 0.125)
-    gemini: list[dict[str, object]] = [{"type": "result", "status": "success",
-               "stats": {"input_tokens": 1000, "output_tokens": 10, "cached": 600}}]
+    gemini: list[dict[str, object]] = [
+        {"type": "result", "status": "success",
+         "stats": {"input_tokens": 1000, "output_tokens": 10, "cached": 600}}]
     used = read_usage(adapter_for("gemini"), log(tmp_path, gemini), "gemini-2.5-flash")
     assert (used.tokens_in, used.tokens_cached, used.tokens_out) == (1000, 600, 10)
 
