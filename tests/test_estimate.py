@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from council.config import Overrides, load_options
@@ -9,7 +11,7 @@ from council.estimate import estimate, plan_lines
 
 # Measured with benchmarks/run.py --only volume (docs/cost.md): the real CLIs against the
 # scripted model, `council run --test` and these options: requests, request bytes.
-MEASURED = {
+MEASURED: dict[str, tuple[dict[str, Any], int, int]] = {
     "default pipeline": ({"verify": True}, 58, 955_400),
     "one agent": ({"agents": "claude", "verify": False, "debate": "off"}, 8, 161_100),
     "no verify, no debate": ({"verify": False, "debate": "off"}, 28, 476_700),
