@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from council.agents import toolsets
+from council.agents.toolsets import write_system
 from council.config import Seat
 from council.graph import WEB
 from council.ledger import Usage
@@ -61,7 +61,7 @@ class AgentJob:
     def system_prompt(self) -> Path:
         """council's instructions for this job's CLI and tools, written in its private
         folder: the agent cannot rewrite what it is told it may do."""
-        return toolsets.write_system(self.seat.cli, self.tools, self.council_dir(),
+        return write_system(self.seat.cli, self.tools, self.council_dir(),
                                      f"{self.seat.name}-{self.tag}-system.md")
 
     def hook_command(self, cli: str, home: Path) -> str:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from council import agentfs
-from council.agents import toolsets
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -17,6 +16,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.toolsets import claude_args
 from council.ledger import Usage, estimate
 
 # Containment: `--permission-mode acceptEdits` lets Read/Write/Edit/Glob/Grep work inside the
@@ -64,7 +64,7 @@ class ClaudeAdapter:
             "--disallowedTools", DENIED_TOOLS,
             # Only the tools the phase needs (no Agent, no Workflow…), and council's own
             # instructions instead of Claude Code's: both are sent with every request.
-            *toolsets.claude_args(job.tools, job.seat.extra_args, job.system_prompt()),
+            *claude_args(job.tools, job.seat.extra_args, job.system_prompt()),
             # stream-json writes each event as it happens (json buffers until the end).
             "--output-format", "stream-json", "--verbose",
             *model_args("--model", job.seat),

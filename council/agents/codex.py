@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from council.agents import toolsets
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -22,6 +21,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.toolsets import codex_args
 from council.ledger import Usage, estimate
 
 PROFILE = "council"
@@ -108,7 +108,7 @@ class CodexAdapter:
             *model_args("-m", job.seat),
             # The phase's tools (web search or none), no features a research seat never
             # uses, and council's instructions instead of codex's coding-agent ones.
-            *toolsets.codex_args(job.tools, job.seat.extra_args, job.system_prompt()),
+            *codex_args(job.tools, job.seat.extra_args, job.system_prompt()),
             # Otherwise a dead endpoint makes codex retry forever.
             "--disable", "unbounded_connection_retries",
             # No plugins: council's own (extensions/codex), once its hooks are trusted, would

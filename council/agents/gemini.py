@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from council import agentfs
-from council.agents import toolsets
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -28,6 +27,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.toolsets import gemini_settings
 from council.ledger import Usage, estimate
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
@@ -93,7 +93,7 @@ class GeminiAdapter:
             # into ~5 minutes of silence per request.
             "general": {"maxAttempts": 3},
             # Only the tools the phase needs (no invoke_agent, enter_plan_mode…).
-            "tools": toolsets.gemini_settings(job.tools),
+            "tools": gemini_settings(job.tools),
             "hooks": {
                 "AfterAgent": [
                     {"matcher": "*",
