@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from council import graph, ledger
 
 # Mean request body per CLI, bytes (the default pipeline's scripted run, 58 requests).
-REQUEST_BYTES = {"claude": 19_500, "codex": 14_000, "gemini": 15_100}
+REQUEST_BYTES = {"claude": 15_800, "codex": 13_900, "gemini": 15_100}
 REQUESTS_PER_TURN = 2  # the write, then the closing answer: the least a turn makes
 BYTES_PER_TOKEN = 4  # English and JSON, as the providers' tokenizers count them, roughly
 OUTPUT_PER_TURN = 1_500  # tokens a turn writes (a report section, a JSON answer)

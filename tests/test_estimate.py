@@ -12,9 +12,9 @@ from council.estimate import estimate, plan_lines
 # Measured with benchmarks/run.py --only volume (docs/cost.md): the real CLIs against the
 # scripted model, `council run --test` and these options: requests, request bytes.
 MEASURED: dict[str, tuple[dict[str, Any], int, int]] = {
-    "default pipeline": ({"verify": True}, 58, 955_400),
-    "one agent": ({"agents": "claude", "verify": False, "debate": "off"}, 8, 161_100),
-    "no verify, no debate": ({"verify": False, "debate": "off"}, 28, 476_700),
+    "default pipeline": ({"verify": True}, 58, 865_500),
+    "one agent": ({"agents": "claude", "verify": False, "debate": "off"}, 8, 131_900),
+    "no verify, no debate": ({"verify": False, "debate": "off"}, 28, 432_000),
 }
 
 

@@ -24,8 +24,9 @@ from council.graph import FILES, WEB
 
 # claude's `--tools`: the built-in set offered at all (its permission rules only approve).
 # No Agent: a seat that starts subagents multiplies tokens out of the budget's sight.
-CLAUDE_TOOLS = {FILES: ("Read", "Write", "Edit", "Glob", "Grep"),
-                WEB: ("Read", "Write", "Edit", "Glob", "Grep", "WebSearch", "WebFetch")}
+# Grep's definition alone is 3.3 KB; Glob and Read find and read a seat's few files.
+CLAUDE_TOOLS = {FILES: ("Read", "Write", "Edit", "Glob"),
+                WEB: ("Read", "Write", "Edit", "Glob", "WebSearch", "WebFetch")}
 # gemini's `tools.core` in the seat's workspace settings: the only tools registered. auto_edit
 # already leaves the shell out; this drops invoke_agent, enter_plan_mode, update_topic.
 GEMINI_TOOLS = {FILES: ("read_file", "write_file", "replace", "glob", "grep_search",
