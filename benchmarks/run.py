@@ -23,6 +23,10 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
    revision, that revision's council run interleaved with this one's (a git worktree), each
    figure as a ratio to it.
 
+7. What a run sends its models (`--only volume`): the real CLIs against the scripted model
+   server, requests and bytes per CLI and per phase, and the ratio to one agent
+   (benchmarks/volume.py).
+
 `--only plugin` runs just the last but one (a few seconds); `--only graph`, `--only big` and
 `--only startup` run theirs.
 """
@@ -337,7 +341,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--delay", type=float, default=2.0, help="seconds per agent turn")
     parser.add_argument("--hook-samples", type=int, default=40)
-    parser.add_argument("--only", choices=["plugin", "big", "graph", "startup"],
+    parser.add_argument("--only", choices=["plugin", "big", "graph", "startup", "volume"],
                         help="run one measure only")
     parser.add_argument("--baseline", metavar="REV",
                         help="with --only startup: compare with this git revision's council")
@@ -356,6 +360,13 @@ def main() -> None:
     if args.only == "startup":
         with tempfile.TemporaryDirectory() as tmp:
             print_rows(startup_rows(Path(tmp), args.delay, args.baseline, args.rounds))
+        return
+    if args.only == "volume":
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import volume
+
+        with tempfile.TemporaryDirectory() as tmp:
+            volume.main(Path(tmp))
         return
     if args.only == "big":
         print_rows(big_reports(args.big_mb))

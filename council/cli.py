@@ -17,6 +17,7 @@ from council import __version__, crash, options, paths, preflight, status, super
 from council.cancel import cancel_run, pick
 from council.config import Overrides, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
+from council.estimate import plan_lines as estimate_lines
 from council.graph import plan
 from council.state import RunState, load_state
 from council.topic import read_topic
@@ -139,7 +140,7 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
     ensure_base(base)  # before the plan: a run that cannot start says so first
     for line in notes:
         click.echo(f"council: {line}", err=True)
-    for line in [*plan(opts), *plan_lines(opts)]:
+    for line in [*plan(opts), *estimate_lines(opts), *plan_lines(opts)]:
         click.echo(line)
     if confirm and not _confirmed("Start the council?"):
         raise UsageError("not started")

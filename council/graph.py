@@ -42,6 +42,10 @@ SHORT = "short"  # a one- or two-turn answer: a quarter of the per-phase time
 # Who takes part: every seat still in the run, one seat, or one seat per gap found.
 EVERY, ONE, PER_GAP = "every", "one", "per gap"
 DONE = "done"  # what state.yaml's `steps` says of a phase that ran to its end
+# The tools a seat of a phase is offered (docs/cost.md): every tool definition is sent with
+# every request, so a step whose inputs are given reads and writes files only.
+WEB = "web"  # files, plus web search and fetch: research, and checking sources
+FILES = "files"  # read, write and edit files in its own folder, search them
 
 
 class SeatView(Protocol):
@@ -123,6 +127,7 @@ class Phase:
     report: bool = False  # writes a markdown research report: the ledger's sources
     own_folder: bool = False  # works in agents/<seat>.<name>/, beside the seat's own folder
     snapshot: bool = True  # its published output is checked against its sha256 (snapshots.py)
+    tools: str = WEB  # WEB or FILES: the tools its seats are offered (agents/toolsets.py)
 
     def __post_init__(self) -> None:
         for key, default in (("label", self.name), ("step", self.label or self.name),
@@ -251,7 +256,7 @@ def skip_synthesis(facts: Facts) -> str | None:
 # particular phase (the synthesis stamps the final report, the report's header says whether
 # the gap fill ran); a phase nobody names needs only its entry in GRAPH.
 SCOPE = Phase("scope", (), ONE, SHORT, skip_scope, output="scope-draft.json",
-              colour="#8c6d31", attempts=2)
+              colour="#8c6d31", attempts=2, tools=FILES)  # "you do not research it yourself"
 RESEARCH = Phase("research", ("scope",), EVERY, FULL, skip_research,
                  output="{seat}-report.md", colour="#3366cc", cap=None, feeds=True,
                  report=True)
@@ -263,16 +268,16 @@ REFINEMENT = Phase("refinement", ("research", "dissent"), EVERY, FULL, skip_refi
                    report=True)
 CLAIMS = Phase("claims", ("refinement",), ONE, SHORT, skip_claims,
                output="claims-draft.json", colour="#ff9900", attempts=2,
-               step="claims and coverage")
+               step="claims and coverage", tools=FILES)  # judges the reports it is given
 GAPFILL = Phase("gapfill", ("claims",), PER_GAP, SHORT, skip_gapfill,
                 output="{seat}-gaps.md", colour="#dd4477", cap=2, report=True,
                 label="gap fill", step="gap fill (when gaps are found)")
 RECHECK = Phase("recheck", ("gapfill",), ONE, SHORT, skip_recheck,
                 output="recheck-draft.json", colour="#b77322", attempts=2,
-                step="coverage judged again", prompt="claims")
+                step="coverage judged again", prompt="claims", tools=FILES)
 VERIFICATION = Phase("verification", ("recheck",), EVERY, SHORT, skip_verification,
                      output="{seat}-verdicts.json", colour="#0099c6",
-                     step="claim verification", prompt="verify")
+                     step="claim verification", prompt="verify")  # opens the cited sources
 ANTAGONIST = Phase("antagonist", ("recheck",), ONE, SHORT, skip_antagonist,
                    output="counterpoints.md", colour="#dc3912", cap=2)
 # Its seat's own cap is synthesis_max_iterations. council stamps its report after

@@ -33,6 +33,9 @@ class Usage:
     tokens_out: int = 0
     cost_usd: float | None = None  # None: the CLI gave no price and none is known
     estimated: bool = False  # priced by council from its table, not by the CLI
+    # The part of tokens_in the CLI says it read from the provider's prompt cache (claude's
+    # cache_read_input_tokens, codex's cached_input_tokens, gemini's `cached`).
+    tokens_cached: int = 0
 
     @property
     def tokens(self) -> int:
@@ -42,10 +45,12 @@ class Usage:
         cost = None if self.cost_usd is None and other.cost_usd is None else \
             (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
         return Usage(self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out,
-                     cost, self.estimated or other.estimated)
+                     cost, self.estimated or other.estimated,
+                     self.tokens_cached + other.tokens_cached)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
+        return {"tokens_in": self.tokens_in, "tokens_cached": self.tokens_cached,
+                "tokens_out": self.tokens_out,
                 "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
                 "estimated": self.estimated}
 
@@ -55,7 +60,8 @@ class Usage:
             return cls()
         cost = data.get("cost_usd")
         return cls(int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0),
-                   None if cost is None else float(cost), bool(data.get("estimated")))
+                   None if cost is None else float(cost), bool(data.get("estimated")),
+                   int(data.get("tokens_cached") or 0))
 
 
 @cache
@@ -64,8 +70,16 @@ def _prices() -> dict[str, Any]:
     return json.loads(text)  # type: ignore[no-any-return]
 
 
-def price(cli: str, model: str | None, tokens_in: int, tokens_out: int) -> float | None:
-    """Estimated USD for tokens of `model` (a full name or a CLI alias), or None."""
+# A cached input token's price over an uncached one's where prices.json gives none for the
+# model (the providers' list prices: 0.1 for OpenAI's and Anthropic's reads, 0.1-0.25 Google's).
+CACHED_RATIO = 0.1
+
+
+def price(cli: str, model: str | None, tokens_in: int, tokens_out: int,
+          cached: int = 0) -> float | None:
+    """Estimated USD for tokens of `model` (a full name or a CLI alias), or None. `cached`:
+    the part of tokens_in read from the prompt cache, at its own rate ("cached" in the
+    table, else CACHED_RATIO of the input rate)."""
     table = _prices()["models"]
     name = (model or _prices()["defaults"].get(cli) or "").lower()
     name = _prices()["aliases"].get(cli, {}).get(name, name)
@@ -73,12 +87,25 @@ def price(cli: str, model: str | None, tokens_in: int, tokens_out: int) -> float
     if best is None:
         return None
     rate = table[best]
-    return (tokens_in * float(rate["input"]) + tokens_out * float(rate["output"])) / 1_000_000
+    cached = min(max(cached, 0), tokens_in)
+    cached_rate = float(rate.get("cached", float(rate["input"]) * CACHED_RATIO))
+    return ((tokens_in - cached) * float(rate["input"]) + cached * cached_rate
+            + tokens_out * float(rate["output"])) / 1_000_000
 
 
-def estimate(cli: str, model: str | None, tokens_in: int, tokens_out: int) -> Usage:
-    cost = price(cli, model, tokens_in, tokens_out)
-    return Usage(tokens_in, tokens_out, cost, estimated=cost is not None)
+def estimate(cli: str, model: str | None, tokens_in: int, tokens_out: int,
+             cached: int = 0) -> Usage:
+    cost = price(cli, model, tokens_in, tokens_out, cached)
+    return Usage(tokens_in, tokens_out, cost, estimated=cost is not None, tokens_cached=cached)
+
+
+def format_tokens(usage: Usage) -> str:
+    """`in 12.3k (cached 8.0k), out 1.2k`: where the tokens went, for a reader."""
+    def k(n: int) -> str:
+        return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+    cached = f" (cached {k(usage.tokens_cached)})" if usage.tokens_cached else ""
+    return f"in {k(usage.tokens_in)}{cached}, out {k(usage.tokens_out)}"
 
 
 def format_usage(usage: Usage) -> str:
@@ -118,7 +145,7 @@ class Book:
         self.per_iteration[self.at] = Usage(
             total.tokens_in - counted.tokens_in, total.tokens_out - counted.tokens_out,
             None if total.cost_usd is None else total.cost_usd - (counted.cost_usd or 0.0),
-            total.estimated)
+            total.estimated, total.tokens_cached - counted.tokens_cached)
         return True
 
     def advance(self, iteration: int) -> None:
@@ -142,6 +169,15 @@ def total(records: Iterable[Mapping[str, Any] | None]) -> Usage:
 def of_agent(agent: AgentRecord) -> Usage:
     """What one agent spent, over every phase it took part in."""
     return total(ap.usage for ap in agent.phases.values())
+
+
+def by_phase(state: RunState) -> list[dict[str, Any]]:
+    """Each agent's usage at each phase it took part in, in the order it ran them: where the
+    money went (`council status --json`'s "usage", report.html's table)."""
+    return [{"agent": name, "cli": rec.cli, "phase": phase,
+             **{k: v for k, v in Usage.from_dict(ap.usage).to_dict().items()}}
+            for name, rec in state.agents.items() for phase, ap in rec.phases.items()
+            if ap.usage]
 
 
 def spent(state: RunState) -> Usage:

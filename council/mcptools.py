@@ -31,6 +31,7 @@ from typing import Any
 from council import agentfs, detach, graph, ledger, mcprequests, preflight, status
 from council.config import Overrides, RunOptions, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
+from council.estimate import plan_lines as estimate_lines
 from council.options import MODES
 from council.progress import PROGRESS_FILE
 from council.runlock import live_supervisor
@@ -280,7 +281,7 @@ def _started(ws: Workspace, options: RunOptions, notes: list[str],
     pid = holder.pid if holder else (launched.pid if launched else None)
     phase = shown_phase(state, ws)
     seats = [s.name for s in options.seats]
-    plan = [*graph.plan(options), *plan_lines(options)]
+    plan = [*graph.plan(options), *estimate_lines(options), *plan_lines(options)]
     head = (f"this request already started council run {ws.id}; nothing new was started"
             if reused else f"council run {ws.id}: {len(seats)} agents ({', '.join(seats)}), "
             f"profile {options.profile}")

@@ -30,7 +30,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from council import claimcheck, graph, score, sources
-from council.ledger import Usage, format_usage, spent, total
+from council.ledger import Usage, by_phase, format_usage, spent, total
 from council.loop import MARKER
 from council.report import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.state import RunState
@@ -330,8 +330,21 @@ def render(ws: Workspace, state: RunState) -> str:
         malformed=ledger.get("malformed") or [],
         claims=_claim_rows(checked), coverage=_coverage(state, checked),
         opposition=opposition, lanes=lanes, length=length, colours=PHASE_COLOURS,
-        total=format_usage(spent(state)),
+        total=format_usage(spent(state)), spending=_spending(state),
     )
+
+
+def _spending(state: RunState) -> list[dict[str, str]]:
+    """Each agent's tokens (input, of it cached, output) and cost at each phase it took part
+    in, as the page's table shows them (`~` for council's estimate)."""
+    def cost(row: dict[str, Any]) -> str:
+        if row["cost_usd"] is None:
+            return "-"
+        return f"{'~' if row['estimated'] else ''}${row['cost_usd']:.4f}"
+
+    return [{"agent": r["agent"], "phase": r["phase"], "tokens_in": f"{r['tokens_in']:,}",
+             "tokens_cached": f"{r['tokens_cached']:,}", "tokens_out": f"{r['tokens_out']:,}",
+             "cost": cost(r)} for r in by_phase(state)]
 
 
 def _headings(markdown: str) -> list[Token]:

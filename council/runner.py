@@ -31,6 +31,7 @@ from council.agents.base import Adapter, AgentJob, LogTail, Outcome
 from council.agents.environment import agent_env
 from council.config import Seat
 from council.errors import CouncilError
+from council.graph import BY_NAME
 from council.ledger import Book, Usage, format_usage
 from council.owner import StateOwner
 from council.progress import utc_now
@@ -153,6 +154,7 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
         max_iterations=task.max_iterations,
         home=ws.private_home(seat.name),
         private_dir=ws.root / "loops",
+        tools=BY_NAME[phase].tools,
     )
 
     def start(state: RunState) -> None:

@@ -130,6 +130,8 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
         "budget_exhausted": state.budget_exhausted,
         "completeness": state.completeness,
         "spent": ledger.spent(state).to_dict(),
+        # per agent and phase: tokens in (of them cached), out, and the cost
+        "usage": ledger.by_phase(state),
         "agents": [asdict(r) for r in rows(state, ws)],
     }
 

@@ -10,7 +10,7 @@ import pytest
 from council import ledger
 from council.agents import adapter_for
 from council.agents.base import LogTail, read_usage
-from council.ledger import Book, Usage, format_usage, over_budget, price
+from council.ledger import Book, Usage, format_tokens, format_usage, over_budget, price
 from council.state import AgentPhase, AgentRecord, RunState
 
 
@@ -29,7 +29,8 @@ def test_claude_exact_cost_from_result(tmp_path: Path) -> None:
          "usage": {"input_tokens": 100, "cache_read_input_tokens": 20, "output_tokens": 30}},
     ]
     usage = read_usage(adapter_for("claude"), log(tmp_path, events), "haiku")
-    assert usage == Usage(120, 30, 0.0123, estimated=False)
+    # 20 of the 120 input tokens were read from the prompt cache
+    assert usage == Usage(120, 30, 0.0123, estimated=False, tokens_cached=20)
 
 
 def test_claude_running_session_is_estimated_once_per_message(tmp_path: Path) -> None:
@@ -149,6 +150,7 @@ def test_a_phases_usage_is_booked_by_iteration_and_adds_up() -> None:
     assert book.book(Usage(300, 45, 1.5, estimated=True))  # still the third iteration
     record = book.record()
     assert record == {"tokens_in": 300, "tokens_out": 45, "cost_usd": 1.5, "estimated": True,
+                      "tokens_cached": 0,
                       "per_iteration": [[2, 100, 10, 0.5], [3, 200, 35, 1.0]]}
     assert sum(row[1] for row in record["per_iteration"]) == record["tokens_in"]
     assert Usage.from_dict(record) == book.total
@@ -179,3 +181,27 @@ def test_the_runs_and_each_agents_spending_come_from_their_records() -> None:
     assert ledger.spent(state) == Usage(160, 3, 0.5)
     assert ledger.total([]) == Usage()
     assert over_budget(ledger.spent(state), None, 163) == "163 tokens reached the budget of 163"
+
+
+def test_cached_input_is_read_from_codex_and_gemini_and_priced_lower(tmp_path: Path) -> None:
+    codex: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 1_000_000,
+                                             "cached_input_tokens": 800_000, "output_tokens": 0}}]
+    used = read_usage(adapter_for("codex"), log(tmp_path, codex), "gpt-5")
+    assert used.tokens_cached == 800_000
+    # gpt-5: $1.25 per million input; the cached part at a tenth of it
+    assert used.cost_usd == pytest.approx(0.2 * 1.25 + 0.8 * 0.125)
+    gemini: list[dict[str, object]] = [
+        {"type": "result", "status": "success",
+         "stats": {"input_tokens": 1000, "output_tokens": 10, "cached": 600}}]
+    used = read_usage(adapter_for("gemini"), log(tmp_path, gemini), "gemini-2.5-flash")
+    assert (used.tokens_in, used.tokens_cached, used.tokens_out) == (1000, 600, 10)
+
+
+def test_cached_tokens_add_up_and_survive_the_state_file() -> None:
+    one = Usage(100, 5, 0.1, True, tokens_cached=40)
+    both = one + Usage(50, 5, None, False, tokens_cached=10)
+    assert both.tokens_cached == 50
+    assert Usage.from_dict(both.to_dict()) == Usage(150, 10, 0.1, True, tokens_cached=50)
+    assert format_tokens(both) == "in 150 (cached 50), out 10"

@@ -104,6 +104,9 @@ def test_a_run_writes_its_page(council: Council) -> None:
     for part in ("report", "claims", "coverage", "opposition", "sources", "timeline"):
         assert f'id="{part}"' in html
     assert html.count("<rect") == 2 + 5  # a lane each; research, refinement (+ synthesis)
+    # and a row per agent and phase saying where the tokens went
+    assert "Where the tokens went" in html
+    assert "<td>codex</td><td>refinement</td>" in html
     assert "run done:" in (run / "progress.log").read_text()
     assert "page: " in (run / "progress.log").read_text()
 

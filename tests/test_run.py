@@ -299,6 +299,13 @@ def test_status_shows_each_agent(council: Council) -> None:
     by_agent = {a["agent"]: a for a in data["agents"]}
     assert by_agent["gemini"]["status"] == "failed"
     assert by_agent["claude"]["output_bytes"] > 0
+    # where the money went: each agent at each phase, input (of it cached), output, cost
+    used = {(u["agent"], u["phase"]): u for u in data["usage"]}
+    research = used[("claude", "research")]
+    assert research["tokens_in"] > 0
+    assert research["tokens_out"] > 0
+    assert {"tokens_cached", "cost_usd", "estimated", "cli"} <= set(research)
+    assert ("gemini", "synthesis") not in used
 
 
 def test_a_megabyte_topic_never_reaches_an_argv(council: Council) -> None:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from council.agents.toolsets import write_system
 from council.config import Seat
+from council.graph import WEB
 from council.ledger import Usage
 
 HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
@@ -36,6 +38,9 @@ class AgentJob:
     # A folder of council's for this seat's CLI settings (claude's --settings file): outside
     # every folder an agent may write to, so no agent can rewrite the hooks that loop it.
     private_dir: Path | None = None
+    # graph.WEB or graph.FILES: the tools the seat is offered (its phase's Phase.tools), and
+    # council's instructions in place of the CLI's coding-agent prompt (agents/toolsets.py).
+    tools: str = WEB
 
     def council_dir(self) -> Path:
         """`private_dir`, which a CLI with hooks or settings files needs (the runner sets it;
@@ -52,6 +57,12 @@ class AgentJob:
         home = self.council_dir() / HOOK_HOME
         home.mkdir(mode=0o700, exist_ok=True)
         return home
+
+    def system_prompt(self) -> Path:
+        """council's instructions for this job's CLI and tools, written in its private
+        folder: the agent cannot rewrite what it is told it may do."""
+        return write_system(self.seat.cli, self.tools, self.council_dir(),
+                                     f"{self.seat.name}-{self.tag}-system.md")
 
     def hook_command(self, cli: str, home: Path) -> str:
         """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell),

@@ -16,6 +16,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.toolsets import claude_args
 from council.ledger import Usage, estimate
 
 # Containment: `--permission-mode acceptEdits` lets Read/Write/Edit/Glob/Grep work inside the
@@ -61,6 +62,9 @@ class ClaudeAdapter:
             "--permission-mode", "acceptEdits",
             "--allowedTools", ALLOWED_TOOLS,
             "--disallowedTools", DENIED_TOOLS,
+            # Only the tools the phase needs (no Agent, no Workflow…), and council's own
+            # instructions instead of Claude Code's: both are sent with every request.
+            *claude_args(job.tools, job.seat.extra_args, job.system_prompt()),
             # stream-json writes each event as it happens (json buffers until the end).
             "--output-format", "stream-json", "--verbose",
             *model_args("--model", job.seat),
@@ -122,7 +126,8 @@ class ClaudeUsage:
             u = event.get("usage") or {}
             cost = event.get("total_cost_usd")
             self.done = self.done + Usage(_tokens_in(u), int(u.get("output_tokens") or 0),
-                                          None if cost is None else float(cost))
+                                          None if cost is None else float(cost),
+                                          tokens_cached=_int(u.get("cache_read_input_tokens")))
             self.live = {}
 
     def total(self) -> Usage:
@@ -130,7 +135,9 @@ class ClaudeUsage:
             return self.done
         tokens_in = sum(_tokens_in(u) for u in self.live.values())
         tokens_out = sum(_int(u.get("output_tokens")) for u in self.live.values())
-        return self.done + estimate("claude", self.model or self.seen, tokens_in, tokens_out)
+        cached = sum(_int(u.get("cache_read_input_tokens")) for u in self.live.values())
+        return self.done + estimate("claude", self.model or self.seen, tokens_in, tokens_out,
+                                    cached)
 
 
 def _tokens_in(usage: dict[str, object]) -> int:

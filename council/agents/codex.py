@@ -21,6 +21,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.toolsets import codex_args
 from council.ledger import Usage, estimate
 
 PROFILE = "council"
@@ -105,7 +106,9 @@ class CodexAdapter:
             "-C", str(job.cwd),
             *sandbox_args(),
             *model_args("-m", job.seat),
-            "-c", "web_search=live",
+            # The phase's tools (web search or none), no features a research seat never
+            # uses, and council's instructions instead of codex's coding-agent ones.
+            *codex_args(job.tools, job.seat.extra_args, job.system_prompt()),
             # Otherwise a dead endpoint makes codex retry forever.
             "--disable", "unbounded_connection_retries",
             # No plugins: council's own (extensions/codex), once its hooks are trusted, would
@@ -172,8 +175,8 @@ class CodexUsage:
     def __init__(self, model: str | None) -> None:
         self.model = model
         self.thread: str | None = None
-        self.banked = (0, 0)
-        self.current = (0, 0)
+        self.banked = (0, 0, 0)  # tokens in, out, cached in
+        self.current = (0, 0, 0)
 
     def add(self, event: dict[str, Any]) -> None:
         kind, usage = event.get("type"), event.get("usage")
@@ -181,14 +184,18 @@ class CodexUsage:
             thread = event.get("thread_id")
             if self.thread is not None and thread != self.thread:
                 self.banked = (self.banked[0] + self.current[0],
-                               self.banked[1] + self.current[1])
-                self.current = (0, 0)
+                               self.banked[1] + self.current[1],
+                               self.banked[2] + self.current[2])
+                self.current = (0, 0, 0)
             self.thread = str(thread) if thread else self.thread
         elif kind == "turn.completed" and isinstance(usage, dict):
-            tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
-            self.current = (tokens_in if isinstance(tokens_in, int) else 0,
-                            tokens_out if isinstance(tokens_out, int) else 0)
+            self.current = (_int(usage.get("input_tokens")), _int(usage.get("output_tokens")),
+                            _int(usage.get("cached_input_tokens")))
 
     def total(self) -> Usage:
         return estimate("codex", self.model, self.banked[0] + self.current[0],
-                        self.banked[1] + self.current[1])
+                        self.banked[1] + self.current[1], self.banked[2] + self.current[2])
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) else 0

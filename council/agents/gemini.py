@@ -27,6 +27,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.toolsets import gemini_settings
 from council.ledger import Usage, estimate
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
@@ -91,6 +92,8 @@ class GeminiAdapter:
             # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
             # into ~5 minutes of silence per request.
             "general": {"maxAttempts": 3},
+            # Only the tools the phase needs (no invoke_agent, enter_plan_mode…).
+            "tools": gemini_settings(job.tools),
             "hooks": {
                 "AfterAgent": [
                     {"matcher": "*",
@@ -118,6 +121,8 @@ class GeminiAdapter:
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             # One process instead of a relaunched child whose parent ignores SIGTERM.
             "GEMINI_CLI_NO_RELAUNCH": "true",
+            # council's instructions instead of gemini's coding-agent system prompt.
+            "GEMINI_SYSTEM_MD": str(job.system_prompt()),
         }
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
@@ -153,7 +158,9 @@ class GeminiUsage:
             stats = event["stats"]
             tokens_in = stats.get("input_tokens") or stats.get("input") or 0
             tokens_out = stats.get("output_tokens") or 0
-            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out))
+            cached = stats.get("cached") or 0
+            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out),
+                                           int(cached))
 
     def total(self) -> Usage:
         return self.sum

@@ -728,6 +728,7 @@ class _Handler(BaseHTTPRequestHandler):
         record: dict[str, Any] = {
             "time": started, "api": api, "method": method, "path": self.path,
             "headers": {h: self.headers[h] for h in LOGGED_HEADERS if h in self.headers},
+            "bytes": len(raw),  # the request body as the CLI sent it, decompressed
         }
         try:
             body = json.loads(raw) if raw.strip() else {}

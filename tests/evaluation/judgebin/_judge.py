@@ -76,10 +76,13 @@ def _log(cli: str, which: str) -> None:
 
 def judging(cli: str, argv: list[str]) -> bool:
     """Whether council calls this CLI as its judge (else it is an agent: the real fake)."""
+    # An agent is offered its phase's tools (--tools Read,…; web search on or off) and
+    # council's research instructions; the judge no tool and no instructions of council's.
     if cli == "claude":
-        return "--tools" in argv
+        return "--tools" in argv and argv[argv.index("--tools") + 1] == ""
     if cli == "codex":
-        return "web_search=disabled" in argv
+        return "web_search=disabled" in argv and not any(
+            "model_instructions_file" in arg for arg in argv)
     return "--approval-mode" not in argv and "--version" not in argv
 
 
