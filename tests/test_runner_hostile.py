@@ -227,7 +227,7 @@ def test_the_hook_reads_no_fifo_terabyte_or_link_as_the_report(tmp_path: Path,
     loop_file, instructions = tmp_path / "loop.txt", tmp_path / "continue.md"
     loop_file.write_text("1 3 1\n")
     instructions.write_text("Go on.")
-    argv = [sys.executable, "-P", str(HOOK_ENTRY), "hook", "claude", "--run-dir", str(tmp_path),
+    argv = [sys.executable, "-I", str(HOOK_ENTRY), "hook", "claude", "--run-dir", str(tmp_path),
             "--seat", "claude", "--phase", "research", "--report", str(report),
             "--loop", str(loop_file), "--instructions", str(instructions)]
     done_hook = subprocess.run(argv, input='{"session_id": "s"}', capture_output=True,

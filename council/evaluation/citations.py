@@ -20,15 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from council.agents.base import json_events
+
+# A report's headings, code fences and sentences, read as the regression check reads them.
+from council.regression import FENCE, HEADING, SENTENCE_END
 from council.sources import LINK, canonical, extract
 
-HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*)$")
 META_HEADING = re.compile(r"(?:\d+\.\s*)?(?:comprehensive\s+)?(?:sources?|references?|"
                           r"bibliography|works cited|completeness)(?:\s*\(.*\))?\s*:?", re.I)
-FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 REFERENCE = re.compile(r"\[\^?(\d+(?:[,\s]+\^?\d+)*)\]")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[*_])")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 NUMBERED = re.compile(r"^\s*(?:\[(\d+)\]|(\d+)[.)])\s+(.*)$")
 MIN_WORDS = 4  # a "claim" of fewer words (`Source: <url>`) belongs to the statement before
