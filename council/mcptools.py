@@ -312,7 +312,7 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
     percent = progress_percent(state, _planned(state))
     rows = status.rows(state, ws)
     spent = ledger.spent(state)
-    holder = live_supervisor(ws.root)
+    holder = live_supervisor(ws.root)  # before the log: once it has let go, every line is in
     lines = tail(ws.root / PROGRESS_FILE, PROGRESS_LINES)
     text = f"run {ws.id}: {phase} ({percent}%)\n\n" + _plain(status.status_view(state, ws))
     if phase == "starting":
@@ -323,7 +323,8 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
     text += f"\n\nnext: {next_step(ws.id, phase)}"
     return Answer(text, {
         "run_id": ws.id, "topic": _cut(state.topic, TOPIC_SHOWN), "phase": phase,
-        "percent": percent, "ended": phase in ENDED, "plan": status.plan_line(state),
+        "percent": percent, "ended": ended(phase, holder is not None),
+        "plan": status.plan_line(state),
         "error": state.error, "created_at": state.created_at, "ended_at": state.ended_at,
         "supervisor_pid": holder.pid if holder else None,
         "spent": {"tokens": spent.tokens, "cost_usd": spent.cost_usd,
@@ -335,6 +336,13 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
                     "cost_estimated": r.cost_estimated, "error": r.error,
                     "last_event": r.last_event} for r in rows],
         "progress": lines, "paths": paths(ws), "next": next_step(ws.id, phase)})
+
+
+def ended(phase: str, held: bool) -> bool:
+    """A run has ended once its phase says so and its supervisor has let go of it: it marks
+    the phase first and writes the last progress line after, so a client told `ended` on
+    the phase alone could read a log without its last line."""
+    return phase in ENDED and not held
 
 
 def next_step(run_id: str, phase: str) -> str:

@@ -15,6 +15,9 @@ from council import mcprequests, mcptools
 from council.config import Overrides, load_options
 from council.errors import CouncilError, UsageError
 from council.mcptools import START_PARAMS, STATUS_PARAMS, TOOLS, Param
+from council.owner import owned
+from council.pipeline import set_phase
+from council.runlock import RunLock
 from council.sessions import RELEASED, Request
 from council.state import AgentPhase, AgentRecord, RunState
 from council.supervisor import start_run
@@ -236,3 +239,19 @@ def test_every_run_option_of_start_research_is_a_declared_option() -> None:
         assert by_flag[param.flag].name == param.name
         if "enum" in param.schema:
             assert tuple(param.schema["enum"]) == declared.MODES
+
+
+def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(
+        isolated: Path) -> None:
+    """The supervisor marks the run done, then writes progress.log's last line, then lets go
+    of its lock; `ended` waits for the lock, so the log a client reads is whole."""
+    base = isolated / "research"
+    ws = start_run("Tides?", load_options(Overrides(test=True)), base)
+    with owned(ws.root) as owner:
+        set_phase(ws, owner, "done")
+    call = mcptools.Call(base, "test")
+    with RunLock(ws.root):
+        held = mcptools.run_status({"run_id": ws.id}, call).data
+    let_go = mcptools.run_status({"run_id": ws.id}, call).data
+    assert (held["phase"], held["ended"]) == ("done", False)
+    assert (let_go["phase"], let_go["ended"]) == ("done", True)
