@@ -7,7 +7,7 @@ Measured, each the median of `--rounds` alternating rounds:
 1. scrub_file over a `--mb` MB report that holds no secret (only read), and over the same
    report with one secret near its end (read twice and rewritten);
 2. `--calls` clean() calls on short progress lines (what every event and state write pays);
-3. `import council.redact` (what every hook pays), from `python -X importtime`.
+3. `import council.store.redact` (what every hook pays), from `python -X importtime`.
 
 The environment holds a few secret variables (a token, a key, a database URL) and the three
 CLIs' login files are in place, as on a user's machine: the revision under test reads them,
@@ -36,7 +36,7 @@ LINES = ["research codex: started (iteration 1)", "research claude warning: slow
 
 
 def baseline_module(rev: str, where: Path) -> Path:
-    """A package folder holding `rev`'s council/redact.py (and what it imports of council)."""
+    """A package folder holding `rev`'s council/store/redact.py (and what it imports of council)."""
     package = where / "council"
     package.mkdir(parents=True)
     listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", rev, "council/"],
@@ -50,17 +50,17 @@ def baseline_module(rev: str, where: Path) -> Path:
 
 
 def load(root: Path, alias: str) -> ModuleType:
-    """council.redact from `root`, under its own name, with `root`'s council package."""
+    """council.store.redact from `root`, under its own name, with `root`'s council package."""
     saved = {k: v for k, v in sys.modules.items() if k == "council" or k.startswith("council.")}
     for k in saved:
         del sys.modules[k]
     sys.path.insert(0, str(root))
     try:
-        spec = importlib.util.find_spec("council.redact")
+        spec = importlib.util.find_spec("council.store.redact")
         assert spec is not None
         assert spec.origin is not None
         assert spec.origin.startswith(str(root)), spec.origin
-        module = importlib.import_module("council.redact")
+        module = importlib.import_module("council.store.redact")
     finally:
         sys.path.remove(str(root))
         for k in [k for k in sys.modules if k == "council" or k.startswith("council.")]:
@@ -83,10 +83,10 @@ def timed(fn: object, *args: object) -> float:
 
 
 def import_time(root: Path) -> int:
-    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import council.redact"],
+    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import council.store.redact"],
                          env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
                          text=True, check=True).stderr
-    line = next(x for x in out.splitlines() if x.endswith("council.redact"))
+    line = next(x for x in out.splitlines() if x.endswith("council.store.redact"))
     return int(line.split("|")[1])
 
 
@@ -140,7 +140,7 @@ def main() -> None:
                     redact.clean(LINES[i % len(LINES)])
 
             fig.setdefault(f"{args.calls:,} clean() (s)", []).append(timed(calls))
-            fig.setdefault("import council.redact (ms)", []).append(
+            fig.setdefault("import council.store.redact (ms)", []).append(
                 import_time(roots[label]) / 1000)
     print(f"baseline {args.baseline}, median of {args.rounds} rounds")
     print(f"{'':34} {'before':>10} {'after':>10} {'ratio':>7}")

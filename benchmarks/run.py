@@ -208,7 +208,7 @@ def hook_ratio(samples: int) -> tuple[float, float]:
     """Median ms of `python -m council hook claude …` and of `python -c pass`."""
     with tempfile.TemporaryDirectory() as tmp:
         run = Path(tmp)
-        from council.loop import write_loop
+        from council.store.loop import write_loop
 
         (run / "continue.md").write_text("Keep going.")
         payload = json.dumps({"session_id": "s", "hook_event_name": "Stop",

@@ -25,7 +25,7 @@ def main() -> None:
 
             sys.exit(host_hook(sys.argv[2:]))
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
-        from council.hook import main as hook_main
+        from council.seat.hook import main as hook_main
 
         sys.exit(hook_main(sys.argv[2:]))
     from council.cli import entry

@@ -13,15 +13,18 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from council import __version__, crash, options, paths, preflight, status, supervisor
-from council.cancel import cancel_run, pick
+from council import __version__, options, paths
 from council.config import Overrides, load_options, plan_lines
 from council.errors import CouncilError, StateError, UsageError
-from council.estimate import plan_lines as estimate_lines
+from council.evidence.estimate import plan_lines as estimate_lines
 from council.graph import plan
-from council.state import RunState, load_state
+from council.readiness import preflight
+from council.run import crash, supervisor
+from council.run.cancel import cancel_run, pick
+from council.store.state import RunState, load_state
+from council.store.workspace import Workspace, ensure_base, find_run, list_runs
 from council.topic import read_topic
-from council.workspace import Workspace, ensure_base, find_run, list_runs
+from council.views import status
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -163,7 +166,7 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
     agents continue their sessions, then the remaining phases run."""
     ws = find_run(run_id, _research_dir(research_dir), require_state=not rebuild)
     if rebuild:
-        from council.recovery import rebuild as rebuild_state
+        from council.run.recovery import rebuild as rebuild_state
 
         click.echo(rebuild_state(ws))
     else:
@@ -301,7 +304,7 @@ def list_cmd(research_dir: Path | None) -> None:
 def doctor(live: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,
     and whether the Claude Code plugin's hooks can run council."""
-    from council.doctor import run_doctor
+    from council.readiness.doctor import run_doctor
 
     rows, code = run_doctor(live)
     for line in rows:
@@ -318,7 +321,7 @@ def doctor(live: bool) -> None:
 @handle_errors
 def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
     """Follow a run live (the latest by default) until it ends."""
-    from council.watch import watch  # rich: only for this command
+    from council.views.watch import watch  # rich: only for this command
 
     ws = find_run(run_id, _research_dir(research_dir))
     state = watch(ws, click.echo)
@@ -336,7 +339,7 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
 def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     """Rebuild a run's report.html from its files (the latest run by default), for any run,
     including one made before council wrote pages."""
-    from council import page
+    from council.views import page
 
     ws = find_run(run_id, _research_dir(research_dir))
     click.echo(page.build(ws, _readable(ws)))
@@ -351,7 +354,7 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     is built first if the run has none). Without a browser, print the page's path."""
     import webbrowser
 
-    from council import page
+    from council.views import page
 
     ws = find_run(run_id, _research_dir(research_dir))
     path = ws.root / page.PAGE
@@ -373,7 +376,7 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
 def mcp_cmd(research_dir: Path | None) -> None:
     """Serve council to MCP clients (Claude Desktop, Cursor, VS Code, Claude Code, Gemini
     CLI, Codex) on stdin/stdout: start research, follow it, read its reports."""
-    from council.mcpserver import serve  # the MCP SDK: only for this command
+    from council.hosts.mcpserver import serve  # the MCP SDK: only for this command
 
     if sys.stdin.isatty():
         click.echo("council mcp speaks the Model Context Protocol on stdin/stdout: register "

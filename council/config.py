@@ -16,10 +16,11 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import agentfs, options, paths, trust
+from council import options, paths, trust
 from council.errors import ConfigError, UsageError
 from council.options import MAX_ITERATIONS_LIMIT
 from council.options import Overrides as Overrides
+from council.store import agentfs
 
 CLIS = ("claude", "codex", "gemini")
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")

@@ -10,7 +10,7 @@ since, is refused with one line saying what it would change. A file the user nam
 `--config`, and the user's own config file, need no record: the user chose them.
 
 The decision (`verdict`) is a pure function of the record and the bytes read; the record is
-written with `store.atomic_write`. Standard library only, cheap to import: the hosts' hooks
+written with `disk.atomic_write`. Standard library only, cheap to import: the hosts' hooks
 load the options of every council request.
 """
 
@@ -131,7 +131,7 @@ def revoke(real: Path) -> bool:
 
 
 def _save(files: dict[str, dict[str, Any]]) -> None:
-    from council.store import atomic_write
+    from council.store.disk import atomic_write
 
     path = store_file()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -26,10 +26,10 @@ MODULE = '''\
 
 from __future__ import annotations
 
-from council import events, loop
-from council.chooser import writer
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
+from council.phases.chooser import writer
+from council.store import events, loop
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:

@@ -8,8 +8,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import Council
 
-from council import cli, preflight, supervisor
+from council import cli
 from council.errors import RunNotFoundError
+from council.readiness import preflight
+from council.run import supervisor
 
 
 def test_an_unexpected_error_is_one_line_and_a_crash_log_in_the_run(

@@ -240,10 +240,10 @@ def test_a_degraded_scope_is_tried_again_on_resume_before_research(council: Coun
 
     from council import graph
     from council.config import Overrides, load_options
-    from council.owner import owned
     from council.phases import RunContext
     from council.phases import scope as scoping
-    from council.supervisor import start_run
+    from council.run.supervisor import start_run
+    from council.store.owner import owned
 
     options = load_options(Overrides(test=True))
     ws = start_run("q", options, council.research)

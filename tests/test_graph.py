@@ -14,7 +14,7 @@ from conftest import Council
 from council import graph
 from council.config import Overrides, RunOptions, load_options
 from council.graph import GRAPH, Facts
-from council.state import PHASES
+from council.store.state import PHASES
 
 
 def test_the_declaration_is_a_dag_in_dependency_order_and_names_every_state_phase() -> None:

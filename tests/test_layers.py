@@ -1,6 +1,6 @@
-"""The package's layers go one way: cli → supervisor → pipeline → phases → runner → agents →
-workspace/state/progress. Read from the source (every import, lazy ones included), so a
-cycle or a climb back up fails here rather than in a newcomer's head."""
+"""The package's floors go one way: cli → hosts/evaluation → run → phases → views → seat →
+readiness → agents → evidence → store. Read from the source (every import, lazy ones
+included), so a cycle or a climb back up fails here rather than in a newcomer's head."""
 
 from __future__ import annotations
 
@@ -52,23 +52,62 @@ def test_there_are_no_import_cycles() -> None:
             visit(name, [name])
 
 
-def test_lower_layers_never_climb_back_up() -> None:
-    graph = imports()
-    above = {
-        "council.runner": ("council.phases", "council.pipeline", "council.supervisor"),
-        "council.agents": ("council.runner", "council.phases", "council.pipeline",
-                           "council.supervisor"),
-        "council.phases": ("council.pipeline", "council.supervisor", "council.handover",
-                           "council.cli", "council.hosts"),
-        "council.pipeline": ("council.supervisor", "council.cli", "council.hosts"),
-        "council.supervisor": ("council.hosts", "council.cli"),  # hosts drive the supervisor
-        "council.state": ("council.runner", "council.phases", "council.supervisor"),
-    }
-    for name, deps in graph.items():
-        for layer, forbidden in above.items():
-            if name == layer or name.startswith(layer + "."):
-                climbs = sorted(d for d in deps if d.startswith(forbidden))
-                assert not climbs, f"{name} imports {climbs}"
+# The packages, from the top floor down. A module may import its own package and any floor
+# below it, never one above: the hosts and the eval drive runs, a run drives its phases,
+# the phases seats (and render through the views), a seat drives an agent, and everything
+# keeps its files through the store.
+FLOORS = ("hosts evaluation", "run", "phases", "views", "seat", "readiness", "agents",
+          "evidence", "store")
+# The top-level modules: the cli above every floor; what a run is declared as (its graph,
+# options, config, topic, errors, paths, prompts) and the process helper below them. Of
+# those, config and trust read and write their files through the store, so only they may
+# import it; the rest import no package at all.
+ENTRY = {"council.cli", "council.__main__"}
+ON_THE_STORE = {"council.config", "council.trust"}
+
+
+def floor(module: str) -> int | None:
+    """The floor `module` is on (0 the top), or None for a top-level module."""
+    parts = module.split(".")
+    if len(parts) < 3 and not (len(parts) == 2 and any(
+            parts[1] in names.split() for names in FLOORS)):
+        return None
+    for height, names in enumerate(FLOORS):
+        if parts[1] in names.split():
+            return height
+    return None
+
+
+def test_every_module_is_on_a_floor_or_a_declared_top_level_one() -> None:
+    top = sorted(m for m in imports() if floor(m) is None)
+    assert top == sorted({"council", "council.errors", "council.paths", "council.graph",
+                          "council.options", "council.topic", "council.prompts",
+                          "council.spawn", *ENTRY, *ON_THE_STORE})
+
+
+def test_no_floor_imports_one_above_it() -> None:
+    climbs = []
+    for name, deps in imports().items():
+        here = floor(name)
+        if here is None:
+            continue
+        climbs += [f"{name} → {dep}" for dep in sorted(deps)
+                   if ((there := floor(dep)) is not None and there < here)
+                   or dep in ENTRY]
+    assert climbs == []
+
+
+def test_the_declarations_sit_below_every_floor() -> None:
+    """What a run is declared as imports no package (config and trust, only the store), so
+    any floor can read it."""
+    wrong = []
+    for name, deps in imports().items():
+        if floor(name) is not None or name in ENTRY:
+            continue
+        allowed = {"store"} if name in ON_THE_STORE else set()
+        wrong += [f"{name} → {dep}" for dep in sorted(deps) if dep in ENTRY or
+                  (floor(dep) is not None and dep.split(".")[1] not in allowed)]
+    assert wrong == []
 
 
 def test_only_the_cli_imports_click() -> None:

@@ -22,13 +22,14 @@ DECLARATION = "graph.py"
 NAMES = frozenset({"scope", "research", "dissent", "refinement", "claims", "gapfill",
                    "recheck", "verification", "antagonist", "synthesis"})
 ALLOWED: dict[tuple[str, str], str] = {
-    ("claimcheck.py", "claims"): "claims.json's key (the listed claims)",
-    ("coverage.py", "claims"): "the coverage judgement's key (a sub-question's claim ids)",
-    ("score.py", "claims"): "claims.json's key",
+    ("evidence/claimcheck.py", "claims"): "claims.json's key (the listed claims)",
+    ("evidence/coverage.py", "claims"):
+        "the coverage judgement's key (a sub-question's claim ids)",
+    ("evidence/score.py", "claims"): "claims.json's key",
     ("config.py", "dissent"): "the option and its config key, --dissent",
     ("options.py", "dissent"): "the option and its config key, --dissent",
-    ("events.py", "scope"): "an event's field (run, or the phase it is about)",
-    ("progress.py", "scope"): "an event's field (run, or the phase it is about)",
+    ("store/events.py", "scope"): "an event's field (run, or the phase it is about)",
+    ("store/progress.py", "scope"): "an event's field (run, or the phase it is about)",
     ("paths.py", "research"): "the research/ folder",
     ("hosts/base.py", "research"): "the research/ folder",
     ("evaluation/results.py", "claims"): "a sample's metadata key (the run's claims.json)",

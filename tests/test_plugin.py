@@ -20,10 +20,10 @@ import yaml
 from conftest import Council, wait_for
 from test_sessions import bind_first
 
-from council import sessions
 from council.errors import UsageError
 from council.hosts.flow import check_request, failure_summary, parse_request
-from council.state import AgentPhase, AgentRecord, RunState
+from council.store import sessions
+from council.store.state import AgentPhase, AgentRecord, RunState
 
 REPO = Path(__file__).resolve().parent.parent
 FORMATS = [("stream-json", "--verbose"), ("json",), ("text",),
@@ -229,7 +229,7 @@ def test_a_request_whose_turn_was_interrupted_never_starts_later(council: Counci
 
 def test_an_interrupted_run_is_named_not_restarted(council: Council) -> None:
     from council.config import Overrides, load_options
-    from council.supervisor import start_run
+    from council.run.supervisor import start_run
 
     cwd = project(council)
     base = cwd / "research"
@@ -373,10 +373,10 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     from council.config import PROFILES, RunOptions
     from council.graph import critical_path
     from council.hosts.flow import PHASE_TIMEOUT, plugin_limits
-    from council.owner import StateOwner
     from council.phases import SHORT_PHASES, RunContext
-    from council.state import RunState
-    from council.workspace import Workspace
+    from council.store.owner import StateOwner
+    from council.store.state import RunState
+    from council.store.workspace import Workspace
 
     hooks = json.loads((Path(__file__).parents[1] / "hooks" / "hooks.json").read_text())
     hook_timeout = hooks["hooks"]["Stop"][0]["hooks"][0]["timeout"]

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from conftest import Council
 
-from council.loop import MARKER
+from council.store.loop import MARKER
 
 LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \S+ .+$")
 

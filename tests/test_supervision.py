@@ -14,9 +14,9 @@ import pytest
 import yaml
 from conftest import Council, wait_for, write_trusted_config
 
-from council.loop import MARKER
-from council.runner import RESUME_NOTE
-from council.state import load_state
+from council.seat.runner import RESUME_NOTE
+from council.store.loop import MARKER
+from council.store.state import load_state
 
 
 def state_of(run: Path) -> dict:  # type: ignore[type-arg]
@@ -195,10 +195,10 @@ def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
 
     from council import graph
     from council.config import Overrides, load_options
-    from council.owner import owned
     from council.phases import RunContext, research
-    from council.runner import run_seat as real
-    from council.supervisor import start_run
+    from council.run.supervisor import start_run
+    from council.seat.runner import run_seat as real
+    from council.store.owner import owned
 
     options = load_options(Overrides(test=True, agents=("claude", "codex")))
     ws = start_run("q", options, council.research)
@@ -222,7 +222,7 @@ def test_a_seat_that_council_cannot_run_fails_alone(council: Council,
 
 def test_instruction_files_planted_by_an_agent_do_not_reach_the_next_phase(
         council: Council) -> None:
-    from council.runner import MEMORY_FILES
+    from council.seat.runner import MEMORY_FILES
 
     council.script({"*": {"finish_after": 1}})
     assert council.run("run", "--test", "--agents", "claude", "q").returncode == 0

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from council import agentfs
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -17,7 +16,8 @@ from council.agents.base import (
     model_args,
 )
 from council.agents.toolsets import claude_args
-from council.ledger import Usage, estimate
+from council.evidence.ledger import Usage, estimate
+from council.store import agentfs
 
 # Containment: `--permission-mode acceptEdits` lets Read/Write/Edit/Glob/Grep work inside the
 # agent's cwd (its own folder) and refuses them everywhere else. Naming a file tool in the

@@ -22,7 +22,7 @@ from council.agents.base import (
     model_args,
 )
 from council.agents.toolsets import codex_args
-from council.ledger import Usage, estimate
+from council.evidence.ledger import Usage, estimate
 
 PROFILE = "council"
 

@@ -18,7 +18,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from council import agentfs
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -28,7 +27,8 @@ from council.agents.base import (
     model_args,
 )
 from council.agents.toolsets import gemini_settings
-from council.ledger import Usage, estimate
+from council.evidence.ledger import Usage, estimate
+from council.store import agentfs
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
 HTTP_EXIT_CODES = {244: "server error (HTTP 500)", 173: "rate limited (HTTP 429)",

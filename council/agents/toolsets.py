@@ -19,8 +19,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from council import agentfs, loop, prompts
+from council import prompts
 from council.graph import FILES, WEB
+from council.store import agentfs, loop
 
 # claude's `--tools`: the built-in set offered at all (its permission rules only approve).
 # No Agent: a seat that starts subagents multiplies tokens out of the budget's sight.

@@ -22,8 +22,8 @@ from typing import Any
 from council.agents.base import json_events
 
 # A report's headings, code fences and sentences, read as the regression check reads them.
-from council.regression import FENCE, HEADING, SENTENCE_END
-from council.sources import LINK, canonical, extract
+from council.evidence.regression import FENCE, HEADING, SENTENCE_END
+from council.evidence.sources import LINK, canonical, extract
 
 META_HEADING = re.compile(r"(?:\d+\.\s*)?(?:comprehensive\s+)?(?:sources?|references?|"
                           r"bibliography|works cited|completeness)(?:\s*\(.*\))?\s*:?", re.I)

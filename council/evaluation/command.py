@@ -20,7 +20,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from council import ledger
 from council.config import RunOptions
 from council.errors import UsageError
 from council.evaluation import configurations, dataset, results, slots, summary
@@ -28,8 +27,9 @@ from council.evaluation.configurations import Configuration
 from council.evaluation.questions import Question
 from council.evaluation.solver import MAX_RUNS_ENV
 from council.evaluation.task import MAX_CITATIONS
+from council.evidence import ledger
+from council.evidence.ledger import Usage
 from council.graph import plan
-from council.ledger import Usage
 from council.paths import RESEARCH_FOLDER
 
 RUNS = "runs"  # DIR/runs/<configuration>/<question>/: the council runs
@@ -96,7 +96,7 @@ def check_judge(name: str) -> Any:
 
 def prepare(request: EvalRequest, judge_model: Any = None) -> Prepared:
     """Check everything before anything runs; a UsageError (exit 2) names what is wrong."""
-    from council import preflight
+    from council.readiness import preflight
 
     if not request.configurations:
         raise UsageError("name at least one configuration with --config")

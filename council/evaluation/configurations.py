@@ -123,8 +123,8 @@ def vendors(options: RunOptions) -> Counter[str]:
     """How many CLI processes of each vendor a run of these options has at once, at most:
     one per seat, and one more for the vendor of the dissenter (who also researches, at the
     same time) or of the antagonist (beside the verifiers), when the graph plans them."""
-    from council.chooser import Role, choose
     from council.graph import ANTAGONIST, DISSENT, planned
+    from council.phases.chooser import Role, choose
     from council.phases.dissent import dissenter
 
     counts = Counter(seat.cli for seat in options.seats)

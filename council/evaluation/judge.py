@@ -37,7 +37,7 @@ from council.agents.environment import agent_env
 from council.agents.gemini import write_workspace
 from council.config import CLIS
 from council.evaluation import slots
-from council.preflight import check
+from council.readiness.preflight import check
 
 PROVIDER = "cli"
 TIMEOUT_ENV = "COUNCIL_EVAL_JUDGE_TIMEOUT"

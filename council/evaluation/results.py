@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from council import ledger
 from council.errors import CouncilError
-from council.ledger import Usage
-from council.runlock import live_supervisor
-from council.state import RunState, load_state
-from council.store import atomic_write
-from council.workspace import Workspace, list_runs
+from council.evidence import ledger
+from council.evidence.ledger import Usage
+from council.store.disk import atomic_write
+from council.store.runlock import live_supervisor
+from council.store.state import RunState, load_state
+from council.store.workspace import Workspace, list_runs
 
 REUSE, RESUME, NEW = "reuse", "resume", "new"
 ENDED_BADLY = ("failed",)

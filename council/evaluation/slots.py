@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from council import store
+from council.store import disk
 
 POLL_SECONDS = 0.5  # how often a waiting run looks again; runs last minutes
 DEFAULT_PER_VENDOR = 4  # two runs of the whole pipeline at once: the dissenter's vendor has 2 each
@@ -58,7 +58,7 @@ def try_take(folder: Path, wanted: Mapping[str, int], limit: int) -> list[int] |
                 break
             fd = os.open(folder / f"{vendor}-{index}.lock",
                          os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
-            if not store.lock(fd, wait=False):
+            if not disk.lock(fd, wait=False):
                 os.close(fd)
                 continue
             held.append(fd)

@@ -25,8 +25,8 @@ from inspect_ai.util import concurrency
 from council import spawn
 from council.evaluation import configurations, results, slots
 from council.paths import RESEARCH_FOLDER
-from council.store import atomic_write
-from council.workspace import Workspace
+from council.store.disk import atomic_write
+from council.store.workspace import Workspace
 
 MAX_RUNS_ENV = "COUNCIL_EVAL_MAX_RUNS"  # `council eval --max-runs` sets it
 DEFAULT_MAX_RUNS = 2

@@ -309,7 +309,7 @@ found their sources to support, pooled, with a Wilson 95% interval.</p>
 
 def write(folder: Path, summary: Summary) -> Path:
     """summary.md, summary.svg and summary.html in `folder`; the path of summary.md."""
-    from council.store import atomic_write
+    from council.store.disk import atomic_write
 
     atomic_write(folder / SUMMARY_SVG, svg(summary), redacted=True)
     atomic_write(folder / SUMMARY_HTML, page(summary), redacted=True)

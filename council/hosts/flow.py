@@ -31,8 +31,8 @@ from council.hosts.base import COMMAND, Host
 
 if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for none of it
     from council.config import RunOptions
-    from council.sessions import Request
-    from council.state import RunState
+    from council.store.sessions import Request
+    from council.store.state import RunState
 
 REMINDERS = 1  # ask once more for a missing final report, then give up
 # Per agent per phase, so that every phase before the synthesis fits in the Stop hook's 7200 s:
@@ -69,13 +69,13 @@ def on_prompt(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
         if unrun:
             return host.refuse(unrun)
         if (base / ".sessions" / f"{session_id}.json").exists():
-            from council import sessions
+            from council.store import sessions
 
             sessions.update(base, session_id, sessions.drop_pending)
         return {}
     try:
         check_request(args)
-        from council import sessions
+        from council.store import sessions
 
         sessions.record(base, session_id, host.turn_id(payload), args)
     except Exception as exc:  # every failure here is the user's to hear of, in one sentence
@@ -86,8 +86,8 @@ def on_prompt(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
 def check_request(args: str, host: Host | None = None) -> tuple[str, RunOptions]:
     """The topic and run options of a request, or the CouncilError that says why it cannot
     run."""
-    from council import preflight
     from council.config import Overrides, load_options
+    from council.readiness import preflight
     from council.topic import check_topic
 
     request = parse_request(args)
@@ -206,7 +206,7 @@ def on_stop(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
     base = host.research_dir(payload)
     if not (base / ".sessions" / f"{session_id}.json").exists():
         return {}  # not a council session: the common, fast case
-    from council import sessions
+    from council.store import sessions
 
     turn = host.turn_id(payload)
     request, fresh, stale = sessions.update(base, session_id,
@@ -231,7 +231,7 @@ def _claim(requests: list[Request], prompt_id: str | None
            ) -> tuple[Request | None, bool, list[Request]]:
     """(this turn's open request, whether this stop is its first, stale requests that were
     bound to a run). A request leaves `pending` here, under the lock: exactly once."""
-    from council import sessions
+    from council.store import sessions
 
     request = sessions.match(requests, prompt_id)
     stale = sessions.supersede(requests, keep=request)
@@ -245,8 +245,8 @@ def _claim(requests: list[Request], prompt_id: str | None
 def _interrupted(base: Path, stale: list[Request]) -> str | None:
     """Runs whose turn ended without their hook finishing (its timeout, a crash, the user
     interrupting): named once, never restarted inside an ordinary stop."""
-    from council.state import load_state
-    from council.workspace import find_run
+    from council.store.state import load_state
+    from council.store.workspace import find_run
 
     names = []
     for request in stale:
@@ -264,7 +264,7 @@ def _interrupted(base: Path, stale: list[Request]) -> str | None:
 
 
 def _start(base: Path, args: str, host: Host) -> str:
-    from council.supervisor import start_run
+    from council.run.supervisor import start_run
 
     topic, options = check_request(args, host)  # again: the config or a login may have changed
     return start_run(topic, options, base).id
@@ -277,7 +277,7 @@ def _bind(base: Path, session_id: str, request: Request, run_id: str) -> None:
 
 def _change(base: Path, session_id: str, request: Request, **changes: Any) -> None:
     """Save changes to one request (found again by prompt id and receipt time)."""
-    from council import sessions
+    from council.store import sessions
 
     def change(requests: list[Request]) -> None:
         for other in requests:
@@ -290,7 +290,7 @@ def _change(base: Path, session_id: str, request: Request, **changes: Any) -> No
 
 
 def _release(base: Path, session_id: str, request: Request) -> None:
-    from council import sessions
+    from council.store import sessions
 
     request.status = sessions.RELEASED
     _change(base, session_id, request, status=sessions.RELEASED)
@@ -298,9 +298,12 @@ def _release(base: Path, session_id: str, request: Request) -> None:
 
 def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_active: bool,
            fresh: bool) -> dict[str, Any]:
-    from council import graph, handover, report, supervisor
-    from council.state import PHASES, StateFile, load_state
-    from council.workspace import find_run
+    from council import graph
+    from council.hosts import handover
+    from council.run import supervisor
+    from council.store.state import PHASES, StateFile, load_state
+    from council.store.workspace import find_run
+    from council.views import report
 
     assert request.run is not None
     ws = find_run(request.run, base)

@@ -19,15 +19,17 @@ from typing import Any, TypeVar
 
 import anyio
 
-from council import events, failover, report
 from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
 from council.graph import GRAPH, SHORT, Phase
-from council.loop import read_report
-from council.owner import StateOwner
-from council.runner import Limits, SeatTask, fail_seat, run_seat
-from council.state import AgentPhase, RunState
-from council.workspace import Workspace
+from council.seat import failover
+from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
+from council.store import events
+from council.store.loop import read_report
+from council.store.owner import StateOwner
+from council.store.state import AgentPhase, RunState
+from council.store.workspace import Workspace
+from council.views import report
 
 T = TypeVar("T")
 

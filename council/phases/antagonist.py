@@ -10,11 +10,13 @@ as listed, to attack the weak ones itself."""
 
 from __future__ import annotations
 
-from council import claimcheck, events, loop, prompts
-from council.chooser import Role, choose
+from council import prompts
+from council.evidence import claimcheck
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
-from council.workspace import CLAIMS, DISSENT
+from council.phases.chooser import Role, choose
+from council.store import events, loop
+from council.store.workspace import CLAIMS, DISSENT
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:

@@ -17,17 +17,25 @@ import json
 from pathlib import Path
 from typing import Any
 
-from council import events, graph, prompts
-from council.chooser import writer
-from council.claimcheck import KEY, MAX_CLAIMS, Claim, coverage_summary, load, validate_claims
+from council import graph, prompts
 from council.config import Seat
-from council.coverage import SCOPE, Coverage, validate_coverage
-from council.coverage import load as load_scope
+from council.evidence.claimcheck import (
+    KEY,
+    MAX_CLAIMS,
+    Claim,
+    coverage_summary,
+    load,
+    validate_claims,
+)
+from council.evidence.coverage import SCOPE, Coverage, validate_coverage
+from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json
+from council.phases.chooser import writer
 from council.phases.gapfill import load_plan
-from council.store import atomic_write
-from council.workspace import CLAIMS, GAPS
+from council.store import events
+from council.store.disk import atomic_write
+from council.store.workspace import CLAIMS, GAPS
 
 EXTRACTED = "extracted"  # claims.json's status between a judgement and the verification
 JUDGED_BY = "judged_by"  # claims.json's key: the phase whose judgement it holds

@@ -13,13 +13,14 @@ cannot rewrite the memo."""
 
 from __future__ import annotations
 
-from council import events, loop, prompts
-from council.chooser import Role, choose
+from council import prompts
 from council.config import RunOptions, Seat
-from council.coverage import SCOPE
-from council.coverage import load as load_scope
+from council.evidence.coverage import SCOPE
+from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
+from council.phases.chooser import Role, choose
+from council.store import events, loop
 
 
 def dissenter(options: RunOptions, seats: list[Seat]) -> Seat | None:

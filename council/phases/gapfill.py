@@ -13,13 +13,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from council import claimcheck, events, loop, prompts
+from council import prompts
 from council.config import Seat
+from council.evidence import claimcheck
+from council.evidence.score import STATUS_VALUE, closures
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
-from council.score import STATUS_VALUE, closures
-from council.store import atomic_write
-from council.workspace import CLAIMS, GAPS
+from council.store import events, loop
+from council.store.disk import atomic_write
+from council.store.workspace import CLAIMS, GAPS
 
 MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round (of turns graph.py caps)
 

@@ -4,13 +4,15 @@ declared before it (graph.before: the research)."""
 
 from __future__ import annotations
 
-from council import events, graph, loop, prompts, regression, sources
+from council import graph, prompts
 from council.config import Seat
+from council.evidence import regression, sources
 from council.graph import Phase
 from council.phases import RunContext, announce, run_parallel, seat_task, survivors
-from council.runner import SeatTask
-from council.state import RunState
-from council.workspace import DISSENT
+from council.seat.runner import SeatTask
+from council.store import events, loop
+from council.store.state import RunState
+from council.store.workspace import DISSENT
 
 
 def tasks(ctx: RunContext, phase: Phase, seats: list[Seat]) -> list[SeatTask]:

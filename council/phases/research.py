@@ -3,12 +3,13 @@ one."""
 
 from __future__ import annotations
 
-from council import loop, prompts
-from council.coverage import SCOPE, Scope
-from council.coverage import load as load_scope
+from council import prompts
+from council.evidence.coverage import SCOPE, Scope
+from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, announce, run_parallel, seat_task, survivors
-from council.runner import SeatTask
+from council.seat.runner import SeatTask
+from council.store import loop
 
 
 def tasks(ctx: RunContext, phase: Phase, scope: Scope | None = None) -> list[SeatTask]:

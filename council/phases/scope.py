@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from council import events, graph, prompts
-from council.chooser import writer
+from council import graph, prompts
 from council.config import Seat
-from council.coverage import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
-from council.coverage import load as load_scope
+from council.evidence.coverage import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
+from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json
-from council.store import atomic_write
+from council.phases.chooser import writer
+from council.store import events
+from council.store.disk import atomic_write
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:

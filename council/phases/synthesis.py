@@ -9,16 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from council import claimcheck, events, graph, ledger, loop, prompts, regression, report
-from council.chooser import writer
+from council import graph, prompts
 from council.config import Seat
 from council.errors import PhaseFailedError
+from council.evidence import claimcheck, ledger, regression
+from council.evidence.ledger import format_usage
 from council.graph import Phase
-from council.ledger import format_usage
 from council.phases import RunContext, gapfill, run_parallel, seat_task
-from council.runner import SeatTask
-from council.state import RunState
-from council.workspace import CLAIMS, COUNTERPOINTS, DISSENT, GAPS, Workspace
+from council.phases.chooser import writer
+from council.seat.runner import SeatTask
+from council.store import events, loop
+from council.store.state import RunState
+from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, GAPS, Workspace
+from council.views import report
 
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from council import events, prompts
-from council.claimcheck import (
+from council import prompts
+from council.evidence.claimcheck import (
     KEY,
     Claim,
     Verdict,
@@ -21,11 +21,12 @@ from council.claimcheck import (
     validate_verdicts,
 )
 from council.graph import Phase
-from council.loop import read_report
 from council.phases import RunContext, run_parallel, seat_task
 from council.phases.claims import EXTRACTED
-from council.store import atomic_write
-from council.workspace import CLAIMS
+from council.store import events
+from council.store.disk import atomic_write
+from council.store.loop import read_report
+from council.store.workspace import CLAIMS
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:

@@ -7,11 +7,11 @@ import itertools
 import json
 from pathlib import Path
 
-from council import loop
 from council.agents import adapter_for, toolsets
 from council.agents.base import AgentJob
 from council.config import Seat
 from council.graph import BY_NAME, FILES, GRAPH, WEB
+from council.store import loop
 
 
 def job(tmp_path: Path, cli: str, tools: str, *extra: str) -> AgentJob:

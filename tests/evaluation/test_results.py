@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from council.evaluation import results
-from council.state import RunState
+from council.store.state import RunState
 
 
 def state(phase: str) -> RunState:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from council.config import Overrides, load_options
-from council.estimate import estimate
+from council.evidence.estimate import estimate
 
 from .server import ScriptedServer
 from .test_council import council

@@ -1,4 +1,4 @@
-"""The failure kind drives what happens next (council/failover.py), with the real CLIs
+"""The failure kind drives what happens next (council/seat/failover.py), with the real CLIs
 offline: an auth failure drops the seat for the rest of the run, a rate limit is retried
 after a pause, and a seat with a fallback CLI moves to it."""
 

@@ -30,8 +30,8 @@ import pytest
 import yaml
 from conftest import wait_for
 
-from council import handover
-from council.workspace import Workspace
+from council.hosts import handover
+from council.store.workspace import Workspace
 
 from .server import REPORT_RE, ScriptedServer, anthropic_conversation
 from .test_council import state, the_run

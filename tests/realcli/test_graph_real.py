@@ -18,7 +18,7 @@ import yaml
 from conftest import wait_for
 
 from council.graph import GRAPH, NAMES
-from council.workspace import Workspace
+from council.store.workspace import Workspace
 
 from .server import ScriptedServer
 from .test_council import council, state, the_run

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from council.hosts import setup
+from council.readiness import setup
 
 from .helpers import Run, Terminal, run_cli
 from .server import ScriptedServer

@@ -1,0 +1,1 @@
+"""The pure checks and accounts: claims, scope, sources, score, regression, usage."""

@@ -1,0 +1,696 @@
+"""What each of `council mcp`'s tools and resources does, in council's own terms: the
+arguments each takes (declared once: the JSON Schemas the clients see and the checks are
+read from the same table), what it answers (a text for the model, and the same facts as
+data whose JSON Schema is declared here too), and the one-line error of a request that
+cannot be served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
+
+A request is checked as `council run` checks it: the topic (size, encoding, empty), the
+options (`load_options`: a project's ./council.yaml only once trusted, trust.py), the
+CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
+the line `council run` prints for it, click's wording included. A started run is the same
+supervised run as `council run`'s, detached from the server (detach.py), and recorded
+once per request (mcprequests.py).
+
+The data must stand on its own: given both, Claude Code (2.1.197, seen offline) shows its
+model the structured content as JSON and not the text. So the data carries what the text
+says (the plan, the report's markdown, what to do next).
+"""
+
+from __future__ import annotations
+
+import calendar
+import io
+import os
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from council import graph
+from council.config import Overrides, RunOptions, load_options, plan_lines
+from council.errors import CouncilError, StateError, UsageError
+from council.evidence import ledger
+from council.evidence.estimate import plan_lines as estimate_lines
+from council.hosts import mcprequests
+from council.options import MODES
+from council.readiness import preflight
+from council.run import detach
+from council.store import agentfs
+from council.store.progress import PROGRESS_FILE
+from council.store.runlock import live_supervisor
+from council.store.state import PHASES, RunState, load_state
+from council.store.workspace import Workspace, ensure_base, find_run, list_runs
+from council.topic import check_topic
+from council.trust import UntrustedConfig
+from council.views import status
+
+ENDED = ("done", "failed", "cancelled")
+PROGRESS_LINES = 12  # progress.log lines research_status shows
+MAX_WAIT = 55  # seconds research_status may wait: under the 60 s many clients allow a call
+MAX_REPORT_BYTES = 4 << 20  # a final report is read up to this; past it, cut with a note
+MAX_RESOURCE_BYTES = 32 << 20  # a resource is one JSON-RPC message
+TOPIC_SHOWN = 500  # characters of the topic in a status (the topic may be a megabyte)
+# start_research answers within this, its client waiting (two seconds at most in all;
+# preflight alone may take 1.5 s, waiting for a slow CLI's --version): what the checks leave
+# of it is spent seeing the supervisor take the run, so one that cannot start is an error
+# at once rather than a run that stays `starting`.
+ANSWER_S = 1.5
+STARTING_S = 30  # a run no supervisor holds yet, this young, is starting, not interrupted
+RESOURCE_FILES = {"final-report.md": ("text/markdown", "final report (markdown)"),
+                  "report.html": ("text/html", "report page, with its citations, claims "
+                                  "and timeline"),
+                  "sources.json": ("application/json", "sources: every cited URL and who "
+                                   "cited it")}
+URI = re.compile(r"council://runs/(?P<run>[^/]+)/(?P<name>[^/]+)")
+
+
+@dataclass(frozen=True)
+class Call:
+    """Who asks: the research folder, this server process and the request's JSON-RPC id."""
+
+    base: Path
+    instance: str
+    request_id: object = None
+    note: Callable[[float, str], None] | None = None  # progress: percent, what is done
+
+    def progress(self, percent: float, message: str) -> None:
+        if self.note is not None:
+            self.note(percent, message)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A tool's result: text for the model, the same facts as data."""
+
+    text: str
+    data: dict[str, Any]
+
+
+def error_line(exc: BaseException) -> str:
+    """The line `council` prints for this error. An untrusted config is named by its full
+    path: the user trusts it from a terminal, which may stand in another folder than the
+    MCP client's server."""
+    if isinstance(exc, UntrustedConfig):
+        return f"council: error: {exc.line(absolute=True)}"
+    return f"council: error: {exc}"
+
+
+# ---------------------------------------------------------------- arguments
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of a tool: its JSON Schema, and the `council run` option it stands
+    for (named in its errors as the command line names it)."""
+
+    name: str
+    schema: dict[str, Any]
+    flag: str | None = None
+    required: bool = False
+
+
+def _param(name: str, kind: str, description: str, flag: str | None = None,
+           required: bool = False, **schema: Any) -> Param:
+    return Param(name, {"type": kind, "description": description, **schema}, flag, required)
+
+
+RUN_PARAM = _param("run_id", "string", "A run id (YYYYMMDD-HHMMSS-xxxxxx), as start_research "
+                "and list_research give it.", pattern=r"^\d{8}-\d{6}-[0-9a-f]{6}$")
+START_PARAMS = (
+    _param("topic", "string", "The research question, in words (up to 1,000,000 bytes).",
+           required=True),
+    _param("agents", "array", "Which agents research, e.g. [\"claude\", \"codex\"] "
+           "(default: every CLI that is installed and logged in).", "--agents",
+           items={"type": "string"}),
+    _param("mode", "string", "What the research is for: mapping a field (exploratory, the "
+           "default), meeting rules (compliance), or choosing (decision).", "--mode",
+           enum=list(MODES)),
+    _param("verify", "boolean", "Scope the question, then cross-check claims and coverage "
+           "with agents of other vendors before the synthesis (default: on, off with test).",
+           "--verify"),
+    _param("max_iterations", "integer", "Each agent's iteration cap per phase.",
+           "--max-iterations", minimum=1),
+    _param("max_cost", "number", "Budget in USD: once spent, agents stop after their "
+           "current turn and the run goes on to the synthesis.", "--max-cost",
+           exclusiveMinimum=0),
+    _param("test", "boolean", "Cheapest models and 2 iterations per agent, for trying "
+           "council out.", "--test"),
+    _param("request_key", "string", "Your own key for this request (an idempotency key): "
+           "asking again with the same key and arguments, even after a restart, returns "
+           "the same run instead of starting another.", maxLength=200),
+)
+STATUS_PARAMS = (
+    Param("run_id", {**RUN_PARAM.schema, "description": "The run (default: the newest run)."}),
+    _param("wait", "integer", f"Seconds to wait for the run to end before answering (0 to "
+           f"{MAX_WAIT}; default 0). Progress notifications are sent meanwhile to a client "
+           "that asked for them.", minimum=0, maximum=MAX_WAIT),
+)
+
+
+def parse(params: tuple[Param, ...], tool: str, arguments: Mapping[str, Any] | None
+          ) -> dict[str, Any]:
+    """The arguments, checked against `params`: each known one with its value (None when
+    not given), or a UsageError in `council run`'s words."""
+    given = dict(arguments or {})
+    known = {p.name: p for p in params}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        takes = ", ".join(known) or "no arguments"
+        raise UsageError(f"unknown option {unknown[0]!r} for {tool}: it takes {takes}")
+    out: dict[str, Any] = {}
+    for param in params:
+        value = given.get(param.name)
+        if value is None:
+            if param.required:
+                raise UsageError(f"{tool} needs {param.name!r}")
+            out[param.name] = None
+            continue
+        out[param.name] = check_value(param, value)
+    return out
+
+
+def check_value(param: Param, value: Any) -> Any:
+    """One value, checked as click checks the command line's (same words), or as its JSON
+    Schema says for an argument with no command-line option."""
+    label = param.flag or param.name
+    bad = f"Invalid value for '{label}': "
+    schema = param.schema
+    kind = schema["type"]
+    if kind == "boolean":
+        if not isinstance(value, bool):
+            raise UsageError(f"{bad}{value!r} is not a valid boolean.")
+        return value
+    if kind == "integer":
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise UsageError(f"{bad}{value!r} is not a valid integer.")
+        low, high = schema.get("minimum"), schema.get("maximum")
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = " and ".join(b for b in (f"x>={low}" if low is not None else "",
+                                              f"x<={high}" if high is not None else "") if b)
+            ranged = f"{low}<=x<={high}" if low is not None and high is not None else bounds
+            raise UsageError(f"{bad}{value} is not in the range {ranged}.")
+        return value
+    if kind == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise UsageError(f"{bad}{value!r} is not a valid float.")
+        low = schema.get("exclusiveMinimum")
+        if low is not None and value <= low:
+            raise UsageError(f"{bad}{float(value)} is not in the range x>{low}.")
+        return float(value)
+    if kind == "array":
+        if isinstance(value, str):  # the command line's spelling, "claude,codex"
+            value = value.split(",")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise UsageError(f"{bad}{value!r} is not a list of names.")
+        return [v.strip() for v in value if v.strip()]
+    if not isinstance(value, str):
+        raise UsageError(f"{bad}{value!r} is not text.")
+    if "enum" in schema and value not in schema["enum"]:
+        choices = ", ".join(repr(c) for c in schema["enum"])
+        raise UsageError(f"{bad}{value!r} is not one of {choices}.")
+    if len(value) > schema.get("maxLength", len(value)):
+        raise UsageError(f"{bad}it is longer than {schema['maxLength']} characters.")
+    return value
+
+
+def input_schema(params: tuple[Param, ...]) -> dict[str, Any]:
+    """The tool's inputSchema."""
+    return {"type": "object", "properties": {p.name: p.schema for p in params},
+            "required": [p.name for p in params if p.required], "additionalProperties": False}
+
+
+# ---------------------------------------------------------------- start_research
+
+
+def start(args: dict[str, Any], call: Call) -> Answer:
+    """start_research: check the request as `council run` does, start the run detached,
+    answer with its id, plan and paths. The same request asked again gets the same run."""
+    began = time.monotonic()
+    topic = check_topic(args["topic"], "start_research")
+    names = tuple(args["agents"] or ())
+    if args["agents"] is not None and not names:
+        raise UsageError("--agents needs at least one agent name")
+    asked = {k: v for k, v in args.items() if v is not None}
+    digest = mcprequests.fingerprint(asked)
+    key = mcprequests.key_for(args["request_key"], call.instance, call.request_id)
+    base = call.base
+    known = mcprequests.lookup(base, key, digest)
+    if known is not None:
+        return _again(find_run(known, base), base)
+    call.progress(10, "checking the request: options, config file, CLIs")
+    options = load_options(Overrides(test=bool(args["test"]), agents=names or None,
+                                     max_iterations=args["max_iterations"],
+                                     max_cost=args["max_cost"], verify=args["verify"],
+                                     mode=args["mode"]))
+    options, notes = preflight.prepare(options, explicit=bool(names))
+    ensure_base(base)
+
+    def create() -> str:
+        from council.run.supervisor import start_run
+
+        return start_run(topic, options, base).id
+
+    run_id, new = mcprequests.claim(base, key, digest, create)
+    ws = find_run(run_id, base)
+    if not new:  # a copy of this request, at the same moment, started it
+        return _again(ws, base)
+    call.progress(50, f"run {ws.id} created; starting its supervisor")
+    # What the checks left of the answer's time goes to seeing the supervisor take the run.
+    left = ANSWER_S - (time.monotonic() - began)
+    launched = detach.launch(ws, base, wait=min(detach.READY_WAIT, max(0.0, left)))
+    return _started(ws, options, notes, launched, reused=False)
+
+
+def _again(ws: Workspace, base: Path) -> Answer:
+    """The run a request already started. One that never got going (its supervisor could
+    not start, or the server ended between recording and starting it) is started now."""
+    state = _readable(ws)
+    launched = None
+    if not _begun(state) and live_supervisor(ws.root) is None:
+        launched = detach.launch(ws, base)
+    return _started(ws, RunOptions.from_dict(state.options), [], launched, reused=True)
+
+
+def _begun(state: RunState) -> bool:
+    return state.phase not in PHASES or bool(state.steps) or any(
+        rec.phases for rec in state.agents.values())
+
+
+def _started(ws: Workspace, options: RunOptions, notes: list[str],
+             launched: detach.Launched | None, reused: bool) -> Answer:
+    state = _readable(ws)
+    holder = live_supervisor(ws.root)
+    pid = holder.pid if holder else (launched.pid if launched else None)
+    phase = shown_phase(state, ws)
+    seats = [s.name for s in options.seats]
+    plan = [*graph.plan(options), *estimate_lines(options), *plan_lines(options)]
+    head = (f"this request already started council run {ws.id}; nothing new was started"
+            if reused else f"council run {ws.id}: {len(seats)} agents ({', '.join(seats)}), "
+            f"profile {options.profile}")
+    lines = [head, *(f"council: {n}" for n in notes)]
+    if not reused:
+        lines += plan
+    lines += [f"phase: {phase}"
+              + (f"; supervised by pid {pid} in a session of its own, so it goes on when "
+                 "this server or its client ends" if pid and phase not in ENDED else ""),
+              f"follow it: research_status with run_id {ws.id} (wait up to {MAX_WAIT} s "
+              f"for its end), or tail -f {ws.root / PROGRESS_FILE}",
+              f"when it is done: get_report with run_id {ws.id}"]
+    return Answer("\n".join(lines), {
+        "run_id": ws.id, "reused": reused, "phase": phase, "supervisor_pid": pid,
+        "profile": options.profile, "agents": seats, "synthesizer": options.synthesizer,
+        "plan": plan, "notes": notes, "paths": paths(ws), "resources": uris(ws.id),
+        "next": next_step(ws.id, phase)})
+
+
+# ---------------------------------------------------------------- research_status
+
+
+def run_status(args: dict[str, Any], call: Call) -> Answer:
+    """research_status: the run's phase, each agent's state, spending, progress lines."""
+    ws = find_run(args["run_id"], call.base)
+    state = _readable(ws)
+    phase = shown_phase(state, ws)
+    percent = progress_percent(state, _planned(state))
+    rows = status.rows(state, ws)
+    spent = ledger.spent(state)
+    holder = live_supervisor(ws.root)  # before the log: once it has let go, every line is in
+    lines = tail(ws.root / PROGRESS_FILE, PROGRESS_LINES)
+    text = f"run {ws.id}: {phase} ({percent}%)\n\n" + _plain(status.status_view(state, ws))
+    if phase == "starting":
+        text = text.replace(f"interrupted in {state.phase} (no supervisor): council resume "
+                            f"{state.id}", "starting (its supervisor is starting up)")
+    if lines:
+        text += "\n\nlast lines of progress.log:\n" + "\n".join(lines)
+    text += f"\n\nnext: {next_step(ws.id, phase)}"
+    return Answer(text, {
+        "run_id": ws.id, "topic": _cut(state.topic, TOPIC_SHOWN), "phase": phase,
+        "percent": percent, "ended": ended(phase, holder is not None),
+        "plan": status.plan_line(state),
+        "error": state.error, "created_at": state.created_at, "ended_at": state.ended_at,
+        "supervisor_pid": holder.pid if holder else None,
+        "spent": {"tokens": spent.tokens, "cost_usd": spent.cost_usd,
+                  "estimated": spent.estimated},
+        "budget_exhausted": state.budget_exhausted,
+        "agents": [{"agent": r.agent, "cli": r.cli, "phase": r.phase, "status": r.status,
+                    "iteration": r.iteration, "max_iterations": r.max_iterations,
+                    "tokens": r.tokens, "cost_usd": r.cost_usd,
+                    "cost_estimated": r.cost_estimated, "error": r.error,
+                    "last_event": r.last_event} for r in rows],
+        "progress": lines, "paths": paths(ws), "next": next_step(ws.id, phase)})
+
+
+def ended(phase: str, held: bool) -> bool:
+    """A run has ended once its phase says so and its supervisor has let go of it: it marks
+    the phase first and writes the last progress line after, so a client told `ended` on
+    the phase alone could read a log without its last line."""
+    return phase in ENDED and not held
+
+
+def next_step(run_id: str, phase: str) -> str:
+    """What the client can do next, in one sentence (some clients show the model only the
+    structured data)."""
+    if phase == "done":
+        return f"get_report with run_id {run_id} gives the final report"
+    what = {"failed": "failed", "cancelled": "was cancelled",
+            "interrupted": "was interrupted (no supervisor holds it)"}.get(phase)
+    if what:
+        return (f"the run {what}; `council resume {run_id}` in a terminal continues it; "
+                "research_status says why")
+    return (f"research_status with run_id {run_id} and wait {MAX_WAIT} answers when it ends "
+            "(call it again until ended is true), then get_report")
+
+
+def shown_phase(state: RunState, ws: Workspace, now: float | None = None) -> str:
+    """`council status`'s phase, but `starting` for a young run whose detached supervisor
+    has not taken it yet (rather than `interrupted`)."""
+    phase = status.shown_phase(state, ws)
+    if phase == "interrupted" and starting(state, now):
+        return "starting"
+    return phase
+
+
+def starting(state: RunState, now: float | None = None) -> bool:
+    """A run that nothing has worked on yet, made less than STARTING_S ago."""
+    if _begun(state):
+        return False
+    try:
+        made = calendar.timegm(time.strptime(state.created_at, "%Y-%m-%dT%H:%M:%SZ"))
+    except ValueError:
+        return False
+    return (time.time() if now is None else now) - made < STARTING_S
+
+
+def _planned(state: RunState) -> list[str]:
+    try:
+        return graph.planned(RunOptions.from_dict(state.options))
+    except (CouncilError, TypeError, ValueError):  # options from another council version
+        return []
+
+
+def progress_percent(state: RunState, planned: list[str]) -> int:
+    """How far the run is, 0-100: its phases that ended (done or skipped) count whole,
+    those running count for their agents' share of their iterations (a finished agent's
+    whole); 100 only once done."""
+    if state.phase == "done":
+        return 100
+    steps = state.steps or {}
+    names = list(dict.fromkeys([*planned, *steps]))
+    if not names:
+        return 0
+    worked = 0.0
+    for name in names:
+        if name in steps:
+            worked += 1
+            continue
+        shares = [_share(rec.phases[name].usable, rec.phases[name].iteration,
+                         rec.phases[name].max_iterations)
+                  for rec in state.agents.values() if name in rec.phases]
+        if shares:
+            worked += sum(shares) / len(shares)
+    return min(99, int(100 * worked / len(names)))
+
+
+def _share(usable: bool, iteration: int, cap: int) -> float:
+    if usable:
+        return 1.0
+    return min(iteration / cap, 0.9) if cap else 0.0
+
+
+def tail(path: Path, count: int, limit: int = 64 << 10) -> list[str]:
+    """The last `count` lines of a log (read from its last `limit` bytes, no link
+    followed)."""
+    try:
+        fd = agentfs.open_regular(path)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(fd).st_size
+        handle.seek(max(0, size - limit))
+        data = handle.read(limit)
+    lines = data.decode("utf-8", "replace").splitlines()
+    if size > limit:
+        lines = lines[1:]  # the first is cut
+    return [line for line in lines if line.strip()][-count:]
+
+
+def _plain(renderable: Any) -> str:
+    """rich renderables (status.py's tables) as plain text, as `council status` prints
+    them piped."""
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=1000, force_terminal=False, no_color=True, color_system=None,
+            highlight=False, markup=False, emoji=False).print(renderable)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+
+
+# ---------------------------------------------------------------- get_report, cancel, list
+
+
+def get_report(args: dict[str, Any], call: Call) -> Answer:
+    """get_report: the final report's markdown and where the page and sources are; a run
+    that is not done says so, with its phase."""
+    ws = find_run(args["run_id"], call.base)
+    state = _readable(ws)
+    phase = shown_phase(state, ws)
+    data: dict[str, Any] = {"run_id": ws.id, "done": False, "phase": phase,
+                            "percent": progress_percent(state, _planned(state)),
+                            "error": state.error, "markdown": None, "paths": paths(ws),
+                            "resources": uris(ws.id), "next": next_step(ws.id, phase)}
+    if state.phase != "done" or not ws.final_report.is_file():
+        why = f": {state.error}" if state.error else ""
+        what = {"failed": "failed", "cancelled": "was cancelled"}.get(phase)
+        text = (f"run {ws.id} {what}{why}; it has no final report. Its agents' reports are "
+                f"in {ws.root}" if what else
+                f"run {ws.id} is not done: it is {phase} ({data['percent']}%). Ask again "
+                f"once research_status says done (it can wait up to {MAX_WAIT} s).")
+        return Answer(text, data)
+    markdown = read_text(ws.final_report, MAX_REPORT_BYTES)
+    data.update(done=True, markdown=markdown)
+    where = paths(ws)
+    text = (markdown.rstrip("\n") + f"\n\n---\nfinal report: {where['final_report']}\n"
+            f"report page: {where['report_html']}\nsources: {where['sources_json']}")
+    return Answer(text, data)
+
+
+def cancel(args: dict[str, Any], call: Call) -> Answer:
+    """cancel_research: stop a running council; its files are kept."""
+    from council.run.cancel import cancel_run
+
+    ws = find_run(args["run_id"], call.base)
+    message = cancel_run(ws)
+    return Answer(message, {"run_id": ws.id, "message": message,
+                            "phase": shown_phase(_readable(ws), ws)})
+
+
+def list_research(args: dict[str, Any], call: Call) -> Answer:
+    """list_research: every run of the research folder, oldest first."""
+    readable: list[tuple[RunState, Workspace]] = []
+    rows: list[dict[str, Any]] = []
+    unreadable: list[str] = []
+    for ws in list_runs(call.base):
+        try:
+            state = load_state(ws.root)
+        except CouncilError as exc:
+            unreadable.append(f"{ws.id}  unreadable: {exc}")
+            continue
+        readable.append((state, ws))
+        spent = ledger.spent(state)
+        rows.append({"run_id": ws.id, "phase": shown_phase(state, ws),
+                     "created_at": state.created_at, "ended_at": state.ended_at,
+                     "cost_usd": spent.cost_usd, "cost_estimated": spent.estimated,
+                     "topic": _cut(state.topic, 200)})
+    try:
+        latest: str | None = find_run(None, call.base).id
+    except CouncilError:
+        latest = None
+    text = _plain(status.runs_table(readable)) if readable else \
+        f"no council runs yet in {call.base}"
+    text = "\n".join([text, *unreadable] + ([f"latest: {latest}"] if latest else []))
+    return Answer(text, {"runs": rows, "latest": latest})
+
+
+def _readable(ws: Workspace) -> RunState:
+    try:
+        return load_state(ws.root)
+    except StateError as exc:
+        raise StateError(f"{exc}; `council resume --rebuild {ws.id}` rebuilds it from the "
+                         "run's reports") from exc
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def read_text(path: Path, limit: int) -> str:
+    """A file of the run, as text, up to `limit` bytes (then cut, with a note), never
+    following a link."""
+    data = agentfs.read(path, limit + 1)
+    text = data[:limit].decode("utf-8", "replace")
+    if len(data) > limit:
+        text += f"\n\n[cut at {limit:,} bytes: the whole file is {path}]\n"
+    return text
+
+
+# ---------------------------------------------------------------- paths and resources
+
+
+def paths(ws: Workspace) -> dict[str, str]:
+    return {"run_dir": str(ws.root), "progress_log": str(ws.root / PROGRESS_FILE),
+            "final_report": str(ws.final_report), "report_html": str(ws.root / "report.html"),
+            "sources_json": str(ws.root / "sources.json")}
+
+
+def uri(run_id: str, name: str) -> str:
+    return f"council://runs/{run_id}/{name}"
+
+
+def uris(run_id: str) -> dict[str, str]:
+    return {"final_report": uri(run_id, "final-report.md"),
+            "report_html": uri(run_id, "report.html"),
+            "sources_json": uri(run_id, "sources.json")}
+
+
+@dataclass(frozen=True)
+class ResourceEntry:
+    uri: str
+    name: str
+    mime_type: str
+    description: str
+    size: int
+
+
+def resources(base: Path, newest: int = 100) -> list[ResourceEntry]:
+    """Each file of RESOURCE_FILES that the newest runs have."""
+    out = []
+    for ws in list_runs(base)[-newest:]:
+        for name, (mime, what) in RESOURCE_FILES.items():
+            path = ws.root / name
+            try:
+                size = path.lstat().st_size if path.is_file() and not path.is_symlink() else -1
+            except OSError:
+                size = -1
+            if size >= 0:
+                out.append(ResourceEntry(uri(ws.id, name), f"{ws.id}/{name}", mime,
+                                         f"Run {ws.id}'s {what}", size))
+    return out
+
+
+def templates() -> list[tuple[str, str, str, str]]:
+    """(uri template, name, mime type, description) of each kind of resource."""
+    return [(f"council://runs/{{run_id}}/{name}", name, mime,
+             f"A run's {what}; list_research gives the run ids")
+            for name, (mime, what) in RESOURCE_FILES.items()]
+
+
+def read_resource(address: str, base: Path) -> tuple[str, str]:
+    """(text, mime type) of a resource; a CouncilError for an address that names none."""
+    match = URI.fullmatch(address)
+    if match is None or match["name"] not in RESOURCE_FILES:
+        raise UsageError(f"{address!r} is not a council resource: they are "
+                         f"council://runs/RUN_ID/ followed by {', '.join(RESOURCE_FILES)}")
+    ws = find_run(match["run"], base)
+    path = ws.root / match["name"]
+    try:
+        data = agentfs.read(path, MAX_RESOURCE_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise CouncilError(f"run {ws.id} has no {match['name']} yet "
+                           f"(research_status says how far it is)") from exc
+    except OSError as exc:
+        raise CouncilError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_RESOURCE_BYTES:
+        raise CouncilError(f"{path} is larger than {MAX_RESOURCE_BYTES:,} bytes; read it "
+                           "from the disk")
+    return data.decode("utf-8", "replace"), RESOURCE_FILES[match["name"]][0]
+
+
+# ---------------------------------------------------------------- the tools
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {"type": "object", "properties": properties,
+            "required": list(properties) if required is None else required}
+
+
+_S, _I, _B = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+_S0, _I0, _N0 = ({"type": ["string", "null"]}, {"type": ["integer", "null"]},
+                 {"type": ["number", "null"]})
+_LINES = {"type": "array", "items": _S}
+_PATHS = _object({k: _S for k in ("run_dir", "progress_log", "final_report", "report_html",
+                                   "sources_json")})
+_URIS = _object({k: _S for k in ("final_report", "report_html", "sources_json")})
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    title: str
+    description: str
+    params: tuple[Param, ...]
+    output: dict[str, Any]
+    run: Callable[[dict[str, Any], Call], Answer]
+    read_only: bool = True
+    idempotent: bool = True
+
+
+TOOLS = (
+    ToolSpec(
+        "start_research", "Start a research council",
+        "Start a council run: claude, codex and gemini research the topic in parallel, "
+        "read each other's reports, check each other's claims, and one writes the final "
+        "report. Answers at once with the run id, its plan and paths; the run goes on "
+        "detached (minutes to an hour). Follow it with research_status, then get_report.",
+        START_PARAMS,
+        _object({"run_id": _S, "reused": _B, "phase": _S, "supervisor_pid": _I0,
+                 "profile": _S, "agents": _LINES, "synthesizer": _S, "plan": _LINES,
+                 "notes": _LINES, "paths": _PATHS, "resources": _URIS, "next": _S}),
+        start, read_only=False, idempotent=False),
+    ToolSpec(
+        "research_status", "Research council status",
+        "A run's phase, how far it is, each agent's state, tokens and cost, and the last "
+        "progress lines (the newest run by default). With wait, answers when the run ends "
+        f"or after that many seconds (up to {MAX_WAIT}).",
+        STATUS_PARAMS,
+        _object({"run_id": _S, "topic": _S, "phase": _S, "percent": _I, "ended": _B,
+                 "plan": _S, "error": _S0, "created_at": _S, "ended_at": _S0,
+                 "supervisor_pid": _I0,
+                 "spent": _object({"tokens": _I, "cost_usd": _N0, "estimated": _B}),
+                 "budget_exhausted": _S0,
+                 "agents": {"type": "array", "items": _object({
+                     "agent": _S, "cli": _S, "phase": _S, "status": _S, "iteration": _I,
+                     "max_iterations": _I, "tokens": _I, "cost_usd": _N0,
+                     "cost_estimated": _B, "error": _S0, "last_event": _S0})},
+                 "progress": _LINES, "paths": _PATHS, "next": _S}),
+        run_status),
+    ToolSpec(
+        "get_report", "Research council report",
+        "The final report of a finished run, as markdown, with the paths of its report "
+        "page (report.html) and sources (sources.json). A run that is not done says so, "
+        "with its phase.",
+        (Param("run_id", RUN_PARAM.schema, required=True),),
+        _object({"run_id": _S, "done": _B, "phase": _S, "percent": _I, "error": _S0,
+                 "markdown": _S0, "paths": _PATHS, "resources": _URIS, "next": _S}),
+        get_report),
+    ToolSpec(
+        "cancel_research", "Cancel a research council",
+        "Stop a running council: its agents are stopped and its files kept "
+        "(`council resume RUN_ID` in a terminal continues it).",
+        (Param("run_id", RUN_PARAM.schema, required=True),),
+        _object({"run_id": _S, "message": _S, "phase": _S}),
+        cancel, read_only=False),
+    ToolSpec(
+        "list_research", "List research councils",
+        "Every council run of this project's research folder: id, phase, start, cost and "
+        "topic, and which one is the latest.",
+        (),
+        _object({"runs": {"type": "array", "items": _object({
+            "run_id": _S, "phase": _S, "created_at": _S, "ended_at": _S0, "cost_usd": _N0,
+            "cost_estimated": _B, "topic": _S})}, "latest": _S0}),
+        list_research),
+)
+BY_NAME = {tool.name: tool for tool in TOOLS}

@@ -1,0 +1,1 @@
+"""Is council ready to run here: the preflight and `council doctor`."""

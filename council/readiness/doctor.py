@@ -1,0 +1,113 @@
+"""`council doctor`: can each CLI run here? On PATH, its version, whether council is tested
+with that version, where its login comes from (preflight.py's checks, the same a run makes
+before it starts), and whether council is set up in each host it can be started from
+(hosts/setup.py). No secret is ever printed. `--live` also sends each ready CLI one tiny prompt
+and times its answer."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from council.agents import adapter_for
+from council.agents.codex import legacy_sandbox
+from council.agents.environment import agent_env
+from council.config import CLIS, Overrides, Seat, load_options
+from council.errors import CouncilError
+from council.readiness.preflight import Readiness, check, scratch_folder
+from council.readiness.setup import check_hosts
+
+LIVE_PROMPT = "Reply with the single word OK."
+LIVE_TIMEOUT = 120.0
+HEADER = ("cli", "found", "version", "tested", "credentials")
+HOSTS_HEADER = ("host", "council command")
+
+
+def cells(found: Readiness) -> tuple[str, ...]:
+    tested = ("-" if found.version is None else "yes" if found.version == found.tested
+              else f"no ({found.tested})")
+    return (found.cli, found.path or "no", found.version or "-", tested,
+            found.credentials or "none")
+
+
+def table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in rows]
+
+
+def hosts_lines() -> list[str]:
+    """A table of the hosts council can be started from, then one fix line per host that is
+    not set up: `council doctor` is where a user learns codex skipped an untrusted hook."""
+    hosts = check_hosts()
+    rows = [(h.host, h.state) for h in hosts]
+    return [*table([HOSTS_HEADER, *rows]), *(f"{h.host}: {h.fix}" for h in hosts if h.fix)]
+
+
+def environment_lines() -> list[str]:
+    """Which of this shell's variables each configured agent's CLI will be given: names,
+    never values (agents/environment.py decides)."""
+    try:
+        seats: tuple[Seat, ...] = load_options(Overrides()).seats
+    except CouncilError:
+        seats = tuple(Seat(cli, cli) for cli in CLIS)
+    lines = ["agents see (variable names; everything else in this shell stays out):",
+             *(f"  {seat.name}: {', '.join(sorted(agent_env(seat.cli, extra=seat.env)))}"
+               + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
+               for seat in seats)]
+    if any(seat.cli == "codex" for seat in seats) and legacy_sandbox():
+        lines.append("codex: your config.toml sets sandbox_mode, so codex ignores council's "
+                     "permission profile and its shell can read any file you can; remove "
+                     "sandbox_mode to contain its reads (docs/containment.md)")
+    return lines
+
+
+def live(cli: str) -> str:
+    """One tiny real prompt through the CLI, as council drives it: `ok in 2.1 s` or why not."""
+    with tempfile.TemporaryDirectory(prefix="council-doctor-") as tmp:
+        # An empty .gemini/.env ends gemini's search for a .env (the temp folder's parents
+        # are anyone's), as in every agent's folder.
+        scratch_folder(Path(tmp))
+        argv = {
+            "claude": ["claude", "-p", LIVE_PROMPT, "--output-format", "stream-json",
+                       "--verbose", "--max-turns", "2"],
+            "codex": ["codex", "exec", "--json", "--skip-git-repo-check", "-s", "read-only",
+                      "-C", tmp, LIVE_PROMPT],
+            "gemini": ["gemini", "-p", LIVE_PROMPT, "-o", "stream-json"],
+        }[cli]
+        log = Path(tmp) / "out.jsonl"
+        # gemini runs headless only in a trusted folder (the temp dir is council's own)
+        env = {**agent_env(cli), "GEMINI_CLI_NO_RELAUNCH": "true",
+               "GEMINI_CLI_TRUST_WORKSPACE": "true"}
+        began = time.monotonic()
+        try:
+            with log.open("wb") as out:
+                code: int | None = subprocess.run(
+                    argv, cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                    stderr=subprocess.DEVNULL, timeout=LIVE_TIMEOUT).returncode
+        except subprocess.TimeoutExpired:
+            return f"no answer in {LIVE_TIMEOUT:g} s"
+        except OSError as exc:
+            return f"cannot start: {exc.strerror or exc}"
+        took = time.monotonic() - began
+        error = adapter_for(cli).outcome(log, code).error
+    return f"failed after {took:.1f} s: {error}" if error else f"ok in {took:.1f} s"
+
+
+def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
+    """The lines to print, and 0 if at least one agent can run here, else 1."""
+    found = list(check(list(CLIS), version_timeout=15, every_version=True).values())
+    header: tuple[str, ...] = HEADER
+    rows = [cells(r) for r in found]
+    if live_check:
+        ready = [r.cli for r in found if r.ready]
+        with ThreadPoolExecutor(max_workers=len(CLIS)) as pool:
+            answers = dict(zip(ready, pool.map(live, ready), strict=True))
+        header = (*HEADER, "live")
+        rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
+    fixes = [p for r in found if (p := r.problem)]
+    return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines()],
+            0 if any(r.ready for r in found) else 1)

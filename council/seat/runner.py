@@ -1,0 +1,512 @@
+"""Runs one seat through one phase: start its CLI, keep its loop going, publish its output.
+
+Phases decide *what* each seat does (prompts, inputs); this module decides nothing about
+phases. The loop rule itself lives in `loop.py`."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+import watchfiles
+
+from council import prompts, spawn
+from council.agents import adapter_for
+from council.agents.base import Adapter, AgentJob, LogTail, Outcome
+from council.agents.environment import agent_env
+from council.config import Seat
+from council.errors import CouncilError
+from council.evidence.ledger import Book, Usage, format_usage
+from council.graph import BY_NAME
+from council.seat import budget, failover, seatfolder
+from council.store import disk, events, loop, redact, snapshots
+from council.store.owner import StateOwner
+from council.store.progress import utc_now
+from council.store.state import AgentPhase, RunState
+from council.store.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SeatTask:
+    """What a phase asks of one seat."""
+
+    seat: Seat
+    phase: str
+    prompt: str
+    max_iterations: int
+    inputs: Mapping[str, Path] = field(default_factory=dict)  # copied into the seat's folder
+    # The seat's record from an interrupted earlier attempt at this phase (council resume).
+    previous: AgentPhase | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float | None  # per agent per phase
+    grace: float  # between SIGTERM and SIGKILL
+    idle: float | None = None  # no output, report or loop change for this long: stuck
+    budgeted: bool = False  # a --max-cost or --max-tokens is set: check spending as it goes
+    report_cap: int | None = None  # bytes of a report the next phases get (snapshots.py)
+
+
+@dataclass
+class Activity:
+    """When the agent last showed a sign of life (output, a file change, a hook call)."""
+
+    last: float = field(default_factory=time.monotonic)
+    idle_fired: bool = False
+
+
+@dataclass
+class SeatRun:
+    """One seat's turn at one phase, from its first prompt to its final record: what
+    `_prepare` sets up, `_drive` fills in and `_finish` records."""
+
+    ws: Workspace
+    owner: StateOwner  # the run's state: the seat's record is changed through it
+    task: SeatTask
+    limits: Limits
+    adapter: Adapter
+    job: AgentJob
+    report: Path
+    instructions: Path
+    loop_file: Path
+    logs: tuple[Path, Path]  # the CLI's stdout and stderr
+    session: str | None  # the session to continue, for an interrupted seat
+    meter: Meter
+    activity: Activity = field(default_factory=Activity)
+    began: float = field(default_factory=time.monotonic)
+    returncode: int | None = None
+    outcome: Outcome = field(default_factory=Outcome)
+
+    @property
+    def seat(self) -> str:
+        return self.task.seat.name
+
+    @property
+    def phase(self) -> str:
+        return self.task.phase
+
+    @property
+    def bound(self) -> int:
+        """The most of its report, or of an input, council reads (loop.report_bound)."""
+        return loop.report_bound(self.limits.report_cap)
+
+
+async def run_seat(ws: Workspace, owner: StateOwner, task: SeatTask,
+                   limits: Limits) -> AgentPhase:
+    """Run the seat's loop to its end and return its final record for the phase. The
+    teardown is shielded: a cancellation cannot cut it short (it waits for it). The task
+    binds its phase and seat once (events.bound): every event of the seat's turn is said
+    with `events.say`."""
+    with events.bound(task.phase, task.seat.name):
+        run = _prepare(ws, owner, task, limits)
+        try:
+            await _drive(run)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await _finish(run, cancelled=True)
+            raise
+        with anyio.CancelScope(shield=True):
+            final = await _finish(run, cancelled=False)
+        return final
+
+
+def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -> SeatRun:
+    """Lay out the seat's folder, prompt, instructions and loop file; mark it running."""
+    seat, phase = task.seat, task.phase
+    folder = seatfolder.own_folder(ws, seat.name, phase)
+    report = ws.working_output(seat.name, phase)
+    log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
+    log.parent.mkdir(exist_ok=True)
+
+    seatfolder.quarantine(ws, seat.name, phase)
+    instructions = ws.instructions_file(seat.name, phase)
+    instructions.parent.mkdir(exist_ok=True)
+    disk.atomic_write(instructions, prompts.render("continue", report_path=str(report),
+                                                    marker=loop.MARKER))
+    adapter = adapter_for(seat.cli)
+    loop_file = ws.loop_file(seat.name, phase)
+    first_iteration, session, prompt = _starting_point(task, adapter, report, instructions,
+                                                       loop_file)
+    prompt_file = seatfolder.put(ws, seat.name, phase, f"{phase}-prompt.md", prompt)
+    loop.write_loop(loop_file, first_iteration, task.max_iterations, active=True)
+    job = AgentJob(
+        seat=seat,
+        tag=phase,
+        cwd=folder,
+        prompt_file=prompt_file,
+        hook_args=("--run-dir", str(ws.root), "--seat", seat.name, "--phase", phase,
+                   "--report", str(report), "--loop", str(loop_file),
+                   "--instructions", str(instructions)),
+        max_iterations=task.max_iterations,
+        home=ws.private_home(seat.name),
+        private_dir=ws.root / "loops",
+        tools=BY_NAME[phase].tools,
+    )
+
+    def start(state: RunState) -> None:
+        record = state.agents[seat.name].phase(phase)
+        record.status, record.iteration = "running", first_iteration
+        record.max_iterations = task.max_iterations
+        record.started_at, record.ended_at, record.error = utc_now(), None, None
+        record.output = str(ws.published_output(seat.name, phase).relative_to(ws.root))
+        record.log = str(log.relative_to(ws.root))
+
+    owner.update(start)
+    model = f"model {seat.model}" if seat.model else "default model"
+    how = "resumed" if task.previous else "started"
+    if task.previous and session:
+        how += f" session {session}"
+    events.say(ws.root, f"{how} ({seat.cli}, {model}, "
+               f"iteration {first_iteration}/{task.max_iterations})")
+    return SeatRun(ws, owner, task, limits, adapter, job, report, instructions, loop_file,
+                   (log, err_log), session, Meter(adapter, seat, log, first_iteration))
+
+
+async def _drive(run: SeatRun) -> None:
+    """Run the CLI under its time limit and idle watchdog, with state.yaml kept live;
+    whatever goes wrong ends up in `run.outcome`, never as an exception."""
+    limits = run.limits
+    stop_watch = anyio.Event()
+    async with anyio.create_task_group() as group:
+        group.start_soon(_watch_agent, run, stop_watch)
+        with anyio.move_on_after(limits.timeout) as deadline:
+            async with anyio.create_task_group() as watched:
+                watched.start_soon(_idle_watchdog, run.activity, limits.idle,
+                                   watched.cancel_scope, Quiet(run.ws))
+                try:
+                    await anyio.to_thread.run_sync(
+                        seatfolder.copy_inputs, run.ws, run.seat, run.phase, run.task.inputs,
+                        run.bound)
+                    run.returncode, run.outcome = await _turns(run)
+                except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
+                    run.outcome = Outcome(run.outcome.session_id, str(exc))
+                watched.cancel_scope.cancel()
+        stop_watch.set()
+    session = run.outcome.session_id
+    if deadline.cancelled_caught:
+        run.outcome = Outcome(session, f"timed out after {limits.timeout:g} s")
+    elif run.activity.idle_fired:
+        run.outcome = Outcome(session, f"no output or report change for {limits.idle:g} s")
+
+
+async def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
+    """The one teardown, for a seat that ended and one whose run was cancelled: stop its
+    loop, book its usage, take its report, judge it, publish it and record the result. The
+    report is read once, off the event loop, into council's capture (seatfolder.take_report):
+    judging and publishing read that, never the agent's path again. Run shielded."""
+    iteration = loop.deactivate(run.loop_file)
+    run.meter.read(force=True, final=True)
+    taken = await anyio.to_thread.run_sync(_take, run)
+    try:
+        return _conclude(run, cancelled, iteration, taken.capture)
+    finally:
+        if taken.capture is not None:
+            taken.capture.unlink(missing_ok=True)
+
+
+def _take(run: SeatRun) -> seatfolder.Taken:
+    """Scrub council's secrets from what the agent left (its CLI's logs, and its report as
+    captured) before anything is published from them; the usage is read already. One line
+    names the agent and each variable, never the value. A report that cannot be taken
+    safely fails the seat."""
+    found = redact.secrets()
+    seatfolder.scrub_logs(run.ws, run.seat, run.phase, found)
+    taken = seatfolder.take_report(run.ws, run.seat, run.phase, run.bound, found)
+    if taken.error is not None:
+        run.outcome = Outcome(run.outcome.session_id, taken.error)
+    return taken
+
+
+def _conclude(run: SeatRun, cancelled: bool, iteration: int,
+              capture: Path | None) -> AgentPhase:
+    ws, seat, phase = run.ws, run.seat, run.phase
+    outcome = run.outcome  # a report that could not be taken fails the seat
+    if cancelled:
+        final = _record(run.owner, seat, phase, "cancelled", run.returncode, outcome.session_id,
+                        "stopped: the run was cancelled", iteration, run.meter.record())
+        events.say(ws.root, "stopped (run cancelled)")
+        return final
+
+    has_text, complete = (False, False) if capture is None else \
+        loop.report_facts(capture, run.bound)
+    if outcome.error is not None:
+        status = "failed"
+    else:
+        status = loop.final_status(has_text, complete, iteration, run.task.max_iterations)
+        if status == "failed":
+            outcome = Outcome(outcome.session_id,
+                              f"{run.adapter.cli} exited without writing its report")
+    snapshot = None
+    cap = run.limits.report_cap
+    if status != "failed":  # what every later phase reads, whatever the agent does next
+        assert capture is not None
+        snapshot = snapshots.publish(capture, ws.published_output(seat, phase), cap)
+        if snapshot.cut_at is not None:
+            assert snapshot.full is not None
+            assert cap is not None
+            events.say(ws.root, f"report is {snapshot.size:,} bytes, over the "
+                       f"{cap:,}-byte cap: the next phases get its first "
+                       f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
+                       f"{snapshot.full.name}")
+    final = _record(run.owner, seat, phase, status, run.returncode, outcome.session_id,
+                    outcome.error, iteration, run.meter.record(), snapshot)
+    if run.limits.budgeted:
+        budget.check(ws, run.owner)
+    elapsed = time.monotonic() - run.began
+    if status == "failed":
+        events.say(ws.root, f"failed ({final.failure}) after {elapsed:.0f} s: "
+                   f"{outcome.error}")
+    else:
+        assert snapshot is not None
+        events.say(ws.root, f"{status} after {final.iteration} iteration(s), "
+                   f"{elapsed:.0f} s, {snapshot.size} bytes, {format_usage(run.meter.total)}")
+    return final
+
+
+async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
+    """Start the CLI; for CLIs without a native loop, re-invoke it on the same session. Each
+    of those turns is one process: its usage is booked, and the budget checked, before the
+    loop decides whether to go on."""
+    ws, adapter, job, limits, meter = run.ws, run.adapter, run.job, run.limits, run.meter
+    phase, (log, err_log), session = job.tag, run.logs, run.session
+    invocation = adapter.prepare(job, session)
+    while True:
+        offset = log.stat().st_size if log.exists() else 0
+        # An allow-list of council's environment, never all of it (agents/environment.py).
+        env = {**agent_env(adapter.cli, extra=job.seat.env), **invocation.env}
+
+        def on_start(pid: int) -> None:
+            _set(run.owner, job.seat.name, phase, pid=pid,
+                 pid_started=spawn.process_started(pid))
+
+        returncode = await spawn.run(
+            invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
+            stdin_file=invocation.stdin_file, grace=limits.grace, on_start=on_start,
+        )
+        outcome = adapter.outcome(log, returncode, offset)
+        if outcome.error or adapter.native_loop:
+            return returncode, outcome
+        if outcome.session_id is None:
+            return returncode, Outcome(None, f"{adapter.cli} printed no session id")
+        if session is not None and outcome.session_id != session:
+            return returncode, Outcome(session, f"{adapter.cli} resumed session "
+                                       f"{outcome.session_id} instead of {session}")
+        session = outcome.session_id
+        run.outcome = Outcome(session)  # a cancel from here on still records the session
+        _set(run.owner, job.seat.name, phase, session_id=session)
+        if meter.read(force=True, final=True):
+            _set(run.owner, job.seat.name, phase, usage=meter.record())
+            if limits.budgeted:
+                budget.check(ws, run.owner)  # a spent budget deactivates the loop: end_turn stops
+        # The report as the hook reads it (through agentfs, bounded), off the event loop.
+        decision = await anyio.to_thread.run_sync(
+            loop.end_turn, run.loop_file, run.report, ws.root, phase, job.seat.name, run.bound)
+        meter.advance(decision.iteration)
+        if not decision.proceed:
+            return returncode, outcome
+        prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
+                                          decision)
+        invocation = adapter.resume(job, session, prompt)
+
+
+# The instruction files each CLI reads from its working folder (seatfolder.py moves them,
+# and the rest of what a CLI would load from there, out of the way at each phase's start).
+MEMORY_FILES = seatfolder.MEMORY_FILES
+
+
+RESUME_NOTE = (
+    "\n\nNote: an earlier session on this task was interrupted. Your partial report is "
+    "already in the report file: read it first and continue from it; do not start over.\n"
+)
+
+
+def _starting_point(task: SeatTask, adapter: Adapter, report: Path, instructions: Path,
+                    loop_file: Path) -> tuple[int, str | None, str]:
+    """(first iteration, session to continue or None, first prompt) for a fresh or an
+    interrupted seat. An interrupted one keeps its iteration count and, where its CLI can,
+    its session; otherwise a fresh session is pointed at the partial report."""
+    previous = task.previous
+    if previous is None:
+        return 1, None, task.prompt
+    # An orphaned agent may have gone on counting in its loop file after state.yaml was
+    # last written: never hand it more turns than its cap.
+    counted = previous.iteration
+    with suppress(OSError, ValueError):
+        counted = max(counted, loop.read_loop(loop_file)[0])
+    iteration = min(max(counted, 1), task.max_iterations)
+    if previous.session_id and adapter.resumes_sessions:
+        text = instructions.read_text(encoding="utf-8")
+        decision = loop.Decision(True, iteration, task.max_iterations, "continue")
+        prompt = ("Your previous session was interrupted before it finished. "
+                  + loop.continuation_prompt(text, decision))
+        return iteration, previous.session_id, prompt
+    if report.exists():
+        return iteration, None, task.prompt + RESUME_NOTE
+    return iteration, None, task.prompt
+
+
+class Meter:
+    """An agent's usage for one phase, read from its CLI's log as it grows and booked, split
+    by iteration, in its usage ledger (ledger.Book)."""
+
+    def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int) -> None:
+        self.adapter, self.seat = adapter, seat
+        self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
+        self.book = Book(first_iteration)
+        self.read_at = 0.0
+
+    @property
+    def total(self) -> Usage:
+        return self.book.total
+
+    def read(self, force: bool = False, final: bool = False) -> bool:
+        """Read what the log gained (at most once a second unless forced; `final` once the
+        CLI has exited); True if usage changed."""
+        now = time.monotonic()
+        if not force and now - self.read_at < 1.0:
+            return False
+        self.read_at = now
+        restarts = self.tail.restarts
+        events = list(self.tail.new_events(final))
+        if self.tail.restarts != restarts:  # the log was replaced: count it afresh
+            self.counter = self.adapter.usage_counter(self.seat.model)
+        for event in events:
+            self.counter.add(event)
+        return self.book.book(self.counter.total())
+
+    def advance(self, iteration: int) -> None:
+        """Book what the log gains from now on to `iteration` (later ones only)."""
+        self.book.advance(iteration)
+
+    def record(self) -> dict[str, object]:
+        return self.book.record()
+
+
+async def _watch_agent(run: SeatRun, stop: anyio.Event) -> None:
+    """Keep state.yaml live while the agent runs: copy the loop file's iteration as hooks
+    move it on (hooks stay cheap, with no YAML), record the session id as soon as the CLI
+    prints it (so a run whose supervisor is killed can still resume that session), and keep
+    the ledger and the budget current. `stop` ends the watch at once; `rust_timeout` bounds
+    the wait on a cancel."""
+    ws, seat, phase, meter, activity = run.ws, run.seat, run.phase, run.meter, run.activity
+    budgeted, loop_file, log = run.limits.budgeted, run.loop_file, run.logs[0]
+    signs_of_life = (str(ws.work_dir(seat, phase)), str(log), str(run.logs[1]))
+    offset = log.stat().st_size if log.exists() else 0
+    seen, session = loop.read_loop(loop_file)[0], None
+    async for _ in watchfiles.awatch(
+        loop_file.parent, log.parent, watch_filter=lambda _c, p: p.startswith(signs_of_life),
+        recursive=False, debounce=200, step=20, stop_event=stop, rust_timeout=200,
+    ):
+        activity.last = time.monotonic()
+        try:
+            iteration = loop.read_loop(loop_file)[0]
+        except (OSError, ValueError):
+            iteration = seen
+        changes: dict[str, object] = {}
+        if session is None:
+            session = meter.adapter.outcome(log, None, offset).session_id
+            if session is not None:
+                changes["session_id"] = session
+        if meter.read(force=iteration != seen):
+            changes["usage"] = meter.record()
+        if iteration != seen:
+            seen = iteration
+            meter.advance(iteration)
+            changes["iteration"] = iteration
+        if changes:
+            _set(run.owner, seat, phase, **changes)
+            if budgeted and "usage" in changes:
+                budget.check(ws, run.owner)
+
+
+QUIET_REPORT = 60.0  # say that an agent is silent after every this many seconds of it
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """Where to say that an agent has gone quiet (the seat's task has bound who)."""
+
+    ws: Workspace
+
+    def every(self, idle: float | None) -> float:
+        """Every 60 s, or a quarter of a shorter idle limit: the notices come before it."""
+        return QUIET_REPORT if idle is None else min(QUIET_REPORT, idle / 4)
+
+    def say(self, silent: float, idle: float | None) -> None:
+        limit = f"gives up at {idle:g} s" if idle else "no idle limit"
+        events.say(self.ws.root, f"no output for {silent:g} s ({limit})")
+
+
+async def _idle_watchdog(activity: Activity, idle: float | None, scope: anyio.CancelScope,
+                         quiet: Quiet) -> None:
+    """Say that an agent is silent after every `quiet.every` seconds of silence, so a user
+    watching progress.log knows whom council is waiting on; stop it after `idle` seconds
+    (a hung retry loop)."""
+    every = quiet.every(idle)
+    since, said = activity.last, 0  # the silence being counted, and notices given in it
+    # Sleeps until the next notice or the deadline, both of which move whenever the agent
+    # shows life: not a poll.
+    while True:
+        if activity.last != since:
+            since, said = activity.last, 0
+        silent = time.monotonic() - since
+        if idle is not None and silent >= idle:
+            break
+        if int(silent // every) > said:
+            said = int(silent // every)
+            quiet.say(said * every, idle)
+        wake = since + (said + 1) * every
+        if idle is not None:
+            wake = min(wake, since + idle)
+        await anyio.sleep(max(wake - time.monotonic(), 0.01))
+    activity.idle_fired = True
+    scope.cancel()
+
+
+def _set(owner: StateOwner, seat: str, phase: str, **values: object) -> None:
+    def change(state: RunState) -> None:
+        record = state.agents[seat].phase(phase)
+        for key, value in values.items():
+            setattr(record, key, value)
+
+    # A new pid is written at once, not coalesced: a resume after a crash stops the orphans
+    # it finds by pid in the file.
+    owner.update(change, now="pid" in values)
+
+
+def _record(owner: StateOwner, seat: str, phase: str, status: str, returncode: int | None,
+            session_id: str | None, error: str | None, iteration: int,
+            usage: dict[str, object] | None = None,
+            snapshot: snapshots.Published | None = None) -> AgentPhase:
+    def change(state: RunState) -> AgentPhase:
+        record = state.agents[seat].phase(phase)
+        if usage is not None:
+            record.usage = usage
+        record.sha256 = snapshot.sha256 if snapshot else None
+        record.original_sha256 = (snapshot.original_sha256 if snapshot and
+                                  snapshot.original_sha256 != snapshot.sha256 else None)
+        record.status, record.exit_code, record.error = status, returncode, error
+        record.failure = failover.classify(error) if status == "failed" else None
+        record.iteration = iteration
+        record.ended_at, record.pid, record.pid_started = utc_now(), None, None
+        if session_id:
+            record.session_id = session_id
+        return record
+
+    return owner.update(change)
+
+
+def fail_seat(ws: Workspace, owner: StateOwner, seat: str, phase: str,
+              error: str) -> AgentPhase:
+    """Record a seat as failed when council itself could not run it to its end, even
+    before it had a loop file."""
+    iteration = 0
+    with suppress(OSError, ValueError):
+        iteration = loop.deactivate(ws.loop_file(seat, phase))
+    events.emit(ws.root, phase, f"failed: {error}", agent=seat)
+    return _record(owner, seat, phase, "failed", None, None, error, iteration)

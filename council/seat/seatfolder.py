@@ -1,0 +1,320 @@
+"""What council does in an agent's folder, where the agent (or a page that turned it) may
+have left anything: a link to ~/.ssh/id_ed25519 or /proc/self/environ named as its report, a
+FIFO, a sparse terabyte, a link at the name of the next phase's prompt or inputs folder, an
+AGENTS.override.md that steers its own next phase.
+
+- At a phase's start the folder is a real folder (`own_folder`); every file a CLI would load
+  from it as instructions or settings is moved out of the way (`quarantine`); the prompt and
+  the inputs are written through agentfs, and whatever stood at their names is removed
+  without being followed (`put`, `copy_inputs`).
+- At a phase's end the report is read once, through agentfs and bounded, into a capture of
+  council's outside every agent's folder (`take_report`); it is scrubbed there, and the
+  judging and publishing that follow read the capture alone. A report that is not a plain
+  file within the bound fails the seat and is removed without being followed.
+
+Every read and write of a path in an agent's folder goes through agentfs; nothing here
+follows a link an agent made. progress.log says whenever something hostile stood there."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from council.agents import codex
+from council.store import agentfs, events, redact, snapshots
+from council.store.workspace import Workspace
+
+# The files each CLI loads from its working folder as standing instructions or settings, by
+# their names at the folder's top (each CLI also looks in the folders above, which are
+# council's). An agent (or a page that injected a prompt into it) could plant one during a
+# phase to steer the next, so none survives into a new phase.
+# - Claude Code 2.1: CLAUDE.md and CLAUDE.local.md; .claude/ (the project's settings and
+#   settings.local.json, with hooks, permissions and env; its CLAUDE.md, rules, commands,
+#   agents, skills and output styles); .mcp.json (the project's MCP servers).
+# - Gemini CLI 0.61: GEMINI.md; a .env (its variables reach gemini and its hooks) where no
+#   .gemini/.env comes first; .gemini/ itself is sorted entry by entry (`_gemini_folder`).
+# - Codex 0.169: AGENTS.override.md, AGENTS.md and the user's fallback names
+#   (agents/codex.py); .codex/ (a project's config.toml, skills, rules and hooks, loaded
+#   where the user trusts the project, as an agent's folder in a trusted repository is);
+#   .agents/ (skills).
+MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md",
+                "GEMINI.md")
+CONFIG_ENTRIES = (".claude", ".mcp.json", ".codex", ".agents", ".env")
+# Claude reads a CLAUDE.md of a subfolder when it works there, and gemini 0.61 loads a
+# GEMINI.md of a subfolder its tools touch (loadJitSubdirectoryMemory): looked for at any
+# depth, within a budget of entries (an agent could leave millions).
+NESTED = ("CLAUDE.md", "CLAUDE.local.md", "GEMINI.md")
+WALK_BUDGET = 10_000
+# What council itself keeps in .gemini/: the workspace settings agents/gemini.py rewrites at
+# every start, and an empty .env, which stops gemini looking for one further up.
+GEMINI = ".gemini"
+GEMINI_ENV = ".env"
+GEMINI_SETTINGS = "settings.json"
+
+
+def own_folder(ws: Workspace, seat: str, phase: str) -> Path:
+    """The seat's working folder for `phase`, each of its folders below the run's agents/
+    a real folder: one an agent swapped for a link (or anything else) is removed without
+    being followed and made again."""
+    folder = ws.work_dir(seat, phase)
+    agents = ws.root / "agents"
+    try:
+        parts = folder.relative_to(agents).parts
+    except ValueError:  # a layout without agents/: nothing of an agent's above it
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    agents.mkdir(exist_ok=True)
+    current = agents
+    for part in parts:
+        parent, current = current, current / part
+        what = agentfs.describe(current)
+        if what == "a folder":
+            continue
+        if what != "missing":
+            agentfs.remove(parent, part)
+            events.emit(ws.root, phase, f"warning: its folder {current.name} was {what}; "
+                        "removed without following it, and made again", agent=seat)
+        current.mkdir()
+    return folder
+
+
+def quarantine(ws: Workspace, seat: str, phase: str) -> None:
+    """Move every instruction or settings file a CLI would load from the seat's folder to
+    loops/quarantine/ (out of every agent's reach), at the start of each phase. Entries are
+    moved themselves, never what they name; a link, FIFO, device or hard-linked file is
+    removed instead, so no file of the run points outside it."""
+    folder = ws.work_dir(seat, phase)
+    for name in dict.fromkeys((*MEMORY_FILES, *codex.instruction_files(), *CONFIG_ENTRIES)):
+        _set_aside(ws, seat, phase, folder, name)
+    _gemini_folder(ws, seat, phase, folder)
+    for rel in _nested(folder):
+        _set_aside(ws, seat, phase, folder, rel)
+
+
+def _gemini_folder(ws: Workspace, seat: str, phase: str, folder: Path) -> None:
+    """.gemini/ keeps only council's own: settings.json (a plain file; agents/gemini.py
+    rewrites it at the start) and an empty .env; its commands, skills, agents, policies,
+    GEMINI.md and anything else go. A .env that held anything is replaced by an empty one."""
+    where = folder / GEMINI
+    what = agentfs.describe(where)
+    if what == "missing":
+        return
+    if what != "a folder":
+        _set_aside(ws, seat, phase, folder, GEMINI)
+        return
+    with os.scandir(where) as entries:
+        names = sorted(entry.name for entry in entries)
+    for name in names:
+        info = os.lstat(where / name)
+        plain = stat.S_ISREG(info.st_mode) and info.st_nlink == 1
+        if plain and (name == GEMINI_SETTINGS or (name == GEMINI_ENV and not info.st_size)):
+            continue
+        _set_aside(ws, seat, phase, folder, f"{GEMINI}/{name}")
+        if name == GEMINI_ENV:
+            agentfs.write(folder, f"{GEMINI}/{GEMINI_ENV}", b"")
+
+
+def _nested(folder: Path) -> Iterator[str]:
+    """The paths (relative to `folder`) of NESTED files below its top, found without
+    following a link, within WALK_BUDGET entries."""
+    pending, seen = [""], 0
+    while pending:
+        rel = pending.pop()
+        try:
+            entries = list(os.scandir(folder / rel))
+        except OSError:
+            continue
+        for entry in sorted(entries, key=lambda e: e.name):
+            seen += 1
+            if seen > WALK_BUDGET:
+                return
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            if rel and entry.name in NESTED:
+                yield path
+            elif entry.is_dir(follow_symlinks=False):
+                pending.append(path)
+
+
+def _set_aside(ws: Workspace, seat: str, phase: str, folder: Path, rel: str) -> None:
+    path = folder / rel
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    what = agentfs.describe(path)
+    if stat.S_ISDIR(info.st_mode):
+        # codex's sandbox leaves an empty .codex/ and .agents/ (its mount points) after every
+        # command: nothing to load, and nothing an agent wrote.
+        with suppress(OSError):
+            os.rmdir(path)  # only an empty folder goes; one with entries is moved below
+            return
+    if stat.S_ISDIR(info.st_mode) or (stat.S_ISREG(info.st_mode) and info.st_nlink == 1):
+        target = _quarantine_path(ws, f"{seat}-{phase}-{rel.replace('/', '--')}")
+        os.rename(path, target)  # moves the entry itself: a folder's links stay unfollowed
+        if stat.S_ISDIR(info.st_mode):
+            _defuse(target)
+        events.emit(ws.root, phase, f"moved {rel}, which an agent wrote into its folder, "
+                    f"out of the way: {target}", agent=seat)
+        return
+    agentfs.remove(folder, rel)
+    events.emit(ws.root, phase, f"removed {rel} from its folder: it was {what} (not "
+                "followed)", agent=seat)
+
+
+def _quarantine_path(ws: Workspace, name: str) -> Path:
+    """A free name in loops/quarantine/: a later phase's planted file never replaces an
+    earlier one's."""
+    folder = ws.root / "loops" / "quarantine"
+    folder.mkdir(parents=True, exist_ok=True)
+    target, n = folder / name, 1
+    while os.path.lexists(target):
+        target, n = folder / f"{name}.{n}", n + 1
+    return target
+
+
+def _defuse(root: Path) -> None:
+    """Unlink every link, FIFO, device or hard-linked file in a folder council moved into
+    quarantine: nothing kept in the run names a file outside it."""
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(Path(entry.path))
+                elif not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+                    os.unlink(entry.path)
+
+
+def put(ws: Workspace, seat: str, phase: str, name: str, data: bytes | str) -> Path:
+    """Write council's file `name` (a phase's prompt) into the seat's folder through agentfs:
+    whatever stood there (a link to a file of the user's, a FIFO, a folder) is removed, not
+    written through, and progress.log says so. Returns its path."""
+    folder = ws.work_dir(seat, phase)
+    what = agentfs.describe(folder / name)
+    if what not in ("missing", "a regular file"):
+        agentfs.remove(folder, name)
+        events.emit(ws.root, phase, f"warning: {name} in its folder was {what}; removed "
+                    "without following it", agent=seat)
+    agentfs.write(folder, name, data)
+    return folder / name
+
+
+def copy_inputs(ws: Workspace, seat: str, phase: str, inputs: Mapping[str, Path],
+                bound: int) -> None:
+    """The phase's inputs folder (`<phase>-inputs/`), made afresh: whatever stood at its
+    path is removed without being followed, and each input (a file council published) is
+    copied in through agentfs, at most `bound` bytes. Agents read other reports from inside
+    their own folder, where every CLI may read."""
+    if not inputs:
+        return
+    folder, rel = ws.work_dir(seat, phase), ws.peers_dir(seat, phase).name
+    what = agentfs.fresh_dir(folder, rel)
+    if what not in (None, "a folder"):
+        events.emit(ws.root, phase, f"warning: {rel} in its folder was {what}; removed "
+                    "without following it", agent=seat)
+    for name, source in inputs.items():
+        agentfs.write(folder, f"{rel}/{name}", agentfs.read(source, bound))
+
+
+@dataclass(frozen=True)
+class Taken:
+    """The agent's report as council took it at the end of the phase."""
+
+    capture: Path | None  # council's scrubbed copy; None when there is none to judge
+    error: str | None = None  # why the seat fails because of its report, if it does
+
+
+def capture_path(ws: Workspace, seat: str, phase: str) -> Path:
+    return ws.root / "loops" / f"{seat}-{phase}-report.capture"
+
+
+def take_report(ws: Workspace, seat: str, phase: str, bound: int,
+                found: redact.Secrets) -> Taken:
+    """Read the seat's report once (agentfs, at most `bound` bytes) into council's capture
+    and scrub council's secrets from it; the agent's own file is rewritten from the
+    scrubbed capture only when it held one. Anything but a plain file within the bound is
+    not taken: it is removed from the agent's folder without being followed, progress.log
+    names what it was, and the seat fails. Blocking file work: run it off the event loop."""
+    report = ws.working_output(seat, phase)
+    folder, name = report.parent, report.name
+    capture = capture_path(ws, seat, phase)
+    try:
+        snapshots.capture(report, capture, bound)
+    except FileNotFoundError:
+        return Taken(None)
+    except snapshots.Refused as exc:
+        with suppress(OSError):
+            agentfs.remove(folder, name)
+        events.emit(ws.root, phase, f"warning: its report is {exc.what}: not published; "
+                    "removed from its folder without following it", agent=seat)
+        return Taken(None, f"its report was {_kind(exc.what)}: not published")
+    except OSError as exc:
+        return Taken(None, f"its report could not be read ({exc.strerror or exc})")
+    try:
+        names = redact.scrub_file(capture, found)
+    except OSError as exc:  # held a secret, cannot be rewritten: nothing of it is kept
+        capture.unlink(missing_ok=True)
+        _empty(folder, name)
+        events.emit(ws.root, phase, "warning: its report held a secret and could not be "
+                    f"redacted ({exc.strerror or exc}); emptied", agent=seat)
+        return Taken(None, "its report held a secret that could not be redacted")
+    for held in names:
+        events.emit(ws.root, phase, f"warning: its report held the value of {held}; "
+                    "redacted", agent=seat)
+    if names:  # the agent's own copy, which a resumed or later phase may read, too
+        try:
+            agentfs.write(folder, name, capture.read_bytes())
+        except OSError:
+            _empty(folder, name)
+    return Taken(capture)
+
+
+def _kind(what: str) -> str:
+    """What stood there, without a link's target or a size: the seat's error is classified
+    by its words (failover.py), and those are the agent's to choose."""
+    if what.startswith("a link"):
+        return "a link, not a plain file"
+    if what.startswith("a file of"):
+        return "larger than the report bound"
+    return f"{what}, not a plain file"
+
+
+def _empty(folder: Path, name: str) -> None:
+    """The agent's file emptied (replaced, not truncated through a link), or else removed."""
+    try:
+        agentfs.write(folder, name, b"")
+    except OSError:
+        with suppress(OSError):
+            agentfs.remove(folder, name)
+
+
+def scrub_logs(ws: Workspace, seat: str, phase: str, found: redact.Secrets) -> None:
+    """Scrub council's secrets from the CLI's logs (council's own files, written by spawn).
+    A log that is not a plain file is removed, never followed."""
+    for what, path in (("output log", ws.log_file(seat, phase)),
+                       ("error log", ws.stderr_file(seat, phase))):
+        stood = agentfs.describe(path)
+        if stood == "missing":
+            continue
+        if stood != "a regular file":
+            with suppress(OSError):
+                agentfs.remove(path.parent, path.name)
+            events.emit(ws.root, phase, f"warning: its {what} was {stood}; removed without "
+                        "following it", agent=seat)
+            continue
+        try:
+            names = redact.scrub_file(path, found)
+        except OSError as exc:  # held a secret, cannot be rewritten: emptied, never kept
+            _empty(path.parent, path.name)
+            events.emit(ws.root, phase, f"warning: its {what} held a secret and could not "
+                        f"be redacted ({exc.strerror or exc}); emptied", agent=seat)
+            continue
+        for held in names:
+            events.emit(ws.root, phase, f"warning: its {what} held the value of {held}; "
+                        "redacted", agent=seat)

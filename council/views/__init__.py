@@ -1,0 +1,1 @@
+"""What a person reads: the final report, report.html, status and watch."""

@@ -1,0 +1,285 @@
+"""What `council status` and `council list` show: the run's phase and one row per agent, one
+row per run. Pure: it builds rows, and rich tables of them, from a state and the run folder;
+cli.py prints them."""
+
+from __future__ import annotations
+
+import calendar
+import os
+import stat
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from council import graph
+from council.config import RunOptions
+from council.errors import CouncilError
+from council.evidence import ledger
+from council.evidence.ledger import format_usage
+from council.store.progress import PROGRESS_FILE
+from council.store.runlock import live_supervisor
+from council.store.state import RunState
+from council.store.workspace import Workspace
+
+if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
+    from rich.console import Group, RenderableType
+    from rich.table import Table
+    from rich.text import Text
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    agent: str
+    cli: str
+    phase: str
+    status: str
+    iteration: int
+    max_iterations: int
+    elapsed_s: float | None
+    output_bytes: int | None
+    error: str | None
+    tokens: int = 0
+    cost_usd: float | None = None
+    cost_estimated: bool = False
+    last_event: str | None = None
+    quiet_s: float | None = None  # a running agent: seconds since its last output
+
+
+def _epoch(stamp: str | None) -> float | None:
+    if not stamp:
+        return None
+    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+
+
+def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[AgentRow]:
+    """One row per agent, for the latest phase it took part in."""
+    now = time.time() if now is None else now
+    events = last_events(ws)
+    out = []
+    for name, rec in state.agents.items():
+        phase = next((p for p in reversed(graph.NAMES) if p in rec.phases), None)
+        if phase is None:
+            out.append(AgentRow(name, rec.cli, "-", "pending", 0, 0, None, None, None))
+            continue
+        ap = rec.phases[phase]
+        start, end = _epoch(ap.started_at), _epoch(ap.ended_at)
+        elapsed = None if start is None else (end or now) - start
+        size = next((info.st_size for path in (ws.working_output(name, phase),
+                                                ws.published_output(name, phase))
+                     if (info := _plain(path)) is not None), None)
+        used = ledger.of_agent(rec)
+        quiet = None
+        if ap.status == "running":
+            changed = [info.st_mtime for path in (
+                ws.log_file(name, phase), ws.stderr_file(name, phase),
+                ws.working_output(name, phase)) if (info := _plain(path)) is not None]
+            quiet = max(now - max(changed), 0.0) if changed else elapsed
+        out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
+                            elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
+                            events.get(name), quiet))
+    return out
+
+
+def _plain(path: Path) -> os.stat_result | None:
+    """The file's own facts when it is a plain file, without following a link: a report in
+    an agent's folder may be a link to a file of the user's, whose size is not its own."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info if stat.S_ISREG(info.st_mode) else None
+
+
+def last_events(ws: Workspace) -> dict[str, str]:
+    """Each agent's latest progress.log line (without time and phase)."""
+    events: dict[str, str] = {}
+    try:
+        lines = (ws.root / PROGRESS_FILE).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return events
+    for line in lines:
+        words = line.split(" ", 3)
+        if len(words) == 4 and words[1] in graph.NAMES:
+            events[words[2]] = words[3]
+    return events
+
+
+def shown_phase(state: RunState, ws: Workspace) -> str:
+    """The phase, or `interrupted` when the run is mid-phase but no supervisor holds it
+    (it crashed, was killed, or the machine rebooted): `council resume` continues it."""
+    if state.phase == graph.SYNTHESIS.name and state.synthesizer == "main-session":
+        return state.phase  # the Claude Code session writes it: no supervisor is expected
+    if state.phase in graph.NAMES and live_supervisor(ws.root) is None:
+        return "interrupted"
+    return state.phase
+
+
+def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
+    holder = live_supervisor(ws.root)
+    return {
+        "id": state.id,
+        "topic": state.topic,
+        "phase": shown_phase(state, ws),
+        "state_phase": state.phase,
+        "supervisor_pid": holder.pid if holder else None,
+        "created_at": state.created_at,
+        "ended_at": state.ended_at,
+        "error": state.error,
+        "final_report": str(ws.final_report) if ws.final_report.is_file() else None,
+        "budget_exhausted": state.budget_exhausted,
+        "completeness": state.completeness,
+        "spent": ledger.spent(state).to_dict(),
+        # per agent and phase: tokens in (of them cached), out, and the cost
+        "usage": ledger.by_phase(state),
+        "agents": [asdict(r) for r in rows(state, ws)],
+    }
+
+
+def _one_line(text: str, limit: int) -> str:
+    """`text` on one line (runs of whitespace, newlines included, become one space), cut to
+    `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _cells(*values: str) -> list[Text]:
+    """Every cell as rich Text: a topic or an error is untrusted text, and Text prints
+    `[bold]` or `[link=...]` literally instead of reading it as markup."""
+    from rich.text import Text
+
+    return [Text(v) for v in values]
+
+
+NUMBERS = ("iter", "elapsed", "report", "tokens", "cost", "duration", "last output")
+
+
+def _table(columns: Sequence[str], styled: bool, wrap: Sequence[str] = ()) -> Table:
+    """A table with a header row and no borders, one line per row in columns two spaces
+    apart (to grep or cut when piped); `styled` (a terminal): the header bold, underlined."""
+    from rich.table import Table
+
+    table = Table(box=None, show_edge=False, pad_edge=False,
+                  header_style="bold underline" if styled else "")
+    for name in columns:
+        if name in wrap:  # free text: wrapped between words, a too-long word folded
+            table.add_column(name, overflow="fold")
+        else:
+            table.add_column(name, no_wrap=True,
+                             justify="right" if name in NUMBERS else "left")
+    return table
+
+
+def plan_line(state: RunState) -> str:
+    """The run's phases in order (`a ∥ b`: at the same time): those its options plan and any
+    it already had."""
+    had = {p for rec in state.agents.values() for p in rec.phases}
+    try:
+        planned = set(graph.planned(RunOptions.from_dict(state.options)))
+    except (CouncilError, TypeError, ValueError):  # options from another council version
+        planned = set()
+    stages = graph.groups(planned | had)
+    return " → ".join(" ∥ ".join(group) for group in stages) or "-"
+
+
+AGENT_COLUMNS = ("agent", "cli", "phase", "status", "iter", "elapsed", "report", "tokens",
+                 "cost", "last output", "event / error")
+
+
+def agents_table(agent_rows: Sequence[AgentRow], styled: bool = False) -> Table:
+    """`council status`'s table: one row per agent. `last output` is how long ago a running
+    agent last wrote anything; the last column is its error, or else its latest event."""
+    table = _table(AGENT_COLUMNS, styled, wrap=("event / error",))
+    for r in agent_rows:
+        note = r.error or r.last_event or ""
+        table.add_row(*_cells(
+            r.agent, r.cli, r.phase, r.status,
+            f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
+            "-" if r.elapsed_s is None else _duration(r.elapsed_s),
+            "-" if r.output_bytes is None else _size(r.output_bytes),
+            _tokens(r.tokens), _cost(r.cost_usd, r.cost_estimated),
+            "-" if r.quiet_s is None else f"{_duration(r.quiet_s)} ago",
+            _one_line(note, 160)))
+    return table
+
+
+def status_view(state: RunState, ws: Workspace, now: float | None = None,
+                styled: bool = False) -> Group:
+    """`council status`: a few lines about the run (id, topic, phase, plan, spending), then
+    the agents' table."""
+    from rich.console import Group
+    from rich.table import Table
+
+    phase = shown_phase(state, ws)
+    if phase == "interrupted":
+        phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
+    facts = [("run", state.id), ("topic", _one_line(state.topic, 200)), ("phase", phase),
+             ("plan", plan_line(state))]
+    if state.error:
+        facts.append(("error", _one_line(state.error, 300)))
+    spent = ledger.spent(state)
+    facts.append(("spent", format_usage(spent)
+                  + (" (~ estimated from list prices)" if spent.estimated else "")
+                  + (f"; budget reached: {state.budget_exhausted}" if state.budget_exhausted
+                     else "")))
+    if state.completeness:
+        done = state.completeness
+        facts.append(("score", f"{done['score']}/100 completeness (cap {done['cap']}: "
+                               f"{done['cap_reason']}"
+                               + (", provisional" if state.phase != "done" else "") + ")"))
+    header = Table.grid(padding=(0, 2))
+    header.add_column(no_wrap=True)
+    header.add_column(overflow="fold")
+    for key, value in facts:
+        header.add_row(*_cells(key, value))
+    agent_rows = rows(state, ws, now)
+    parts: list[RenderableType] = [header, "", agents_table(agent_rows, styled)]
+    notes = []
+    if any(r.status == "queued" for r in agent_rows):
+        limit = state.options.get("max_parallel")
+        notes.append("queued: waiting for a free process slot"
+                     + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))
+    if ws.final_report.is_file():
+        notes.append(f"final report: {ws.final_report}")
+    if notes:
+        parts += ["", *_cells(*notes)]
+    return Group(*parts)
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+def _size(n: int) -> str:
+    return f"{n} B" if n < 1024 else f"{n / 1024:.1f} KB"
+
+
+def _tokens(n: int) -> str:
+    return "-" if not n else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
+
+
+def _cost(cost: float | None, estimated: bool) -> str:
+    return "-" if cost is None else f"{'~' if estimated else ''}${cost:.2f}"
+
+
+LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
+
+
+def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False) -> Table:
+    """`council list`: one row per run, with a header row."""
+    table = _table(LIST_COLUMNS, styled, wrap=("topic",))
+    for state, ws in runs:
+        start = _epoch(state.created_at)
+        end = _epoch(state.ended_at) or time.time()
+        duration = "-" if start is None else _duration(end - start)
+        spent = ledger.spent(state)
+        table.add_row(*_cells(state.id, shown_phase(state, ws), state.created_at, duration,
+                              _cost(spent.cost_usd, spent.estimated),
+                              _one_line(state.topic, 60)))
+    return table

@@ -1,0 +1,207 @@
+"""Usage from each CLI's own output (shapes recorded from the real CLIs), pricing, budgets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from council.agents import adapter_for
+from council.agents.base import LogTail, read_usage
+from council.evidence import ledger
+from council.evidence.ledger import Book, Usage, format_tokens, format_usage, over_budget, price
+from council.store.state import AgentPhase, AgentRecord, RunState
+
+
+def log(tmp_path: Path, events: list[dict[str, object]]) -> Path:
+    path = tmp_path / "out.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events) + "not json\n")
+    return path
+
+
+def test_claude_exact_cost_from_result(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = [
+        {"type": "system", "subtype": "init", "model": "claude-haiku-4-5-20251001"},
+        {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 50,
+                                                                  "output_tokens": 5}}},
+        {"type": "result", "subtype": "success", "is_error": False, "total_cost_usd": 0.0123,
+         "usage": {"input_tokens": 100, "cache_read_input_tokens": 20, "output_tokens": 30}},
+    ]
+    usage = read_usage(adapter_for("claude"), log(tmp_path, events), "haiku")
+    # 20 of the 120 input tokens were read from the prompt cache
+    assert usage == Usage(120, 30, 0.0123, estimated=False, tokens_cached=20)
+
+
+def test_claude_running_session_is_estimated_once_per_message(tmp_path: Path) -> None:
+    block: dict[str, object] = {"type": "assistant", "message": {"id": "m1", "usage": {
+        "input_tokens": 1_000_000, "output_tokens": 0}}}
+    usage = read_usage(adapter_for("claude"), log(tmp_path, [block, block]), "haiku")
+    assert usage.tokens_in == 1_000_000  # two content blocks of one message count once
+    assert usage.estimated
+    assert usage.cost_usd == pytest.approx(1.0)  # haiku: $1 per million input tokens
+
+
+def test_codex_usage_is_cumulative_per_thread(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 300, "cached_input_tokens": 0,
+                                             "output_tokens": 60}},
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 500, "cached_input_tokens": 0,
+                                             "output_tokens": 90}},
+    ]
+    usage = read_usage(adapter_for("codex"), log(tmp_path, events), "gpt-5.5")
+    assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (500, 90, True)
+    assert usage.cost_usd == pytest.approx((500 * 1.25 + 90 * 10) / 1e6)
+
+
+def test_gemini_usage_from_result_stats(tmp_path: Path) -> None:
+    events: list[dict[str, object]] = [
+        {"type": "init", "session_id": "g"},
+        {"type": "result", "status": "success", "stats": {
+            "total_tokens": 71822, "input_tokens": 71688, "output_tokens": 134,
+            "duration_ms": 230, "tool_calls": 3}},
+    ]
+    usage = read_usage(adapter_for("gemini"), log(tmp_path, events), "flash-lite")
+    assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (71688, 134, True)
+
+
+def test_pricing_and_formatting() -> None:
+    assert price("claude", "opus", 1_000_000, 0) == pytest.approx(5.0)
+    assert price("gemini", "gemini-2.5-pro", 0, 1_000_000) == pytest.approx(10.0)
+    assert price("codex", "some-unknown-model", 10, 10) is None
+    assert format_usage(Usage(1500, 0, 0.5, True)) == "1.5k tok, ~$0.50"
+    assert format_usage(Usage(10, 5, None)) == "15 tok"
+
+
+def test_over_budget() -> None:
+    assert over_budget(Usage(10, 10, 1.0), 1.0, None) == "cost $1.00 reached the budget of $1.00"
+    assert over_budget(Usage(10, 10, 0.5), 1.0, 25) is None
+    assert over_budget(Usage(10, 20, None), 1.0, 25) == "30 tokens reached the budget of 25"
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex", "gemini"])
+def test_a_growing_log_is_counted_once_and_the_same(tmp_path: Path, cli: str) -> None:
+    """The supervisor reads only what a log gained; a line still being written waits."""
+    events: list[dict[str, object]] = [
+        {"type": "system", "subtype": "init", "model": "claude-haiku-4-5-20251001"},
+        {"type": "assistant", "message": {"id": "m1", "usage": {"input_tokens": 50,
+                                                                  "output_tokens": 5}}},
+        {"type": "result", "total_cost_usd": 0.01,
+         "usage": {"input_tokens": 100, "output_tokens": 30}},
+        {"type": "turn.completed", "usage": {"input_tokens": 700, "output_tokens": 70}},
+        {"type": "result", "status": "success", "stats": {"input_tokens": 900,
+                                                          "output_tokens": 90}},
+        {"type": "assistant", "message": {"id": "m2", "usage": {"input_tokens": 10,
+                                                                  "output_tokens": 1}}},
+    ]
+    path = tmp_path / "growing.jsonl"
+    tail, counter = LogTail(path), adapter_for(cli).usage_counter("haiku")
+    assert list(tail.new_events()) == []  # no log yet
+    text = "".join(json.dumps(e) + "\n" for e in events)
+    cut = text.index("turn.completed") + 5  # in the middle of a line
+    path.write_text(text[:cut])
+    seen = [e["type"] for e in tail.new_events()]
+    assert seen == ["system", "assistant", "result"]  # not the half-written line
+    path.write_text(text)
+    seen = [e["type"] for e in tail.new_events()]
+    assert seen == ["turn.completed", "result", "assistant"]
+    assert list(tail.new_events()) == []  # nothing new: nothing read twice
+    for event in LogTail(path).new_events():
+        counter.add(event)
+    assert counter.total() == read_usage(adapter_for(cli), path, "haiku")
+    assert counter.total().tokens_in > 0
+
+    with path.open("a") as out:  # a CLI killed mid-line, or ending without a newline
+        out.write(json.dumps({"type": "noted"}))
+    assert list(tail.new_events()) == []
+    assert [e["type"] for e in tail.new_events(final=True)] == ["noted"]
+    path.write_text(json.dumps({"type": "replaced"}) + "\n")  # a shorter, new log
+    assert [e["type"] for e in tail.new_events()] == ["replaced"]
+    assert tail.restarts == 1
+
+
+def test_codex_usage_across_threads_in_one_log() -> None:
+    """A retried answer or a restarted seat starts a new codex thread in the same log."""
+    counter = adapter_for("codex").usage_counter("gpt-5.5")
+    events: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "A"},
+        {"type": "turn.completed", "usage": {"input_tokens": 300, "output_tokens": 60}},
+        {"type": "thread.started", "thread_id": "A"},  # `exec resume A`: the same thread
+        {"type": "turn.completed", "usage": {"input_tokens": 1000, "output_tokens": 100}},
+        {"type": "thread.started", "thread_id": "B"},
+        {"type": "turn.completed", "usage": {"input_tokens": 800, "output_tokens": 80}},
+    ]
+    for event in events:
+        counter.add(event)
+    assert (counter.total().tokens_in, counter.total().tokens_out) == (1800, 180)
+
+
+def test_a_phases_usage_is_booked_by_iteration_and_adds_up() -> None:
+    """The CLI reports a running total; each iteration gets what the total gained during it,
+    and an earlier iteration number (a late hook) never moves the booking back."""
+    book = Book(first_iteration=2)  # a resumed seat starts at its second iteration
+    assert book.book(Usage(100, 10, 0.5, estimated=True))
+    assert not book.book(Usage(100, 10, 0.5, estimated=True))  # nothing new
+    book.advance(3)
+    book.advance(1)
+    assert book.book(Usage(250, 40, 1.25, estimated=True))
+    assert book.book(Usage(300, 45, 1.5, estimated=True))  # still the third iteration
+    record = book.record()
+    assert record == {"tokens_in": 300, "tokens_out": 45, "cost_usd": 1.5, "estimated": True,
+                      "tokens_cached": 0,
+                      "per_iteration": [[2, 100, 10, 0.5], [3, 200, 35, 1.0]]}
+    assert sum(row[1] for row in record["per_iteration"]) == record["tokens_in"]
+    assert Usage.from_dict(record) == book.total
+
+
+def test_a_cli_that_gives_no_price_books_none() -> None:
+    book = Book(1)
+    book.book(Usage(10, 1))
+    book.advance(2)
+    book.book(Usage(30, 2))
+    assert book.record()["per_iteration"] == [[1, 10, 1, None], [2, 20, 1, None]]
+
+
+def test_the_runs_and_each_agents_spending_come_from_their_records() -> None:
+    def phase(tokens_in: int, cost: float | None) -> AgentPhase:
+        book = Book(1)
+        book.book(Usage(tokens_in, 1, cost))
+        return AgentPhase(usage=book.record())
+
+    state = RunState("r", "t", "now", {}, agents={
+        "claude": AgentRecord("claude", phases={"research": phase(100, 0.25),
+                                                "refinement": phase(50, 0.25)}),
+        "codex": AgentRecord("codex", phases={"research": phase(10, None),
+                                              "dissent": AgentPhase()}),  # no usage yet
+    })
+    assert ledger.of_agent(state.agents["claude"]) == Usage(150, 2, 0.5)
+    assert ledger.of_agent(state.agents["codex"]) == Usage(10, 1, None)
+    assert ledger.spent(state) == Usage(160, 3, 0.5)
+    assert ledger.total([]) == Usage()
+    assert over_budget(ledger.spent(state), None, 163) == "163 tokens reached the budget of 163"
+
+
+def test_cached_input_is_read_from_codex_and_gemini_and_priced_lower(tmp_path: Path) -> None:
+    codex: list[dict[str, object]] = [
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "turn.completed", "usage": {"input_tokens": 1_000_000,
+                                             "cached_input_tokens": 800_000, "output_tokens": 0}}]
+    used = read_usage(adapter_for("codex"), log(tmp_path, codex), "gpt-5")
+    assert used.tokens_cached == 800_000
+    # gpt-5: $1.25 per million input; the cached part at a tenth of it
+    assert used.cost_usd == pytest.approx(0.2 * 1.25 + 0.8 * 0.125)
+    gemini: list[dict[str, object]] = [
+        {"type": "result", "status": "success",
+         "stats": {"input_tokens": 1000, "output_tokens": 10, "cached": 600}}]
+    used = read_usage(adapter_for("gemini"), log(tmp_path, gemini), "gemini-2.5-flash")
+    assert (used.tokens_in, used.tokens_cached, used.tokens_out) == (1000, 600, 10)
+
+
+def test_cached_tokens_add_up_and_survive_the_state_file() -> None:
+    one = Usage(100, 5, 0.1, True, tokens_cached=40)
+    both = one + Usage(50, 5, None, False, tokens_cached=10)
+    assert both.tokens_cached == 50
+    assert Usage.from_dict(both.to_dict()) == Usage(150, 10, 0.1, True, tokens_cached=50)
+    assert format_tokens(both) == "in 150 (cached 50), out 10"

@@ -1,0 +1,257 @@
+"""The MCP tools' decisions, without a server or a process: argument checks in the command
+line's words, how far a run is, what "the same request" is, the schemas the clients see."""
+
+from __future__ import annotations
+
+import calendar
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+
+from council.config import Overrides, load_options
+from council.errors import CouncilError, UsageError
+from council.hosts import mcprequests, mcptools
+from council.hosts.mcptools import START_PARAMS, STATUS_PARAMS, TOOLS, Param
+from council.run.pipeline import set_phase
+from council.run.supervisor import start_run
+from council.store.owner import owned
+from council.store.runlock import RunLock
+from council.store.sessions import RELEASED, Request
+from council.store.state import AgentPhase, AgentRecord, RunState
+from council.store.workspace import find_run
+
+BY_NAME = {p.name: p for p in START_PARAMS}
+
+
+@pytest.mark.parametrize(("param", "value", "error"), [
+    ("mode", "vibes", "Invalid value for '--mode': 'vibes' is not one of 'exploratory', "
+                      "'compliance', 'decision'."),
+    ("max_iterations", 0, "Invalid value for '--max-iterations': 0 is not in the range x>=1."),
+    ("max_iterations", "3", "Invalid value for '--max-iterations': '3' is not a valid "
+                            "integer."),
+    ("max_iterations", True, "Invalid value for '--max-iterations': True is not a valid "
+                             "integer."),
+    ("max_cost", 0, "Invalid value for '--max-cost': 0.0 is not in the range x>0."),
+    ("max_cost", "a lot", "Invalid value for '--max-cost': 'a lot' is not a valid float."),
+    ("verify", "yes", "Invalid value for '--verify': 'yes' is not a valid boolean."),
+    ("agents", [1], "Invalid value for '--agents': [1] is not a list of names."),
+    ("request_key", "k" * 201, "Invalid value for 'request_key': it is longer than 200 "
+                               "characters."),
+])
+def test_a_bad_value_is_refused_in_the_command_lines_words(param: str, value: Any,
+                                                           error: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        mcptools.check_value(BY_NAME[param], value)
+    assert str(caught.value) == error
+
+
+def test_a_wait_out_of_range_names_both_bounds() -> None:
+    (_, wait) = STATUS_PARAMS
+    with pytest.raises(UsageError, match=r"'wait': 99 is not in the range 0<=x<=55\.$"):
+        mcptools.check_value(wait, 99)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (["claude", " codex "], ["claude", "codex"]),
+    ("claude,codex", ["claude", "codex"]),  # the command line's spelling
+    ([], []),
+])
+def test_agents_are_names(value: Any, expected: list[str]) -> None:
+    assert mcptools.check_value(BY_NAME["agents"], value) == expected
+
+
+def test_arguments_are_parsed_by_the_declaration() -> None:
+    args = mcptools.parse(START_PARAMS, "start_research",
+                          {"topic": "Tides?", "max_cost": 2, "mode": None})
+    assert args == {"topic": "Tides?", "agents": None, "mode": None, "verify": None,
+                    "max_iterations": None, "max_cost": 2.0, "test": None,
+                    "request_key": None}
+    with pytest.raises(UsageError, match=r"^start_research needs 'topic'$"):
+        mcptools.parse(START_PARAMS, "start_research", {})
+    with pytest.raises(UsageError, match=r"^unknown option 'x' for list_research: it takes "
+                                         r"no arguments$"):
+        mcptools.parse((), "list_research", {"x": 1})
+
+
+def test_the_schemas_are_valid_and_the_inputs_declare_every_argument() -> None:
+    for tool in TOOLS:
+        schema = mcptools.input_schema(tool.params)
+        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(tool.output)
+        assert set(schema["properties"]) == {p.name for p in tool.params}
+        assert tool.output["type"] == "object"
+    start = mcptools.input_schema(START_PARAMS)
+    assert start["required"] == ["topic"]
+    assert start["properties"]["mode"]["enum"] == ["exploratory", "compliance", "decision"]
+
+
+def record(phases: dict[str, tuple[str, int, int]], steps: dict[str, str] | None = None,
+           phase: str = "research") -> RunState:
+    """A run whose single agent is in `phases`: name -> (status, iteration, cap)."""
+    agent = AgentRecord(cli="claude", phases={
+        name: AgentPhase(status=st, iteration=it, max_iterations=cap)
+        for name, (st, it, cap) in phases.items()})
+    return RunState(id="20261122-031441-88dba5", topic="t", created_at="2026-11-22T03:14:41Z",
+                    options={}, phase=phase, agents={"claude": agent}, steps=steps)
+
+
+PLANNED = ["research", "refinement", "synthesis"]
+
+
+@pytest.mark.parametrize(("state", "percent"), [
+    (record({}), 0),
+    (record({"research": ("running", 1, 2)}), 16),  # half of one phase of three
+    (record({"research": ("complete", 2, 2)}), 33),  # its agent is done, the phase not yet
+    (record({"research": ("complete", 2, 2), "refinement": ("running", 9, 10)},
+            {"research": "done"}), 63),  # an agent at its cap counts 0.9 until it ends
+    (record({"research": ("complete", 2, 2)}, {"research": "done", "refinement": "skipped"},
+            phase="synthesis"), 66),
+    (record({"synthesis": ("complete", 2, 2)}, {"research": "done", "refinement": "done",
+                                                "synthesis": "done"}), 99),  # not yet done
+    (record({}, phase="done"), 100),
+])
+def test_progress_counts_phases_and_their_agents_iterations(state: RunState,
+                                                            percent: int) -> None:
+    assert mcptools.progress_percent(state, PLANNED) == percent
+
+
+def test_a_young_run_nobody_has_worked_on_is_starting() -> None:
+    made = calendar.timegm(time.strptime("2026-11-22T03:14:41Z", "%Y-%m-%dT%H:%M:%SZ"))
+    assert mcptools.starting(record({}), now=made + 5)
+    assert not mcptools.starting(record({}), now=made + mcptools.STARTING_S + 1)
+    assert not mcptools.starting(record({"research": ("running", 1, 2)}), now=made + 5)
+
+
+@pytest.mark.parametrize(("phase", "says"), [
+    ("done", "get_report with run_id R gives the final report"),
+    ("research", "research_status with run_id R and wait 55 answers when it ends"),
+    ("starting", "research_status with run_id R"),
+    ("cancelled", "the run was cancelled; `council resume R` in a terminal continues it"),
+    ("interrupted", "the run was interrupted (no supervisor holds it)"),
+])
+def test_each_answer_says_what_to_do_next(phase: str, says: str) -> None:
+    assert mcptools.next_step("R", phase).startswith(says)
+
+
+def test_the_same_arguments_in_any_order_are_the_same_request() -> None:
+    one = mcprequests.fingerprint({"topic": "Tides?", "test": True, "request_key": "a"})
+    two = mcprequests.fingerprint({"test": True, "topic": "Tides?", "request_key": "b"})
+    assert one == two
+    assert one != mcprequests.fingerprint({"topic": "Tides?"})
+    assert mcprequests.key_for("k", "server-1", 7) == mcprequests.key_for("k", "server-2", 9)
+    assert mcprequests.key_for(None, "server-1", 7) != mcprequests.key_for(None, "server-2", 7)
+    assert mcprequests.key_for(None, "s", 7) != mcprequests.key_for(None, "s", "7")
+
+
+def test_a_key_names_one_request_an_id_only_its_own() -> None:
+    key, by_id = mcprequests.key_for("k", "s", 1), mcprequests.key_for(None, "s", 1)
+    requests = [Request(prompt_id=key, args="sha256:a", status=RELEASED, run="run-a"),
+                Request(prompt_id=by_id, args="sha256:a", status=RELEASED, run="run-b")]
+    assert mcprequests.find(requests, key, "sha256:a") == "run-a"
+    with pytest.raises(UsageError, match="already started run run-a with other arguments"):
+        mcprequests.find(requests, key, "sha256:b")
+    assert mcprequests.find(requests, by_id, "sha256:a") == "run-b"
+    assert mcprequests.find(requests, by_id, "sha256:b") is None  # another request
+
+
+def test_claim_records_a_request_once(isolated: Path) -> None:
+    base = isolated / "research"
+    made: list[str] = []
+
+    def create() -> str:
+        made.append(f"run-{len(made)}")
+        return made[-1]
+
+    first = mcprequests.claim(base, "key:x", "sha256:a", create)
+    again = mcprequests.claim(base, "key:x", "sha256:a", create)
+    assert (first, again, made) == (("run-0", True), ("run-0", False), ["run-0"])
+    assert mcprequests.lookup(base, "key:x", "sha256:a") == "run-0"
+    assert mcprequests.lookup(base, "key:y", "sha256:a") is None
+    assert (base / ".sessions" / "mcp.json").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("address", [
+    "council://runs/20261122-031441-88dba5/state.yaml",
+    "council://runs/../final-report.md",
+    "file:///etc/passwd",
+])
+def test_only_a_runs_report_page_and_sources_are_resources(isolated: Path,
+                                                           address: str) -> None:
+    with pytest.raises(CouncilError) as caught:
+        mcptools.read_resource(address, isolated / "research")
+    assert "is not a council resource" in str(caught.value) or \
+        "is not a run id" in str(caught.value)
+
+
+def test_a_resource_is_read_without_following_a_link(isolated: Path) -> None:
+    base = isolated / "research"
+    options = load_options(Overrides(test=True))
+    ws = start_run("Tides?", options, base)
+    secret = isolated / "secret.txt"
+    secret.write_text("not for the client")
+    (ws.root / "sources.json").symlink_to(secret)
+    with pytest.raises(CouncilError, match=r"cannot read .*sources\.json"):
+        mcptools.read_resource(f"council://runs/{ws.id}/sources.json", base)
+    with pytest.raises(CouncilError, match=rf"run {ws.id} has no final-report\.md yet"):
+        mcptools.read_resource(f"council://runs/{ws.id}/final-report.md", base)
+    assert [e.uri for e in mcptools.resources(base)] == []
+    assert find_run(None, base).id == ws.id
+
+
+def test_tail_gives_the_last_lines_of_a_long_log(tmp_path: Path) -> None:
+    log = tmp_path / "progress.log"
+    log.write_text("".join(f"line {n}\n" for n in range(20000)))
+    assert mcptools.tail(log, 3) == ["line 19997", "line 19998", "line 19999"]
+    assert mcptools.tail(tmp_path / "missing.log", 3) == []
+
+
+def test_a_param_without_a_flag_is_named_by_its_name() -> None:
+    param = Param("colour", {"type": "string", "enum": ["red"]})
+    with pytest.raises(UsageError, match=r"^Invalid value for 'colour': 'blue' is not one of "
+                                         r"'red'\.$"):
+        mcptools.check_value(param, "blue")
+
+
+def test_a_link_at_the_sessions_folder_is_refused_in_one_line(isolated: Path) -> None:
+    base = isolated / "research"
+    base.mkdir()
+    elsewhere = isolated / "elsewhere"
+    elsewhere.mkdir()
+    (base / ".sessions").symlink_to(elsewhere)  # as a cloned repository could ship it
+    with pytest.raises(CouncilError, match=r"^cannot record the request in .*\.sessions: "):
+        mcprequests.claim(base, "key:x", "sha256:a", lambda: "run-0")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_every_run_option_of_start_research_is_a_declared_option() -> None:
+    """start_research's options are council run's (council/options.py): the same name, the
+    same choices; the MCP schema is a view of the declaration, not a second one."""
+    from council import options as declared
+
+    by_flag = {o.flag: o for o in declared.OPTIONS}
+    for param in mcptools.START_PARAMS:
+        if param.flag is None:
+            continue
+        assert param.flag in by_flag, param.name
+        assert by_flag[param.flag].name == param.name
+        if "enum" in param.schema:
+            assert tuple(param.schema["enum"]) == declared.MODES
+
+
+def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(
+        isolated: Path) -> None:
+    """The supervisor marks the run done, then writes progress.log's last line, then lets go
+    of its lock; `ended` waits for the lock, so the log a client reads is whole."""
+    base = isolated / "research"
+    ws = start_run("Tides?", load_options(Overrides(test=True)), base)
+    with owned(ws.root) as owner:
+        set_phase(ws, owner, "done")
+    call = mcptools.Call(base, "test")
+    with RunLock(ws.root):
+        held = mcptools.run_status({"run_id": ws.id}, call).data
+    let_go = mcptools.run_status({"run_id": ws.id}, call).data
+    assert (held["phase"], held["ended"]) == ("done", False)
+    assert (let_go["phase"], let_go["ended"]) == ("done", True)

@@ -1,0 +1,130 @@
+"""Preflight (council/readiness/preflight.py): where each CLI's login comes from, named never shown,
+and which seats a run keeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from council.config import Overrides, load_options
+from council.errors import UsageError
+from council.readiness.preflight import Readiness, credentials, prepare
+
+
+def test_credentials_come_from_a_variable_or_the_clis_own_login_files(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    assert [credentials(cli, {}, home) for cli in ("claude", "codex", "gemini")] == [None] * 3
+    assert credentials("claude", {"ANTHROPIC_API_KEY": "sk-secret"}, home) == \
+        "ANTHROPIC_API_KEY"
+    assert credentials("claude", {"ANTHROPIC_API_KEY": ""}, home) is None  # set but empty
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text("{}")
+    assert credentials("claude", {}, home) == str(home / ".claude" / ".credentials.json")
+    (home / ".gemini").mkdir()
+    (home / ".gemini" / "oauth_creds.json").write_text("{}")
+    assert credentials("gemini", {}, home) == str(home / ".gemini" / "oauth_creds.json")
+    (home / ".codex").mkdir()
+    (home / ".codex" / "auth.json").write_text("{}")
+    assert credentials("codex", {}, home) == str(home / ".codex" / "auth.json")
+
+
+def test_a_codex_provider_of_ones_own_needs_its_key_variable(tmp_path: Path) -> None:
+    codex_home = tmp_path / "codex"
+    codex_home.mkdir()
+    config = codex_home / "config.toml"
+    config.write_text('model_provider = "mock"\n[model_providers.mock]\n'
+                      'base_url = "http://127.0.0.1:1/v1"\nenv_key = "MOCK_API_KEY"\n')
+    env = {"CODEX_HOME": str(codex_home)}
+    assert credentials("codex", env, tmp_path) is None
+    assert credentials("codex", {**env, "MOCK_API_KEY": "x"}, tmp_path) == "MOCK_API_KEY"
+    config.write_text('model_provider = "local"\n[model_providers.local]\n'
+                      'base_url = "http://127.0.0.1:1/v1"\n')
+    assert "no key needed" in str(credentials("codex", env, tmp_path))
+    config.write_text("not = [valid toml")
+    assert credentials("codex", env, tmp_path) is None
+
+
+def _found(**ready: bool) -> dict[str, Readiness]:
+    return {cli: Readiness(cli, f"/bin/{cli}", "1.0", "1.0", "KEY" if ok else None)
+            for cli, ok in ready.items()}
+
+
+def test_the_default_council_keeps_the_ready_seats_and_names_the_rest() -> None:
+    options = load_options(Overrides())
+    kept, notes = prepare(options, explicit=False,
+                          found=_found(claude=False, codex=True, gemini=True))
+    assert [s.name for s in kept.seats] == ["codex", "gemini"]
+    assert kept.synthesizer == "codex"  # claude would have; it cannot
+    assert notes == ["skipping claude: claude has no credentials: log in with `claude` then "
+                     "/login, or set ANTHROPIC_API_KEY"]
+
+
+def test_named_agents_must_all_be_ready() -> None:
+    options = load_options(Overrides(agents=("claude", "codex")))
+    with pytest.raises(UsageError, match="an agent you asked for cannot run here\ncodex "):
+        prepare(options, explicit=True, found=_found(claude=True, codex=False))
+    with pytest.raises(UsageError, match="no agent can run here"):
+        prepare(load_options(Overrides()), explicit=False,
+                found=_found(claude=False, codex=False, gemini=False))
+
+
+def test_a_version_council_was_not_tested_with_is_a_warning() -> None:
+    found = {"claude": Readiness("claude", "/bin/claude", "9.9.9", "2.1.197", "KEY")}
+    kept, notes = prepare(load_options(Overrides(agents=("claude",))), explicit=True,
+                          found=found)
+    assert [s.name for s in kept.seats] == ["claude"]
+    assert notes == ["claude 9.9.9 is not the version council is tested with (2.1.197); it "
+                     "may still work"]
+
+
+def test_a_version_is_asked_once_per_executable_until_it_changes(tmp_path: Path) -> None:
+    """The `--version` call is the slow part of the preflight (a node CLI's start-up): it is
+    remembered for the very file that answered, and asked again once that file changes."""
+    from council.readiness.preflight import check, version_cache
+
+    bin_dir, home, calls = tmp_path / "bin", tmp_path / "home", tmp_path / "calls"
+    bin_dir.mkdir()
+    cli = bin_dir / "claude"
+    cli.write_text(f"#!/bin/sh\necho x >> {calls}\necho '2.1.197 (Claude Code)'\n")
+    cli.chmod(0o755)
+    env = {"PATH": str(bin_dir), "ANTHROPIC_API_KEY": "k"}
+
+    def version() -> str | None:
+        return check(["claude"], env, home)["claude"].version
+
+    assert version() == version() == "2.1.197"
+    assert calls.read_text().count("x") == 1
+    assert version_cache(env, home).is_file()
+    cli.write_text(cli.read_text().replace("2.1.197", "2.2.0"))  # an upgrade
+    assert version() == "2.2.0"
+    assert calls.read_text().count("x") == 2
+    # doctor always asks afresh
+    assert check(["claude"], env, home, every_version=True)["claude"].version == "2.2.0"
+    assert calls.read_text().count("x") == 3
+
+
+def test_a_version_is_asked_with_the_agents_allow_list_in_a_throwaway_home(
+        tmp_path: Path) -> None:
+    """`<cli> --version` sees what an agent would of council's environment, runs outside the
+    project council was started in, and leaves nothing behind."""
+    from council.readiness.preflight import check
+
+    bin_dir, home, seen = tmp_path / "bin", tmp_path / "home", tmp_path / "seen"
+    bin_dir.mkdir()
+    cli = bin_dir / "gemini"
+    cli.write_text(f"#!/bin/sh\n{{ env; echo CWD=$(pwd); ls -A; }} > {seen}\necho 0.61.0\n")
+    cli.chmod(0o755)
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "GEMINI_API_KEY": "k",
+           "GITHUB_TOKEN": "ghp-planted", "PYTHONPATH": "/src", "DATABASE_URL": "pg://x"}
+    assert check(["gemini"], env, home)["gemini"].version == "0.61.0"
+    lines = seen.read_text().splitlines()
+    assert "GEMINI_API_KEY=k" in lines
+    assert not [line for line in lines if line.startswith(("GITHUB_TOKEN", "PYTHONPATH",
+                                                           "DATABASE_URL"))]
+    (scratch,) = [line.split("=", 1)[1] for line in lines if line.startswith("HOME=")]
+    assert f"CWD={scratch}" in lines
+    assert scratch != str(home)
+    assert not Path(scratch).exists()
+    assert {".env", ".gemini"} <= set(lines)  # gemini's search for a .env ends there
+    assert "GEMINI_CLI_NO_RELAUNCH=true" in lines
