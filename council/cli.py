@@ -15,14 +15,14 @@ import click
 
 from council import __version__, options, paths
 from council.config import Overrides, load_options, plan_lines
-from council.errors import CouncilError, StateError, UsageError
+from council.errors import CouncilError, UsageError
 from council.evidence.estimate import plan_lines as estimate_lines
 from council.graph import plan
 from council.readiness import preflight
 from council.run import crash, supervisor
 from council.run.cancel import cancel_run, pick
-from council.store.state import RunState, load_state
-from council.store.workspace import Workspace, ensure_base, find_run, list_runs
+from council.store.state import load_state, readable
+from council.store.workspace import ensure_base, find_run, list_runs
 from council.topic import read_topic
 from council.views import status
 
@@ -170,7 +170,7 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
 
         click.echo(rebuild_state(ws))
     else:
-        _readable(ws)
+        readable(ws.root)
     click.echo(f"resuming council run {ws.id}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
     _finish(supervisor.execute(ws))
@@ -255,14 +255,6 @@ def _confirmed(question: str) -> bool:
         return False
 
 
-def _readable(ws: Workspace) -> RunState:
-    """The run's state, or one line naming the corrupt file and the way out."""
-    try:
-        return load_state(ws.root)
-    except StateError as exc:
-        raise StateError(f"{exc}; `council resume --rebuild {ws.id}` rebuilds it from the "
-                         "run's reports") from exc
-
 
 def _finish(result: supervisor.RunResult) -> None:
     if result.exit_code == 0:
@@ -342,7 +334,7 @@ def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     from council.views import page
 
     ws = find_run(run_id, _research_dir(research_dir))
-    click.echo(page.build(ws, _readable(ws)))
+    click.echo(page.build(ws, readable(ws.root)))
 
 
 @main.command("open")
@@ -359,7 +351,7 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     ws = find_run(run_id, _research_dir(research_dir))
     path = ws.root / page.PAGE
     if not path.is_file():
-        path = page.build(ws, _readable(ws))
+        path = page.build(ws, readable(ws.root))
     try:
         opened = webbrowser.get().open(path.resolve().as_uri())
     except webbrowser.Error:
@@ -393,7 +385,7 @@ def mcp_cmd(research_dir: Path | None) -> None:
 def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> None:
     """Show a run's phase and each agent's progress (the latest run by default)."""
     ws = find_run(run_id, _research_dir(research_dir))
-    state = _readable(ws)
+    state = readable(ws.root)
     if as_json:
         click.echo(json.dumps(status.as_json(state, ws), indent=2))
     else:

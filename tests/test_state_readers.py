@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).parents[1] / "council"
-FILE_ACCESS = {"load_state", "update_state", "StateFile"}
+FILE_ACCESS = {"load_state", "readable", "update_state", "StateFile"}
 
 # The modules that may read a run's file, and why: each reads a run it does not own.
 READERS = {

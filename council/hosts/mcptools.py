@@ -30,7 +30,7 @@ from typing import Any
 
 from council import graph
 from council.config import Overrides, RunOptions, load_options, plan_lines
-from council.errors import CouncilError, StateError, UsageError
+from council.errors import CouncilError, UsageError
 from council.evidence import ledger
 from council.evidence.estimate import plan_lines as estimate_lines
 from council.hosts import mcprequests
@@ -40,7 +40,7 @@ from council.run import detach
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
-from council.store.state import PHASES, RunState, load_state
+from council.store.state import PHASES, RunState, load_state, readable
 from council.store.workspace import Workspace, ensure_base, find_run, list_runs
 from council.topic import check_topic
 from council.trust import UntrustedConfig
@@ -268,7 +268,7 @@ def start(args: dict[str, Any], call: Call) -> Answer:
 def _again(ws: Workspace, base: Path) -> Answer:
     """The run a request already started. One that never got going (its supervisor could
     not start, or the server ended between recording and starting it) is started now."""
-    state = _readable(ws)
+    state = readable(ws.root)
     launched = None
     if not _begun(state) and live_supervisor(ws.root) is None:
         launched = detach.launch(ws, base)
@@ -282,7 +282,7 @@ def _begun(state: RunState) -> bool:
 
 def _started(ws: Workspace, options: RunOptions, notes: list[str],
              launched: detach.Launched | None, reused: bool) -> Answer:
-    state = _readable(ws)
+    state = readable(ws.root)
     holder = live_supervisor(ws.root)
     pid = holder.pid if holder else (launched.pid if launched else None)
     phase = shown_phase(state, ws)
@@ -313,7 +313,7 @@ def _started(ws: Workspace, options: RunOptions, notes: list[str],
 def run_status(args: dict[str, Any], call: Call) -> Answer:
     """research_status: the run's phase, each agent's state, spending, progress lines."""
     ws = find_run(args["run_id"], call.base)
-    state = _readable(ws)
+    state = readable(ws.root)
     phase = shown_phase(state, ws)
     percent = progress_percent(state, _planned(state))
     rows = status.rows(state, ws)
@@ -456,7 +456,7 @@ def get_report(args: dict[str, Any], call: Call) -> Answer:
     """get_report: the final report's markdown and where the page and sources are; a run
     that is not done says so, with its phase."""
     ws = find_run(args["run_id"], call.base)
-    state = _readable(ws)
+    state = readable(ws.root)
     phase = shown_phase(state, ws)
     data: dict[str, Any] = {"run_id": ws.id, "done": False, "phase": phase,
                             "percent": progress_percent(state, _planned(state)),
@@ -485,7 +485,7 @@ def cancel(args: dict[str, Any], call: Call) -> Answer:
     ws = find_run(args["run_id"], call.base)
     message = cancel_run(ws)
     return Answer(message, {"run_id": ws.id, "message": message,
-                            "phase": shown_phase(_readable(ws), ws)})
+                            "phase": shown_phase(readable(ws.root), ws)})
 
 
 def list_research(args: dict[str, Any], call: Call) -> Answer:
@@ -514,13 +514,6 @@ def list_research(args: dict[str, Any], call: Call) -> Answer:
     text = "\n".join([text, *unreadable] + ([f"latest: {latest}"] if latest else []))
     return Answer(text, {"runs": rows, "latest": latest})
 
-
-def _readable(ws: Workspace) -> RunState:
-    try:
-        return load_state(ws.root)
-    except StateError as exc:
-        raise StateError(f"{exc}; `council resume --rebuild {ws.id}` rebuilds it from the "
-                         "run's reports") from exc
 
 
 def _cut(text: str, limit: int) -> str:

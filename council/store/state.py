@@ -265,6 +265,16 @@ def load_state(run_dir: Path) -> RunState:
     return copy.deepcopy(_current(run_dir))
 
 
+def readable(run_dir: Path) -> RunState:
+    """`load_state` for a command a person (or an MCP client) is waiting on: a corrupt or
+    missing file's one line also names the way out."""
+    try:
+        return load_state(run_dir)
+    except StateError as exc:
+        raise StateError(f"{exc}; `council resume --rebuild {run_dir.name}` rebuilds it from "
+                         "the run's reports") from exc
+
+
 def _current(run_dir: Path) -> RunState:
     """The cached state object itself (never handed out): the owner's, if this process owns
     the run, or parsed again only if the file's text is not what this process last wrote or
