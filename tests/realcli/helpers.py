@@ -12,6 +12,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
@@ -304,3 +305,39 @@ def run_bounded(argv: list[str], *, cwd: Path, env: Mapping[str, str], bound: fl
                 os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     return Bounded(proc.returncode, out, err, time.monotonic() - began, killed)
+
+
+# ---------------------------------------------------------------- killing and resuming a run
+def kill_supervisor(proc: psutil.Popen) -> list[psutil.Process]:
+    """SIGKILL a `council run`, as a crash would: its agents are left running. Returns its
+    process tree as it was, for `end` to clean up if the test fails before the resume."""
+    tree = proc.children(recursive=True)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    return tree
+
+
+def resume_killed(run: Path, env: Mapping[str, str],
+                  timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    """`council resume` the run a killed supervisor left; then nothing of the killed run's
+    agents may be left, codex's sandbox helpers included."""
+    resumed = subprocess.run(
+        [sys.executable, "-m", "council", "resume", run.name],
+        env={**env, "COUNCIL_RESEARCH_DIR": str(run.parent)}, cwd=run.parent.parent,
+        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    assert leftovers(run) == []
+    return resumed
+
+
+def leftovers(run: Path) -> list[str]:
+    """Processes still running with the run's folder on their command line."""
+    return [" ".join(p.info["cmdline"])[:200] for p in psutil.process_iter(["cmdline"])
+            if str(run) in " ".join(p.info["cmdline"] or [])]
+
+
+def end(processes: Iterable[psutil.Process]) -> None:
+    """Kill what is still running of a test's processes (only after a test that failed
+    before its resume ended them)."""
+    for process in processes:
+        with suppress(psutil.Error):
+            process.kill()

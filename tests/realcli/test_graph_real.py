@@ -5,11 +5,9 @@ model request belongs to comes from the report file its prompt names (the server
 from __future__ import annotations
 
 import itertools
-import signal
 import subprocess
 import sys
 import time
-from contextlib import suppress
 from pathlib import Path
 
 import psutil
@@ -20,6 +18,7 @@ from conftest import wait_for
 from council.graph import GRAPH, NAMES
 from council.store.workspace import Workspace
 
+from .helpers import end, kill_supervisor, resume_killed
 from .server import ScriptedServer
 from .test_council import council, state, the_run
 
@@ -134,23 +133,12 @@ def test_a_run_killed_in_the_parallel_branches_redoes_neither_finished_one(
         wait_for(branches_half_done, timeout=120)
         assert state(the_run(tmp_path))["agents"]["claude"]["phases"]["research"][
             "status"] == "running"
-        tree = proc.children(recursive=True)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        tree = kill_supervisor(proc)
         killed_at = time.time()
         run = the_run(tmp_path)
-        resumed = subprocess.run(
-            [sys.executable, "-m", "council", "resume", run.name],
-            env={**cli_env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "research")},
-            cwd=tmp_path, capture_output=True, text=True, timeout=240,
-            stdin=subprocess.DEVNULL,
-        )
-        # Nothing of the killed run's agents is left, codex's sandbox helpers included.
-        assert leftovers(run) == []
+        resumed = resume_killed(run, cli_env)
     finally:
-        for process in [proc, *tree]:  # only if the test failed before the resume ended them
-            with suppress(psutil.Error):
-                process.kill()
+        end([proc, *tree])
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     after = spans(server, since=killed_at)
     assert "dissent" not in after
@@ -160,12 +148,6 @@ def test_a_run_killed_in_the_parallel_branches_redoes_neither_finished_one(
     assert st["phase"] == "done"
     log = (run / "progress.log").read_text()
     assert log.count(" dissent codex started ") == 1
-
-
-def leftovers(run: Path) -> list[str]:
-    """Processes still running with the run's folder on their command line."""
-    return [" ".join(p.info["cmdline"])[:200] for p in psutil.process_iter(["cmdline"])
-            if str(run) in " ".join(p.info["cmdline"] or [])]
 
 
 # ---------------------------------------------------------------- a resume in every phase
@@ -181,25 +163,14 @@ def test_a_resume_in_each_phase_reruns_no_finished_phase(
     tree: list[psutil.Process] = []
     try:
         wait_for(lambda: running_in(tmp_path, phase), timeout=180)
-        tree = proc.children(recursive=True)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
+        tree = kill_supervisor(proc)
         run = the_run(tmp_path)
         ended = set(state(run).get("steps") or {})
         assert phase not in ended
         resumed_at = time.time()
-        resumed = subprocess.run(
-            [sys.executable, "-m", "council", "resume", run.name],
-            env={**cli_env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "research")},
-            cwd=tmp_path, capture_output=True, text=True, timeout=240,
-            stdin=subprocess.DEVNULL,
-        )
-        # Nothing of the killed run's agents is left, codex's sandbox helpers included.
-        assert leftovers(run) == []
+        resumed = resume_killed(run, cli_env)
     finally:
-        for process in [proc, *tree]:  # only if the test failed before the resume ended them
-            with suppress(psutil.Error):
-                process.kill()
+        end([proc, *tree])
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     asked = set(spans(server, since=resumed_at))
     assert phase in asked
