@@ -331,3 +331,37 @@ def test_a_report_over_the_cap_goes_on_cut_with_a_note(council: Council) -> None
     assert research["original_sha256"]
     assert research["sha256"] != research["original_sha256"]
     assert not st.get("provenance")  # a cut snapshot is not a tampered one
+
+
+def test_a_session_its_cli_never_wrote_is_started_afresh_on_the_partial_report(
+        council: Council) -> None:
+    """The supervisor is killed, and the sessions claude and codex were in are gone (killed
+    before they wrote them, or removed): `council resume` starts each seat a fresh session
+    pointed at its partial report instead of failing it."""
+    proc, run = stuck_after_first_turn(council)
+    before = state_of(run)["agents"]
+    proc.kill()
+    proc.wait(10)
+    sessions = {"claude": before["claude"]["phases"]["research"]["session_id"],
+                "codex": before["codex"]["phases"]["research"]["session_id"]}
+    for sid in sessions.values():
+        homes = {Path(council.env["HOME"]), Path(council.env.get("CODEX_HOME", run))}
+        files = [p for home in homes for p in home.rglob(f"*{sid}*") if p.is_file()]
+        assert files, sid
+        for path in files:
+            path.unlink()
+
+    council.script({"*": {"finish_after": 2}})
+    resumed = council.run("resume", run.name)
+    assert resumed.returncode == 0, resumed.stderr
+    st = state_of(run)
+    assert st["phase"] == "done"
+    log = (run / "progress.log").read_text()
+    for seat, sid in sessions.items():
+        assert f"session {sid} cannot be resumed ({seat} has no record of it): a fresh " \
+            "session continues from the partial report" in log
+        assert st["agents"][seat]["phases"]["research"]["status"] == "complete"
+        assert st["agents"][seat]["phases"]["research"]["session_id"] != sid
+        prompt = (run / "agents" / seat / "research-prompt.md").read_text()
+        assert prompt.endswith(RESUME_NOTE)
+        assert MARKER in (run / f"{seat}-report.md").read_text()

@@ -117,6 +117,12 @@ class Adapter(Protocol):
         """Read the session id and any failure from the CLI's output log, from byte `start`."""
         ...
 
+    def lost_session(self, said: str) -> bool:
+        """Whether the CLI's error output `said` means the session to resume does not exist
+        (its CLI was killed before it wrote it, or it was removed): council then starts a
+        fresh session on the partial report instead of failing the seat."""
+        ...
+
     def usage_counter(self, model: str | None) -> UsageCounter:
         """A fresh count of the tokens and cost in the CLI's output events, fed one event at
         a time (see LogTail), so a growing log is read once, not again every second."""

@@ -85,6 +85,9 @@ class ClaudeAdapter:
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
         raise NotImplementedError("claude loops in one process through its Stop hook")
 
+    def lost_session(self, said: str) -> bool:
+        return "No conversation found with session ID" in said  # rc 1, in the result event
+
     def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
         session_id = error = None
         for event in json_events(log, start):

@@ -148,6 +148,9 @@ class CodexAdapter:
         codex_home = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
         return {"HOME": str(job.home), "CODEX_HOME": codex_home}
 
+    def lost_session(self, said: str) -> bool:
+        return "no rollout found for thread id" in said  # rc 1, on stderr
+
     def outcome(self, log: Path, returncode: int | None, start: int = 0) -> Outcome:
         thread_id = error = None
         for event in json_events(log, start):

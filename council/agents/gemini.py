@@ -86,6 +86,9 @@ class GeminiAdapter:
     # the API rejects (400); an interrupted gemini starts a fresh session on its partial report.
     resumes_sessions = False
 
+    def lost_session(self, said: str) -> bool:
+        return "Invalid session identifier" in said  # exit 42 (never resumed: see above)
+
     def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
         home = job.hook_home()
         settings = {

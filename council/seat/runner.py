@@ -5,6 +5,7 @@ phases. The loop rule itself lives in `loop.py`."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from contextlib import suppress
@@ -16,7 +17,7 @@ import watchfiles
 
 from council import prompts, spawn
 from council.agents import adapter_for
-from council.agents.base import Adapter, AgentJob, LogTail, Outcome
+from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome
 from council.agents.environment import agent_env
 from council.config import Seat
 from council.errors import CouncilError
@@ -275,8 +276,10 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
     ws, adapter, job, limits, meter = run.ws, run.adapter, run.job, run.limits, run.meter
     phase, (log, err_log), session = job.tag, run.logs, run.session
     invocation = adapter.prepare(job, session)
+    resuming = session is not None  # this invocation continues an interrupted session
     while True:
         offset = log.stat().st_size if log.exists() else 0
+        err_offset = err_log.stat().st_size if err_log.exists() else 0
         # An allow-list of council's environment, never all of it (agents/environment.py).
         env = {**agent_env(adapter.cli, extra=job.seat.env), **invocation.env}
 
@@ -289,6 +292,11 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
             stdin_file=invocation.stdin_file, grace=limits.grace, on_start=on_start,
         )
         outcome = adapter.outcome(log, returncode, offset)
+        if resuming and outcome.error and session is not None and adapter.lost_session(
+                outcome.error + "\n" + _said(err_log, err_offset)):
+            invocation, session = _fresh_session(run, session), None
+            continue
+        resuming = False
         if outcome.error or adapter.native_loop:
             return returncode, outcome
         if outcome.session_id is None:
@@ -312,6 +320,28 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
         prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
                                           decision)
         invocation = adapter.resume(job, session, prompt)
+
+
+def _fresh_session(run: SeatRun, lost: str) -> Invocation:
+    """The interrupted session cannot be resumed: its CLI has no record of it (killed before
+    it wrote it, or removed since). A fresh session is pointed at the partial report, as for
+    a CLI that cannot resume at all; the seat keeps its iteration count."""
+    events.say(run.ws.root, f"session {lost} cannot be resumed ({run.adapter.cli} has no "
+               "record of it): a fresh session continues from the partial report")
+    prompt = run.task.prompt + (RESUME_NOTE if run.report.exists() else "")
+    seatfolder.put(run.ws, run.seat, run.phase, run.job.prompt_file.name, prompt)
+    return run.adapter.prepare(run.job, None)
+
+
+def _said(err_log: Path, start: int, limit: int = 64 << 10) -> str:
+    """What the CLI wrote to stderr from byte `start` (its last `limit` bytes at most)."""
+    try:
+        with err_log.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            handle.seek(max(start, size - limit))
+            return handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 # The instruction files each CLI reads from its working folder (seatfolder.py moves them,

@@ -259,3 +259,18 @@ def test_gemini_effort_becomes_thinking_settings(tmp_path: Path) -> None:
 def test_gemini_outcome(tmp_path: Path, code: int, events: list[object],
                         error: str | None) -> None:
     assert adapter_for("gemini").outcome(write_log(tmp_path, events), code).error == error
+
+
+@pytest.mark.parametrize(("cli", "said", "lost"), [
+    # What each CLI says when asked to resume a session it has no record of (the notes).
+    ("claude", "claude exited with code 1: No conversation found with session ID: 5bf9", True),
+    ("codex", "Error: thread/resume: thread/resume failed: no rollout found for thread id 01",
+     True),
+    ("gemini", "Error resuming session: Invalid session identifier 'x'", True),
+    # Any other failure of a resumed session fails the seat as usual.
+    ("claude", "claude exited with code 1: API Error: 500", False),
+    ("codex", "thread-store conflict: thread 01 already has an active writer", False),
+])
+def test_each_cli_says_in_its_own_words_that_a_session_is_gone(cli: str, said: str,
+                                                               lost: bool) -> None:
+    assert adapter_for(cli).lost_session(said) is lost
