@@ -69,11 +69,8 @@ ON_THE_STORE = {"council.config", "council.trust"}
 def floor(module: str) -> int | None:
     """The floor `module` is on (0 the top), or None for a top-level module."""
     parts = module.split(".")
-    if len(parts) < 3 and not (len(parts) == 2 and any(
-            parts[1] in names.split() for names in FLOORS)):
-        return None
     for height, names in enumerate(FLOORS):
-        if parts[1] in names.split():
+        if len(parts) > 1 and parts[1] in names.split():
             return height
     return None
 
