@@ -1,7 +1,7 @@
 """`council doctor`: can each CLI run here? On PATH, its version, whether council is tested
 with that version, where its login comes from (preflight.py's checks, the same a run makes
 before it starts), and whether council is set up in each host it can be started from
-(hosts/setup.py). No secret is ever printed. `--live` also sends each ready CLI one tiny prompt
+(setup.py). No secret is ever printed. `--live` also sends each ready CLI one tiny prompt
 and times its answer."""
 
 from __future__ import annotations
