@@ -55,6 +55,9 @@ class Readiness:
     version: str | None
     tested: str  # the version council is tested with
     credentials: str | None  # where a login was found (a variable's or a file's name)
+    # A key the CLI would read from a file council keeps from its agents (gemini's
+    # ~/.gemini/.env): named, so the fix says to export it rather than to log in again.
+    stranded: str | None = None
 
     @property
     def ready(self) -> bool:
@@ -66,6 +69,10 @@ class Readiness:
         if self.path is None:
             return (f"{self.cli} is not installed: npm install -g {NPM[self.cli]}@{self.tested} "
                     "(Node 20 or newer)")
+        if self.credentials is None and self.stranded:
+            return (f"{self.cli} has no credentials its agents can use: {self.stranded}, a file "
+                    "council keeps from its agents (a cloned project's .env is read the same "
+                    "way); export the variable in the shell that runs council")
         if self.credentials is None:
             return f"{self.cli} has no credentials: {LOGIN[self.cli]}"
         return None
@@ -99,6 +106,38 @@ def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
     elif cli == "codex":
         return _codex_provider_key(login.parent / "config.toml", env)
     return None
+
+
+def stranded_key(cli: str, env: dict[str, str], home: Path) -> str | None:
+    """gemini on its own reads a key from ~/.gemini/.env or ~/.env when no `.env` is nearer
+    its folder; council ends that search in each agent's workspace (an empty .gemini/.env),
+    so a key kept only there never reaches an agent. Which key, in which file: names only,
+    never a value."""
+    if cli != "gemini":
+        return None
+    folder = Path(logins.login_file(cli, env, str(home))).parent
+    for path in (folder / ".env", home / ".env"):
+        names = _dotenv_names(path)
+        for name in KEYS[cli]:
+            if name in names:
+                return f"{name} is set in {path}"
+    return None
+
+
+def _dotenv_names(path: Path, limit: int = 64 << 10) -> set[str]:
+    """The variable names a .env file sets (`NAME=…` or `export NAME=…`), from its first
+    `limit` bytes; the values are never kept."""
+    try:
+        with path.open("rb") as handle:
+            text = handle.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return set()
+    names = set()
+    for line in text.splitlines():
+        head, sep, _ = line.strip().removeprefix("export ").partition("=")
+        if sep and head.strip().isidentifier():
+            names.add(head.strip())
+    return names
 
 
 def _codex_provider_key(config: Path, env: dict[str, str]) -> str | None:
@@ -217,7 +256,8 @@ def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None 
     wanted = {cli: path for cli, path in paths.items()
               if path and (logins[cli] or every_version)}
     versions = _versions(wanted, env, home, version_timeout, fresh=every_version)
-    return {cli: Readiness(cli, paths[cli], versions.get(cli), pinned[cli], logins[cli])
+    return {cli: Readiness(cli, paths[cli], versions.get(cli), pinned[cli], logins[cli],
+                           None if logins[cli] else stranded_key(cli, env, home))
             for cli in clis}
 
 

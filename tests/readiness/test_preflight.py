@@ -1,15 +1,16 @@
-"""Preflight (council/readiness/preflight.py): where each CLI's login comes from, named never shown,
-and which seats a run keeps."""
+"""Preflight (council/readiness/preflight.py): where each CLI's login comes from, named never
+shown, and which seats a run keeps."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from conftest import FAKES_BIN
 
 from council.config import Overrides, load_options
 from council.errors import UsageError
-from council.readiness.preflight import Readiness, credentials, prepare
+from council.readiness.preflight import Readiness, check, credentials, prepare, stranded_key
 
 
 def test_credentials_come_from_a_variable_or_the_clis_own_login_files(tmp_path: Path) -> None:
@@ -128,3 +129,29 @@ def test_a_version_is_asked_with_the_agents_allow_list_in_a_throwaway_home(
     assert not Path(scratch).exists()
     assert {".env", ".gemini"} <= set(lines)  # gemini's search for a .env ends there
     assert "GEMINI_CLI_NO_RELAUNCH=true" in lines
+
+
+def test_a_gemini_key_kept_only_in_its_dotenv_is_named_with_the_fix(tmp_path: Path) -> None:
+    """council ends gemini's .env search in each workspace, so a key only in ~/.gemini/.env
+    never reaches an agent: the preflight says which variable, where, and to export it,
+    never its value."""
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / ".env").write_text("# mine\nexport GEMINI_API_KEY=AIza-very-secret\n")
+    env = {"PATH": str(FAKES_BIN)}
+    (gemini,) = check(["gemini"], env, home).values()
+    assert gemini.credentials is None
+    assert gemini.problem == (
+        f"gemini has no credentials its agents can use: GEMINI_API_KEY is set in "
+        f"{home / '.gemini' / '.env'}, a file council keeps from its agents (a cloned "
+        "project's .env is read the same way); export the variable in the shell that runs "
+        "council")
+    assert stranded_key("gemini", {}, home) == f"GEMINI_API_KEY is set in {home}/.gemini/.env"
+    (home / ".gemini" / ".env").write_text("OTHER=1\nGEMINI_API_KEY\n")  # no value: not set
+    assert stranded_key("gemini", {}, home) is None
+    (home / ".env").write_text("GOOGLE_API_KEY = x\n")
+    assert stranded_key("gemini", {}, home) == f"GOOGLE_API_KEY is set in {home}/.env"
+    assert stranded_key("claude", {}, home) is None
+    (gemini,) = check(["gemini"], {**env, "GEMINI_API_KEY": "k"}, home).values()
+    assert gemini.ready
+    assert gemini.stranded is None
