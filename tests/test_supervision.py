@@ -365,3 +365,30 @@ def test_a_session_its_cli_never_wrote_is_started_afresh_on_the_partial_report(
         prompt = (run / "agents" / seat / "research-prompt.md").read_text()
         assert prompt.endswith(RESUME_NOTE)
         assert MARKER in (run / f"{seat}-report.md").read_text()
+
+
+def test_while_a_fresh_session_runs_the_state_names_it_not_the_lost_one(
+        council: Council) -> None:
+    """A second kill during the fresh session must resume that session: state.yaml has to
+    name it while it runs, though the failed resume printed the lost id first."""
+    proc, run = stuck_after_first_turn(council)
+    lost = state_of(run)["agents"]["claude"]["phases"]["research"]["session_id"]
+    proc.kill()
+    proc.wait(10)
+    for path in Path(council.env["HOME"]).rglob(f"*{lost}*"):
+        path.unlink()
+    council.script({"*": {"hang_after_turn": 1}})
+    resumed = psutil.Popen([sys.executable, "-m", "council", "resume", run.name],
+                           env=council.env, cwd=council.root, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    try:
+        def fresh() -> list[str]:
+            return [e["session"] for e in council.fake_log() if e["cli"] == "claude"
+                    and e["event"] == "turn" and e.get("session") not in (None, lost)]
+
+        wait_for(lambda: bool(fresh()))
+        wait_for(lambda: state_of(run)["agents"]["claude"]["phases"]["research"].get(
+            "session_id") == fresh()[0])
+    finally:
+        resumed.terminate()
+        resumed.wait(30)

@@ -82,6 +82,9 @@ class SeatRun:
     began: float = field(default_factory=time.monotonic)
     returncode: int | None = None
     outcome: Outcome = field(default_factory=Outcome)
+    # Set when a fresh session replaces one its CLI had no record of: the watcher looks for
+    # the session id again from this offset of the log (the failed resume printed the old).
+    fresh_from: int | None = None
 
     @property
     def seat(self) -> str:
@@ -330,6 +333,8 @@ def _fresh_session(run: SeatRun, lost: str) -> Invocation:
                "record of it): a fresh session continues from the partial report")
     prompt = run.task.prompt + (RESUME_NOTE if run.report.exists() else "")
     seatfolder.put(run.ws, run.seat, run.phase, run.job.prompt_file.name, prompt)
+    log = run.logs[0]
+    run.fresh_from = log.stat().st_size if log.exists() else 0
     return run.adapter.prepare(run.job, None)
 
 
@@ -438,6 +443,8 @@ async def _watch_agent(run: SeatRun, stop: anyio.Event) -> None:
         except (OSError, ValueError):
             iteration = seen
         changes: dict[str, object] = {}
+        if run.fresh_from is not None:
+            offset, session, run.fresh_from = run.fresh_from, None, None
         if session is None:
             session = meter.adapter.outcome(log, None, offset).session_id
             if session is not None:
