@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import tomllib
@@ -109,14 +110,14 @@ def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
 
 
 def stranded_key(cli: str, env: dict[str, str], home: Path) -> str | None:
-    """gemini on its own reads a key from ~/.gemini/.env or ~/.env when no `.env` is nearer
-    its folder; council ends that search in each agent's workspace (an empty .gemini/.env),
-    so a key kept only there never reaches an agent. Which key, in which file: names only,
-    never a value."""
+    """gemini on its own reads a key from ~/.gemini/.env or ~/.env (its home:
+    GEMINI_CLI_HOME, else HOME) when no `.env` is nearer its folder; council ends that search
+    in each agent's workspace (an empty .gemini/.env), so a key kept only there never reaches
+    an agent. Which key, in which file: names only, never a value."""
     if cli != "gemini":
         return None
     folder = Path(logins.login_file(cli, env, str(home))).parent
-    for path in (folder / ".env", home / ".env"):
+    for path in (folder / ".env", folder.parent / ".env"):
         names = _dotenv_names(path)
         for name in KEYS[cli]:
             if name in names:
@@ -125,18 +126,31 @@ def stranded_key(cli: str, env: dict[str, str], home: Path) -> str | None:
 
 
 def _dotenv_names(path: Path, limit: int = 64 << 10) -> set[str]:
-    """The variable names a .env file sets (`NAME=…` or `export NAME=…`), from its first
-    `limit` bytes; the values are never kept."""
+    """The variables a .env file sets to something (`NAME=value`, `export NAME=value`), from
+    its first `limit` bytes of a plain file (a FIFO or a device is not waited on); the values
+    are never kept."""
     try:
-        with path.open("rb") as handle:
-            text = handle.read(limit).decode("utf-8", "replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return set()
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return set()
+        text = os.read(fd, limit).decode("utf-8", "replace")
+    except OSError:
+        return set()
+    finally:
+        os.close(fd)
     names = set()
     for line in text.splitlines():
-        head, sep, _ = line.strip().removeprefix("export ").partition("=")
-        if sep and head.strip().isidentifier():
-            names.add(head.strip())
+        head, sep, value = line.strip().partition("=")
+        words = head.split()
+        if words[:1] == ["export"]:
+            words = words[1:]
+        value = value.strip().strip("'\"").strip()
+        if sep and len(words) == 1 and words[0].isidentifier() and value \
+                and not value.startswith("#"):
+            names.add(words[0])
     return names
 
 

@@ -3,6 +3,7 @@ shown, and which seats a run keeps."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -147,8 +148,20 @@ def test_a_gemini_key_kept_only_in_its_dotenv_is_named_with_the_fix(tmp_path: Pa
         "project's .env is read the same way); export the variable in the shell that runs "
         "council")
     assert stranded_key("gemini", {}, home) == f"GEMINI_API_KEY is set in {home}/.gemini/.env"
-    (home / ".gemini" / ".env").write_text("OTHER=1\nGEMINI_API_KEY\n")  # no value: not set
+    for unset in ("GEMINI_API_KEY\n", "GEMINI_API_KEY=\n", 'GEMINI_API_KEY=""\n',
+                  "GEMINI_API_KEY= # later\n", "# GEMINI_API_KEY=x\n"):
+        (home / ".gemini" / ".env").write_text("OTHER=1\n" + unset)
+        assert stranded_key("gemini", {}, home) is None, unset
+    (home / ".gemini" / ".env").write_text("export\tGEMINI_API_KEY='x'\n")
+    assert stranded_key("gemini", {}, home) == f"GEMINI_API_KEY is set in {home}/.gemini/.env"
+    (home / ".gemini" / ".env").unlink()
+    os.mkfifo(home / ".gemini" / ".env")  # never waited on
     assert stranded_key("gemini", {}, home) is None
+    cli_home = tmp_path / "cli-home"
+    (cli_home / ".gemini").mkdir(parents=True)
+    (cli_home / ".env").write_text("GEMINI_API_KEY=x\n")
+    assert stranded_key("gemini", {"GEMINI_CLI_HOME": str(cli_home)}, home) == \
+        f"GEMINI_API_KEY is set in {cli_home}/.env"
     (home / ".env").write_text("GOOGLE_API_KEY = x\n")
     assert stranded_key("gemini", {}, home) == f"GOOGLE_API_KEY is set in {home}/.env"
     assert stranded_key("claude", {}, home) is None
