@@ -255,7 +255,6 @@ def _confirmed(question: str) -> bool:
         return False
 
 
-
 def _finish(result: supervisor.RunResult) -> None:
     if result.exit_code == 0:
         click.echo(f"final report: {result.message}")
@@ -276,14 +275,14 @@ def list_cmd(research_dir: Path | None) -> None:
     if not runs:
         click.echo("no council runs yet")
         return
-    readable, unreadable = [], []
+    listed, unreadable = [], []
     for ws in runs:
         try:
-            readable.append((load_state(ws.root), ws))
+            listed.append((load_state(ws.root), ws))
         except CouncilError as exc:
             unreadable.append(f"{ws.id}  unreadable: {exc}")
-    if readable:
-        _show(status.runs_table(readable, styled=_on_terminal()))
+    if listed:
+        _show(status.runs_table(listed, styled=_on_terminal()))
     for line in unreadable:  # after the table: a run whose state cannot be read, and why
         click.echo(line)
 

@@ -490,7 +490,7 @@ def cancel(args: dict[str, Any], call: Call) -> Answer:
 
 def list_research(args: dict[str, Any], call: Call) -> Answer:
     """list_research: every run of the research folder, oldest first."""
-    readable: list[tuple[RunState, Workspace]] = []
+    listed: list[tuple[RunState, Workspace]] = []
     rows: list[dict[str, Any]] = []
     unreadable: list[str] = []
     for ws in list_runs(call.base):
@@ -499,7 +499,7 @@ def list_research(args: dict[str, Any], call: Call) -> Answer:
         except CouncilError as exc:
             unreadable.append(f"{ws.id}  unreadable: {exc}")
             continue
-        readable.append((state, ws))
+        listed.append((state, ws))
         spent = ledger.spent(state)
         rows.append({"run_id": ws.id, "phase": shown_phase(state, ws),
                      "created_at": state.created_at, "ended_at": state.ended_at,
@@ -509,11 +509,10 @@ def list_research(args: dict[str, Any], call: Call) -> Answer:
         latest: str | None = find_run(None, call.base).id
     except CouncilError:
         latest = None
-    text = _plain(status.runs_table(readable)) if readable else \
+    text = _plain(status.runs_table(listed)) if listed else \
         f"no council runs yet in {call.base}"
     text = "\n".join([text, *unreadable] + ([f"latest: {latest}"] if latest else []))
     return Answer(text, {"runs": rows, "latest": latest})
-
 
 
 def _cut(text: str, limit: int) -> str:

@@ -90,7 +90,7 @@ class StateOwner:
                 self._write()
 
     def _write(self) -> None:
-        from council.store import events
+        from council.store import events  # only an owner writes a mirror: hooks never pay
 
         state = self._state
         text = schema.dump(state)

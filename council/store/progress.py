@@ -7,12 +7,11 @@ for scripts.
      "message": "iteration 2/10"}  (one line in the file)
 
 Everything that writes an event ends here: the hooks call `emit` after every agent turn, and
-the supervisor's council.store.events (structlog, which binds a task's phase and agent) hands its
-events to `emit` too. The hooks cannot pay for structlog's import, so this module imports only
-`os`, `time`, council.store (the lock) and council.store.redact (which redacts secrets from both
-files). Each line is a single O_APPEND write, so lines from parallel hooks and the supervisor
-never interleave, and both files are written under one lock, so their events come in one
-order.
+the supervisor's events.py (structlog, which binds a task's phase and agent) hands its events
+to `emit` too. The hooks cannot pay for structlog's import, so this module imports only `os`,
+`time`, disk.py (the lock) and redact.py (which redacts secrets from both files). Each line is
+a single O_APPEND write, so lines from parallel hooks and the supervisor never interleave, and
+both files are written under one lock, so their events come in one order.
 """
 
 from __future__ import annotations
