@@ -7,7 +7,8 @@ Measured, each the median of `--rounds` alternating rounds:
 1. scrub_file over a `--mb` MB report that holds no secret (only read), and over the same
    report with one secret near its end (read twice and rewritten);
 2. `--calls` clean() calls on short progress lines (what every event and state write pays);
-3. `import council.store.redact` (what every hook pays), from `python -X importtime`.
+3. Importing the redaction module (what every hook pays), from `python -X importtime`: the
+   whole import, standard library included, without site.
 
 The environment holds a few secret variables (a token, a key, a database URL) and the three
 CLIs' login files are in place, as on a user's machine: the revision under test reads them,
@@ -36,31 +37,39 @@ LINES = ["research codex: started (iteration 1)", "research claude warning: slow
 
 
 def baseline_module(rev: str, where: Path) -> Path:
-    """A package folder holding `rev`'s council/store/redact.py (and what it imports of council)."""
-    package = where / "council"
-    package.mkdir(parents=True)
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "--name-only", rev, "council/"],
-                            capture_output=True, text=True, check=True).stdout.split()
-    for name in listed:
+    """A copy of `rev`'s council package (its .py files, every folder), to import its
+    redaction from."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-tree", "-r", "--name-only", rev,
+                             "council/"], capture_output=True, text=True, check=True).stdout
+    for name in listed.split():
         if name.endswith(".py"):
             text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{name}"],
                                   capture_output=True, text=True, check=True).stdout
+            (where / name).parent.mkdir(parents=True, exist_ok=True)
             (where / name).write_text(text)
     return where
 
 
+def redact_module(root: Path) -> str:
+    """Where `root`'s council keeps its redaction: council.store.redact since the package
+    layout, council.redact before it."""
+    return "council.store.redact" if (root / "council" / "store" / "redact.py").is_file() \
+        else "council.redact"
+
+
 def load(root: Path, alias: str) -> ModuleType:
-    """council.store.redact from `root`, under its own name, with `root`'s council package."""
+    """`root`'s redaction module, under its own name, with `root`'s council package."""
     saved = {k: v for k, v in sys.modules.items() if k == "council" or k.startswith("council.")}
     for k in saved:
         del sys.modules[k]
     sys.path.insert(0, str(root))
     try:
-        spec = importlib.util.find_spec("council.store.redact")
+        name = redact_module(root)
+        spec = importlib.util.find_spec(name)
         assert spec is not None
         assert spec.origin is not None
         assert spec.origin.startswith(str(root)), spec.origin
-        module = importlib.import_module("council.store.redact")
+        module = importlib.import_module(name)
     finally:
         sys.path.remove(str(root))
         for k in [k for k in sys.modules if k == "council" or k.startswith("council.")]:
@@ -83,11 +92,25 @@ def timed(fn: object, *args: object) -> float:
 
 
 def import_time(root: Path) -> int:
-    out = subprocess.run([sys.executable, "-X", "importtime", "-c", "import council.store.redact"],
-                         env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True,
-                         text=True, check=True).stderr
-    line = next(x for x in out.splitlines() if x.endswith("council.store.redact"))
-    return int(line.split("|")[1])
+    name = redact_module(root)
+    # From `root`, without site: neither the current folder nor an editable install's path
+    # can put another checkout's council first.
+    # Bytecode written and warmed first: a copied baseline would otherwise compile each time.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(root)
+    argv = [sys.executable, "-S", "-X", "importtime", "-c", f"import {name}"]
+    subprocess.run(argv, env=env, cwd=root, capture_output=True, check=True)
+    out = subprocess.run(argv, env=env, cwd=root, capture_output=True, text=True,
+                         check=True).stderr
+    # The whole import: every top-level line's cumulative time (the package, the modules
+    # the standard library loads first for it, then the module itself).
+    total = 0
+    for line in out.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            _, cumulative, module = line.split("|")
+            if cumulative.strip().isdigit() and not module.startswith("  "):
+                total += int(cumulative)
+    return total
 
 
 def main() -> None:
