@@ -111,3 +111,12 @@ def test_only_the_cli_imports_click() -> None:
     users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                    if "import click" in p.read_text(encoding="utf-8"))
     assert users == ["cli.py"]
+
+
+def test_every_import_is_one_the_floors_can_see() -> None:
+    """imports() reads absolute imports only: a relative one would slip past every floor."""
+    relative = sorted(f"{path.relative_to(PACKAGE)}:{node.lineno}"
+                      for path in PACKAGE.rglob("*.py")
+                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                      if isinstance(node, ast.ImportFrom) and node.level > 0)
+    assert relative == []

@@ -312,8 +312,12 @@ def kill_supervisor(proc: psutil.Popen) -> list[psutil.Process]:
     """SIGKILL a `council run`, as a crash would: its agents are left running. Returns its
     process tree as it was, for `end` to clean up if the test fails before the resume."""
     tree = proc.children(recursive=True)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    try:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    except BaseException:
+        end(tree)  # the caller never gets the tree to clean up
+        raise
     return tree
 
 
