@@ -103,3 +103,14 @@ def write_trusted_config(folder: Path, text: str) -> Path:
     path.write_text(text)
     trust_file(path)
     return path
+
+
+def bind_first(run: str) -> Callable[[list[Any]], None]:
+    """A change to a session's requests (council.store.sessions.update) that binds its
+    first request to a run, as its Stop does."""
+    from council.store.sessions import RUNNING
+
+    def change(requests: list[Any]) -> None:
+        requests[0].status, requests[0].run = RUNNING, run
+
+    return change

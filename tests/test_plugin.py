@@ -17,8 +17,7 @@ from typing import Any
 import psutil
 import pytest
 import yaml
-from conftest import Council, wait_for
-from test_sessions import bind_first
+from conftest import Council, bind_first, wait_for
 
 from council.errors import UsageError
 from council.hosts.flow import check_request, failure_summary, parse_request

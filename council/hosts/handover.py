@@ -11,6 +11,7 @@ from council.phases import synthesis
 from council.phases.synthesis import MAIN_SESSION
 from council.run.pipeline import set_phase
 from council.store import events, loop
+from council.store.runlock import RunLock
 from council.store.state import RunState, States, load_state
 from council.store.workspace import DISSENT, Workspace
 from council.views import page, report
@@ -47,16 +48,20 @@ def complete_handover(ws: Workspace, states: States) -> bool:
     text = loop.read_report(ws.final_report)
     if not text or not text.strip():
         return False
-    state = states.state
-    _, names = report.contributions(state)
-    report.stamp_final_report(ws, states, names, len(state.agents), MAIN_SESSION)
-    set_phase(ws, states, "done")
-    page.publish(ws, states.state)
-    events.emit(ws.root, "run", f"done: {ws.final_report}")
+    # The run's lock, as a supervisor holds it, while the run is ended: a reader (the MCP
+    # tools) takes a run as ended once nothing holds it, so after the last progress line.
+    with RunLock(ws.root):
+        state = states.state
+        _, names = report.contributions(state)
+        report.stamp_final_report(ws, states, names, len(state.agents), MAIN_SESSION)
+        set_phase(ws, states, "done")
+        page.publish(ws, states.state)
+        events.emit(ws.root, "run", f"done: {ws.final_report}")
     return True
 
 
 def fail_run(ws: Workspace, states: States, reason: str) -> None:
-    set_phase(ws, states, "failed", reason)
-    page.publish(ws, states.state)
-    events.emit(ws.root, "run", f"failed: {reason}")
+    with RunLock(ws.root):
+        set_phase(ws, states, "failed", reason)
+        page.publish(ws, states.state)
+        events.emit(ws.root, "run", f"failed: {reason}")

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from conftest import bind_first
 
 from council.store import sessions
 from council.store.sessions import RELEASED, RUNNING, Request
-
-
-def bind_first(run: str) -> Callable[[list[Request]], None]:
-    """A change that binds a session's first request to a run, as its Stop does."""
-    def change(requests: list[Request]) -> None:
-        requests[0].status, requests[0].run = RUNNING, run
-
-    return change
 
 
 def test_a_stop_matches_its_own_prompt_or_the_newest_open_request() -> None:
