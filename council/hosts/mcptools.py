@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import calendar
 import io
-import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -425,15 +424,11 @@ def tail(path: Path, count: int, limit: int = 64 << 10) -> list[str]:
     """The last `count` lines of a log (read from its last `limit` bytes, no link
     followed)."""
     try:
-        fd = agentfs.open_regular(path)
+        data, cut = agentfs.tail(path, limit)
     except OSError:
         return []
-    with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(fd).st_size
-        handle.seek(max(0, size - limit))
-        data = handle.read(limit)
     lines = data.decode("utf-8", "replace").splitlines()
-    if size > limit:
+    if cut:
         lines = lines[1:]  # the first is cut
     return [line for line in lines if line.strip()][-count:]
 

@@ -5,7 +5,6 @@ phases. The loop rule itself lives in `loop.py`."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Mapping
 from contextlib import suppress
@@ -24,7 +23,7 @@ from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, format_usage
 from council.graph import BY_NAME
 from council.seat import budget, failover, seatfolder
-from council.store import disk, events, loop, redact, snapshots
+from council.store import agentfs, disk, events, loop, redact, snapshots
 from council.store.owner import StateOwner
 from council.store.progress import utc_now
 from council.store.state import AgentPhase, RunState
@@ -341,10 +340,7 @@ def _fresh_session(run: SeatRun, lost: str) -> Invocation:
 def _said(err_log: Path, start: int, limit: int = 64 << 10) -> str:
     """What the CLI wrote to stderr from byte `start` (its last `limit` bytes at most)."""
     try:
-        with err_log.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(start, size - limit))
-            return handle.read(limit).decode("utf-8", "replace")
+        return agentfs.tail(err_log, limit, start)[0].decode("utf-8", "replace")
     except OSError:
         return ""
 

@@ -111,6 +111,18 @@ def read(path: str | os.PathLike[str], limit: int) -> bytes:
     return b"".join(chunks(path, limit))
 
 
+def tail(path: str | os.PathLike[str], limit: int, start: int = 0) -> tuple[bytes, bool]:
+    """The plain file's last `limit` bytes at most, none before byte `start`, and whether
+    anything after `start` was left out (the first line may then be cut). Raises as
+    `open_regular` does."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        size = os.fstat(fd).st_size
+        first = max(start, size - limit)
+        handle.seek(first)
+        return handle.read(limit), first > start
+
+
 def size(path: str | os.PathLike[str]) -> int:
     """The plain file's size in bytes (what it claims: a sparse file claims more than it
     holds); raises as `open_regular` does."""

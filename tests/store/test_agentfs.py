@@ -19,6 +19,17 @@ def test_a_plain_file_is_read_up_to_the_bound(tmp_path: Path) -> None:
     assert agentfs.size(tmp_path / "r.md") == 3000
 
 
+def test_a_tail_is_the_last_bytes_never_before_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "log"
+    path.write_bytes(b"0123456789")
+    assert agentfs.tail(path, 4) == (b"6789", True)
+    assert agentfs.tail(path, 4, start=8) == (b"89", False)
+    assert agentfs.tail(path, 100, start=3) == (b"3456789", False)
+    (tmp_path / "link").symlink_to(path)
+    with pytest.raises(agentfs.UnsafeFile):
+        agentfs.tail(tmp_path / "link", 4)
+
+
 def test_a_missing_file_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         agentfs.read(tmp_path / "none.md", 10)
