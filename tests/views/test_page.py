@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -78,13 +79,19 @@ def test_agent_markdown_can_run_nothing_and_load_nothing() -> None:
     assert "&lt;script&gt;" in html  # shown as text, never parsed as a tag
 
 
-def test_a_run_writes_its_page(council: Council) -> None:
+def hostile_run(council: Council, topic: str) -> subprocess.CompletedProcess[str]:
+    """A finished two-agent run whose reports hold HOSTILE markup and a SHARED source."""
     council.script({"claude:research": {"content": HOSTILE},
                     "codex:research": {"content": SHARED},
                     "claude:synthesis": {"content": HOSTILE},
                     "*": {"finish_after": 1}})
-    proc = council.run("run", "--test", "--agents", "claude,codex", "q <b>bold</b>")
+    proc = council.run("run", "--test", "--agents", "claude,codex", topic)
     assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_a_run_writes_its_page(council: Council) -> None:
+    proc = hostile_run(council, "q <b>bold</b>")
     run = council.only_run()
     page = run / "report.html"
     assert f"report page: {page}" in proc.stdout

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import Council
-from test_page import HOSTILE, SHARED, assert_inert, elements
+from test_page import assert_inert, elements, hostile_run
 
 pytestmark = pytest.mark.browser
 
@@ -69,12 +69,7 @@ def open_page(chromium: str, page: Path, width: int, tmp: Path, *what: str
 
 @pytest.fixture
 def run(council: Council) -> Path:
-    council.script({"claude:research": {"content": HOSTILE},
-                    "codex:research": {"content": SHARED},
-                    "claude:synthesis": {"content": HOSTILE},
-                    "*": {"finish_after": 1}})
-    proc = council.run("run", "--test", "--agents", "claude,codex", "q")
-    assert proc.returncode == 0, proc.stderr
+    hostile_run(council, "q")
     return council.only_run()
 
 
