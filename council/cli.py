@@ -164,7 +164,7 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
 def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
     """Continue run RUN_ID after a crash, kill or cancel: finished work is kept, interrupted
     agents continue their sessions, then the remaining phases run."""
-    ws = find_run(run_id, _research_dir(research_dir), require_state=not rebuild)
+    ws = find_run(run_id, _research_dir(research_dir), require_state=not rebuild, act="resume")
     if rebuild:
         from council.run.recovery import rebuild as rebuild_state
 
@@ -185,6 +185,39 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     files are kept."""
     ws = pick(run_id, _research_dir(research_dir))
     click.echo(cancel_run(ws))
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--yes", is_flag=True, help="Adopt without asking (for scripts you write).")
+@research_dir_option
+@handle_errors
+def adopt(run_id: str, yes: bool, research_dir: Path | None) -> None:
+    """Take over run RUN_ID, a run folder council did not make on this machine (one you
+    moved or restored yourself), after seeing what its seats would run."""
+    from council.run.recovery import adopt as adopt_run
+    from council.run.recovery import adoption
+    from council.store import provenance
+
+    ws = find_run(run_id, _research_dir(research_dir))
+    if provenance.is_own(ws.root):
+        click.echo(f"run {ws.id} is already council's own; nothing to adopt")
+        return
+    for line in adoption(ws):
+        click.echo(line)
+    if not yes:
+        _ask_person(f"resume may start these CLIs with these arguments; adopt run {ws.id}?")
+    click.echo(adopt_run(ws))
+
+
+def _ask_person(question: str) -> None:
+    """Ask `question` [y/N] of the person at the terminal, or refuse: what a model's tool
+    call could answer (no terminal on stdin) is no person's answer."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("this needs a person at a terminal to answer; run it in one (or, "
+                         "in a script you write yourself, add --yes)")
+    if not click.confirm(question, default=False):
+        raise UsageError("not confirmed; nothing changed")
 
 
 @main.command("trust")
@@ -275,7 +308,11 @@ def list_cmd(research_dir: Path | None) -> None:
     if not runs:
         click.echo("no council runs yet")
         return
+    from council.store import provenance
+
     listed, unreadable = [], []
+    known = provenance.load()
+    foreign = [ws.id for ws in runs if not provenance.own(ws.root, known)]
     for ws in runs:
         try:
             listed.append((load_state(ws.root), ws))
@@ -285,6 +322,9 @@ def list_cmd(research_dir: Path | None) -> None:
         _show(status.runs_table(listed, styled=_on_terminal()))
     for line in unreadable:  # after the table: a run whose state cannot be read, and why
         click.echo(line)
+    if foreign:
+        click.echo(f"not made by council on this machine (read only; `council adopt ID` "
+                   f"after review): {', '.join(foreign)}")
 
 
 @main.command()
@@ -332,7 +372,7 @@ def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     including one made before council wrote pages."""
     from council.views import page
 
-    ws = find_run(run_id, _research_dir(research_dir))
+    ws = find_run(run_id, _research_dir(research_dir), act="write a page into")
     click.echo(page.build(ws, readable(ws.root)))
 
 
@@ -347,7 +387,7 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
 
     from council.views import page
 
-    ws = find_run(run_id, _research_dir(research_dir))
+    ws = find_run(run_id, _research_dir(research_dir), act="open a page of")
     path = ws.root / page.PAGE
     if not path.is_file():
         path = page.build(ws, readable(ws.root))
@@ -383,12 +423,18 @@ def mcp_cmd(research_dir: Path | None) -> None:
 @handle_errors
 def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> None:
     """Show a run's phase and each agent's progress (the latest run by default)."""
+    from council.store import provenance
+
     ws = find_run(run_id, _research_dir(research_dir))
     state = readable(ws.root)
+    own = provenance.is_own(ws.root)
     if as_json:
-        click.echo(json.dumps(status.as_json(state, ws), indent=2))
-    else:
-        _show(status.status_view(state, ws, styled=_on_terminal()))
+        click.echo(json.dumps({**status.as_json(state, ws), "own": own}, indent=2))
+        return
+    _show(status.status_view(state, ws, styled=_on_terminal()))
+    if not own:
+        click.echo(f"{ws.root} was not made by council on this machine: shown read only; "
+                   "council will not resume, cancel or write into it")
 
 
 PIPED_WIDTH = 1000  # piped output is not wrapped: one line per row, for grep and cut

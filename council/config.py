@@ -24,7 +24,7 @@ from council.store import agentfs
 
 CLIS = ("claude", "codex", "gemini")
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
-SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+SEAT_NAME = paths.SEAT_NAME
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SEATS_KEY = "agents"  # the config file's table of seats, beside the options of options.py
 # A config file is a page of settings: anything longer is refused, not read on (a project's

@@ -9,9 +9,13 @@ from pathlib import Path
 RESEARCH_DIR_ENV = "COUNCIL_RESEARCH_DIR"
 RESEARCH_FOLDER = "research"  # the runs' folder in a project (and in an eval's sample folder)
 CONFIG_HOME_ENV = "COUNCIL_CONFIG_HOME"
+STATE_HOME_ENV = "COUNCIL_STATE_HOME"
 # A run's folder name: its UTC start time and a random suffix. Always `fullmatch`ed: `$`
 # with re.match would let "20261122-031441-88dba5\n" through.
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+# A seat's name (and a CLI's): it names folders and files of the run and appears in every
+# progress line, so it is a plain word. Checked in every config and every state.yaml read.
+SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 
 
 def research_dir() -> Path:
@@ -30,3 +34,14 @@ def user_config_file() -> Path:
 
 def project_config_file() -> Path:
     return Path.cwd() / "council.yaml"
+
+
+def state_home() -> Path:
+    """council's own state on this machine (the runs it made): $COUNCIL_STATE_HOME, else
+    $XDG_STATE_HOME/council, else ~/.local/state/council. Never in a project: a project
+    arrives with whatever its author put in it."""
+    base = os.environ.get(STATE_HOME_ENV)
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(xdg) / "council"

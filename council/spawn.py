@@ -9,19 +9,23 @@ would SIGKILL only the direct child, with no grace.)
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
+import stat
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.abc
 import psutil
 
 from council.errors import CouncilError
+
+START_SLACK_S = 0.01  # psutil's start times are the kernel's, in clock ticks
 
 
 class AgentMissingError(CouncilError):
@@ -54,8 +58,8 @@ async def run(
         stdin: Any = files.enter_context(
             open(stdin_file, "rb") if stdin_file else open(os.devnull, "rb")  # noqa: SIM115
         )
-        out = files.enter_context(stdout.open("ab"))
-        err = files.enter_context(stderr.open("ab"))
+        out = files.enter_context(_log(stdout))
+        err = files.enter_context(_log(stderr))
         process = await anyio.open_process(
             list(argv), stdin=stdin, stdout=out, stderr=err, cwd=cwd, env=full_env,
             start_new_session=True,
@@ -97,14 +101,30 @@ async def stop_tree(process: anyio.abc.Process, grace: float) -> None:
     await process.wait()
 
 
-def _kill_session(sid: int) -> None:
+def _log(path: Path) -> BinaryIO:
+    """A CLI's log, opened to append without following a link or waiting on a FIFO, and
+    only if it is a plain file: what stands at the name is never the user's `~/.bashrc`."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                 | os.O_CLOEXEC, 0o644)
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"{path} is not a plain file")
+    return os.fdopen(fd, "ab")
+
+
+def _kill_session(sid: int, started: float | None = None) -> None:
     """SIGKILL what is left in the agent's session but outside its process group: codex's
     sandbox starts a helper in a group of its own (`bwrap … --codex-run-as-fs-helper`,
     codex 0.169) that outlives codex, reparented to init. Safe with a pid the system has
-    reused: while any process's session id is `sid`, no new process gets that pid."""
+    reused: while any process's session id is `sid`, no new process gets that pid. Only
+    members made at or after the agent's recorded start (`started`, for a process council
+    did not start itself): a session that already held older processes (nohup'd jobs,
+    daemons) is not the agent's, whatever a state file says."""
     for proc in psutil.process_iter():
         with suppress(psutil.Error, OSError):
-            if proc.pid != sid and os.getsid(proc.pid) == sid:
+            if (proc.pid != sid and os.getsid(proc.pid) == sid
+                    and (started is None or proc.create_time() >= started - START_SLACK_S)):
                 proc.kill()
 
 
@@ -131,7 +151,7 @@ def same_process(pid: int, started: float) -> psutil.Process | None:
     """The live process with this pid *and* this start time: never a recycled pid."""
     try:
         proc = psutil.Process(pid)
-        if abs(proc.create_time() - started) < 0.01:
+        if abs(proc.create_time() - started) < START_SLACK_S:
             return proc
     except psutil.Error:
         pass
@@ -163,5 +183,5 @@ def stop_orphans(agents: list[tuple[int, float]], grace: float) -> list[int]:
     # now has the pid: the session of that id is then that program's.
     for pid, started in agents:
         if same_process(pid, started) is not None or not psutil.pid_exists(pid):
-            _kill_session(pid)
+            _kill_session(pid, started)
     return [p.pid for p in leaders]

@@ -20,6 +20,7 @@ READERS = {
     "hosts/flow.py": "the hosts' flow: a run its hook started in an earlier turn",
     "hosts/handover.py": "the host's hand-back, in the hook's process once the supervisor ended",
     "run/detach.py": "a detached run's launcher waits for the run it handed to its supervisor",
+    "run/recovery.py": "council adopt: shows what a run no supervisor holds would start",
     "hosts/mcptools.py": "the MCP server's tools read runs they started detached, or any run",
     "evaluation/results.py": "council eval: a run it started as a subprocess, once it ended",
 }

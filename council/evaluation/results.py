@@ -20,10 +20,11 @@ from typing import Any
 from council.errors import CouncilError
 from council.evidence import ledger
 from council.evidence.ledger import Usage
+from council.store import agentfs
 from council.store.disk import atomic_write
 from council.store.runlock import live_supervisor
 from council.store.state import RunState, load_state
-from council.store.workspace import Workspace, list_runs
+from council.store.workspace import Workspace, own_runs
 
 REUSE, RESUME, NEW = "reuse", "resume", "new"
 ENDED_BADLY = ("failed",)
@@ -56,8 +57,10 @@ def decide(state: RunState | None, supervised: bool) -> str:
 
 def latest(research: Path, topic: str) -> tuple[Workspace, RunState] | None:
     """The newest run in `research` that asked exactly this question (an edited question
-    is a new run)."""
-    for ws in reversed(list_runs(research)):
+    is a new run). Only a run council made on this machine (provenance.py): a log folder
+    shared with others, or unpacked from a tarball, may hold runs whose "final report" is a
+    link to a private key; those are never reused, resumed or read into a sample."""
+    for ws in reversed(own_runs(research)):
         try:
             state = load_state(ws.root)
         except CouncilError:
@@ -134,10 +137,10 @@ def read_outcome(ws: Workspace, folder: Path) -> Outcome:
 
 
 def _report(path: Path) -> str:
+    """The report's first MAX_REPORT_BYTES, read as every file of a run is: no link
+    followed, nothing but a plain file."""
     try:
-        if path.stat().st_size > MAX_REPORT_BYTES:
-            return path.read_bytes()[:MAX_REPORT_BYTES].decode("utf-8", "replace")
-        return path.read_text(encoding="utf-8", errors="replace")
+        return agentfs.read(path, MAX_REPORT_BYTES).decode("utf-8", "replace")
     except OSError:
         return ""
 
@@ -146,15 +149,15 @@ def _ledger(path: Path) -> Any:
     """A run's JSON file for the metadata: its content, or its path when it is too large,
     or None when the run has none (a run without verification has no claims.json)."""
     try:
-        size = path.stat().st_size
+        size = agentfs.size(path)
     except OSError:
         return None
     return _json(path) if size <= MAX_LEDGER_BYTES else {"path": str(path), "bytes": size}
 
 
-def _json(path: Path) -> Any:
+def _json(path: Path, limit: int = MAX_REPORT_BYTES) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(agentfs.read(path, limit + 1)[:limit].decode("utf-8"))
     except (OSError, ValueError):
         return None
 

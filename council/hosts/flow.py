@@ -306,7 +306,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
     from council.views import report
 
     assert request.run is not None
-    ws = find_run(request.run, base)
+    ws = find_run(request.run, base, act="drive")
     state = load_state(ws.root)
     follow = f"tail -f {ws.root / 'progress.log'}"
 

@@ -16,6 +16,10 @@ The records live beside the hosts' requests, in `research/.sessions/mcp.json`, a
 through `sessions.update`: the same flock, the same no-follow 0600 file, the same length
 limit. An MCP record is born `released`: no host session waits on it, so nothing that
 releases or supersedes hosts' requests (a cancel, a new prompt) has anything to change.
+
+The file can also have come with a cloned repository: a record whose run council did not
+make on this machine (store/provenance.py) names no run, so a planted key never resumes a
+planted run, whose seats' `extra_args` would reach a CLI's command line.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from council.errors import CouncilError, UsageError
-from council.store import sessions
+from council.paths import RUN_ID
+from council.store import provenance, sessions
 from council.store.sessions import Request
 
 SESSION = "mcp"  # research/.sessions/mcp.json
@@ -50,11 +55,12 @@ def key_for(request_key: str | None, instance: str, request_id: object) -> str:
     return f"id:{instance}:{json.dumps(request_id)}"
 
 
-def find(requests: list[Request], key: str, digest: str) -> str | None:
+def find(requests: list[Request], key: str, digest: str,
+         own: Callable[[str], bool]) -> str | None:
     """The run the request with this key started, or None; a UsageError when the key was
-    used with other arguments."""
+    used with other arguments. Only records of runs that are `own` count."""
     for request in reversed(requests):
-        if request.prompt_id != key or request.run is None:
+        if request.prompt_id != key or request.run is None or not own(request.run):
             continue
         if request.args == digest:
             return request.run
@@ -68,14 +74,14 @@ def lookup(base: Path, key: str, digest: str) -> str | None:
     """The run this request already started, if it did (nothing is created to say no)."""
     if not sessions.session_file(base, SESSION).exists():
         return None
-    return _update(base, lambda requests: find(requests, key, digest))
+    return _update(base, lambda requests: find(requests, key, digest, _owner(base)))
 
 
 def claim(base: Path, key: str, digest: str, create: Callable[[], str]) -> tuple[str, bool]:
     """(run id, whether it is new): the run this request started, or `create()`'s, recorded
     for it, under the lock, so two copies of one request start one run."""
     def change(requests: list[Request]) -> tuple[str, bool]:
-        found = find(requests, key, digest)
+        found = find(requests, key, digest, _owner(base))
         if found is not None:
             return found, False
         run = create()
@@ -83,6 +89,14 @@ def claim(base: Path, key: str, digest: str, create: Callable[[], str]) -> tuple
         return run, True
 
     return _update(base, change)
+
+
+def _owner(base: Path) -> Callable[[str], bool]:
+    """Whether a recorded run id names a run council made on this machine."""
+    def own(run_id: str) -> bool:
+        return bool(RUN_ID.fullmatch(run_id)) and provenance.is_own(base / run_id)
+
+    return own
 
 
 def _update(base: Path, change: Callable[[list[Request]], T]) -> T:

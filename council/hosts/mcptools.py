@@ -38,6 +38,7 @@ from council.readiness import preflight
 from council.run import detach
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
+from council.store.provenance import ForeignRunError
 from council.store.runlock import live_supervisor
 from council.store.state import PHASES, RunState, load_state, readable
 from council.store.workspace import Workspace, ensure_base, find_run, list_runs
@@ -93,6 +94,8 @@ def error_line(exc: BaseException) -> str:
     MCP client's server."""
     if isinstance(exc, UntrustedConfig):
         return f"council: error: {exc.line(absolute=True)}"
+    if isinstance(exc, ForeignRunError):  # a model reads it: it names no command to run
+        return f"council: error: {exc.line(for_model=True)}"
     return f"council: error: {exc}"
 
 
@@ -239,7 +242,7 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     base = call.base
     known = mcprequests.lookup(base, key, digest)
     if known is not None:
-        return _again(find_run(known, base), base)
+        return _again(find_run(known, base, act="resume"), base)
     call.progress(10, "checking the request: options, config file, CLIs")
     options = load_options(Overrides(test=bool(args["test"]), agents=names or None,
                                      max_iterations=args["max_iterations"],
@@ -254,7 +257,7 @@ def start(args: dict[str, Any], call: Call) -> Answer:
         return start_run(topic, options, base).id
 
     run_id, new = mcprequests.claim(base, key, digest, create)
-    ws = find_run(run_id, base)
+    ws = find_run(run_id, base, act="resume")
     if not new:  # a copy of this request, at the same moment, started it
         return _again(ws, base)
     call.progress(50, f"run {ws.id} created; starting its supervisor")
@@ -477,7 +480,7 @@ def cancel(args: dict[str, Any], call: Call) -> Answer:
     """cancel_research: stop a running council; its files are kept."""
     from council.run.cancel import cancel_run
 
-    ws = find_run(args["run_id"], call.base)
+    ws = find_run(args["run_id"], call.base, act="cancel")
     message = cancel_run(ws)
     return Answer(message, {"run_id": ws.id, "message": message,
                             "phase": shown_phase(readable(ws.root), ws)})

@@ -38,36 +38,43 @@ def pick(run_id: str | None, base: Path | None = None) -> Workspace:
     holds now (never merely the newest-looking folder); else the latest run, whose agents
     may have outlived a supervisor that died."""
     if run_id is not None:
-        return find_run(run_id, base)
+        return find_run(run_id, base, act="cancel")
     active = active_runs(base)
     chosen = choose([ws.id for ws in active])
-    return next(ws for ws in active if ws.id == chosen) if chosen else find_run(None, base)
+    if chosen:
+        return next(ws for ws in active if ws.id == chosen)
+    return find_run(None, base, act="cancel")
 
 
-def since_boot(recorded: Sequence[Recorded], boot: float) -> tuple[list[Recorded],
-                                                                    list[Recorded]]:
-    """(the agents started since the machine booted, those started before). A process from
-    before the boot is gone; its pid, and a session of that id, may now be another
-    program's, so the second list must never be swept."""
-    return ([r for r in recorded if r[2] >= boot], [r for r in recorded if r[2] < boot])
+def since_boot(recorded: Sequence[Recorded], boot: float,
+               now: float) -> tuple[list[Recorded], list[Recorded]]:
+    """(the agents started since the machine booted, the rest). A process from before the
+    boot is gone; its pid, and a session of that id, may now be another program's; a start
+    time after now was never a process's (a state file was edited): the second list must
+    never be swept."""
+    def plausible(r: Recorded) -> bool:
+        return boot <= r[2] <= now
+
+    return ([r for r in recorded if plausible(r)], [r for r in recorded if not plausible(r)])
 
 
 def stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
     """Agents whose supervisor died (kill -9, crash) may still be running: stop them before
-    anything else touches their files. Not those recorded before the machine last booted:
-    they died with it, and their pids may now be anyone's (progress.log says so)."""
+    anything else touches their files. Not those recorded before the machine last booted
+    (they died with it) or after now (never a real start): their pids may now be anyone's
+    (progress.log says so)."""
     # A seat can be at work in two phases at once (research beside its dissent): every
     # running phase's process, not one per seat.
     recorded = [(name, ap.pid, ap.pid_started)
                 for name, rec in state.agents.items()
                 for ap in rec.phases.values()
                 if ap.pid and ap.pid_started and ap.status == "running"]
-    current, earlier = since_boot(recorded, psutil.boot_time())
+    current, earlier = since_boot(recorded, psutil.boot_time(), time.time())
     if earlier:
         events.emit(ws.root, "run", "no orphan sweep for "
                     + ", ".join(f"{name} (pid {pid})" for name, pid, _ in earlier)
-                    + ": the machine has booted since they started, so they are gone and "
-                    "their pids may now be another program's")
+                    + ": their recorded start is before the machine last booted (they are "
+                    "gone) or in the future, so their pids may now be another program's")
     stopped = set(spawn.stop_orphans([(pid, started) for _, pid, started in current], grace))
     return sorted({name for name, pid, _ in current if pid in stopped})
 

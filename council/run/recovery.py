@@ -1,7 +1,13 @@
-"""`council resume --rebuild`: a run whose state.yaml is corrupt (or gone) gets a new one,
-rebuilt from what the run folder holds: run.json (the topic and options, written once when
-the run was created) and the published reports. Every report found counts as that agent's
-finished work for its phase; everything else is done again. The corrupt file is kept."""
+"""What `council resume` may start from, beyond a run council made and left as it was.
+
+- `council resume --rebuild`: a run whose state.yaml is corrupt (or gone) gets a new one,
+  rebuilt from what the run folder holds: run.json (the topic and options, written once when
+  the run was created) and the published reports. Every report found counts as that agent's
+  finished work for its phase; everything else is done again. The corrupt file is kept.
+- `council adopt`: a run folder council did not make on this machine (store/provenance.py),
+  which the user moved there themselves, becomes council's once they have seen what its
+  seats would run: resuming it starts each recorded seat's CLI with its recorded
+  `extra_args` and `env`, exactly as trusting a council.yaml would."""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from pathlib import Path
 from council import graph
 from council.config import RunOptions
 from council.errors import StateError
-from council.store import events, loop, snapshots
+from council.store import events, loop, provenance, snapshots
 from council.store.progress import utc_now
 from council.store.state import (
     RUN_SPEC,
@@ -20,6 +26,7 @@ from council.store.state import (
     AgentPhase,
     AgentRecord,
     RunState,
+    load_state,
     replace_state,
 )
 from council.store.workspace import Workspace
@@ -65,3 +72,32 @@ def _stamp(path: Path) -> str:
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(path.stat().st_mtime))
     except OSError:
         return utc_now()
+
+
+def adoption(ws: Workspace) -> list[str]:
+    """What the user takes on by adopting the run: its topic, phase and, per seat, the CLI,
+    model, `extra_args`, `env` and `fallback` a resume would start. Values are JSON-quoted:
+    the folder's author wrote them, and no escape code or newline reaches the terminal."""
+    state = load_state(ws.root)
+    options = RunOptions.from_dict(state.options)
+    lines = [f"run {ws.id} in {ws.root}: phase {state.phase}, "
+             f"topic {json.dumps(' '.join(state.topic.split())[:120])}",
+             f"config: {json.dumps(options.config_file) if options.config_file else 'none'}"
+             f" ({json.dumps(options.config_trust or 'not judged')} where it was made)"]
+    for seat in options.seats:
+        bits = [f"cli {seat.cli}", f"model {json.dumps(seat.model)}"]
+        bits += [f"extra_args {json.dumps(list(seat.extra_args))}"] if seat.extra_args else []
+        bits += [f"env {json.dumps(list(seat.env))}"] if seat.env else []
+        bits += [f"fallback {seat.fallback}"] if seat.fallback else []
+        lines.append(f"  {seat.name}: {'; '.join(bits)}")
+    if not any(s.extra_args or s.env for s in options.seats):
+        lines.append("  no seat has extra_args or env")
+    return lines
+
+
+def adopt(ws: Workspace) -> str:
+    """Record the run as council's own (provenance.py): from now on it may be resumed,
+    cancelled and written into like a run made here."""
+    provenance.record(ws.root)
+    return (f"adopted run {ws.id}: council now treats {ws.root} as its own "
+            f"(`council resume {ws.id}` continues it)")

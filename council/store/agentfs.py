@@ -91,6 +91,28 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     return fd
 
 
+def open_append(path: str | os.PathLike[str], mode: int = 0o644) -> int:
+    """A descriptor for appending to the plain file at `path` (made when missing; the caller
+    closes it): never through a link (O_NOFOLLOW), never waiting on a FIFO (O_NONBLOCK), and
+    refused (UnsafeFile) unless it is a regular file with one link. For every file council
+    appends to in a run folder (progress.log, events.jsonl, the CLIs' logs): a folder that
+    came in a tarball may hold a link to `~/.bashrc` at any of those names."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                     | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError | PermissionError):
+            raise
+        # ELOOP: a link; ENXIO: a FIFO with no reader, or a socket
+        raise UnsafeFile(f"{os.fspath(path)} is {describe(path)}, not a plain file") from exc
+    try:
+        _check(fd, path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def chunks(path: str | os.PathLike[str], limit: int | None) -> Iterator[bytes]:
     """The plain file at `path` in chunks, at most `limit` bytes of it (None: all of it;
     a bound the caller can afford). Raises as `open_regular` does, at the first step."""

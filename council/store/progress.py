@@ -9,7 +9,10 @@ for scripts.
 Everything that writes an event ends here: the hooks call `emit` after every agent turn, and
 the supervisor's events.py (structlog, which binds a task's phase and agent) hands its events
 to `emit` too. The hooks cannot pay for structlog's import, so this module imports only `os`,
-`time`, disk.py (the lock) and redact.py (which redacts secrets from both files). Each line is
+`time`, disk.py (the lock), agentfs.py (the no-follow opener) and redact.py (which redacts
+secrets from both files). Both files are opened without following a link or waiting on a
+FIFO (agentfs.open_append): a run folder is council's, but a line must never be appended
+through a link to the user's `~/.bashrc`, whoever planted it. Each line is
 a single O_APPEND write, so lines from parallel hooks and the supervisor never interleave, and
 both files are written under one lock, so their events come in one order.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 import os
 import time
 
-from council.store import disk, redact
+from council.store import agentfs, disk, redact
 
 PROGRESS_FILE = "progress.log"
 EVENTS_FILE = "events.jsonl"
@@ -58,8 +61,7 @@ def _write(run_dir: str | os.PathLike[str], line: str, record: str) -> None:
     in progress.log and the other in events.jsonl, and a script pairing them would break."""
     found = redact.secrets()
     line, record = redact.text(line, found)[0], redact.text(record, found)[0]
-    fd = os.open(os.path.join(run_dir, PROGRESS_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                 0o644)
+    fd = agentfs.open_append(os.path.join(run_dir, PROGRESS_FILE))
     try:
         disk.lock(fd)
         os.write(fd, line.encode("utf-8", "replace"))
@@ -70,7 +72,7 @@ def _write(run_dir: str | os.PathLike[str], line: str, record: str) -> None:
 
 def _append(path: str, text: str) -> None:
     """One O_APPEND write: lines from parallel hooks and the supervisor never interleave."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = agentfs.open_append(path)
     try:
         os.write(fd, text.encode("utf-8", "replace"))
     finally:

@@ -25,7 +25,8 @@ from typing import Any, Protocol, TypeVar
 
 from council.errors import StateError
 from council.graph import NAMES, RESEARCH
-from council.store import disk, redact
+from council.paths import SEAT_NAME
+from council.store import agentfs, disk, redact
 from council.store.progress import utc_now
 
 SCHEMA_VERSION = 1
@@ -164,9 +165,14 @@ class RunState:
             raise StateError(f"{where}: 'agents' and 'options' must be mappings")
         agents = {}
         for name, raw in agents_raw.items():
+            if not isinstance(name, str) or not SEAT_NAME.fullmatch(name):
+                raise StateError(f"{where}: agent name {str(name)[:40]!r} is not a seat name "
+                                 "(a lowercase word)")
             loc = f"{where}: agents.{name}"
             if not isinstance(raw, Mapping):
                 raise StateError(f"{loc} must be a mapping")
+            if not isinstance(raw.get("cli"), str) or not SEAT_NAME.fullmatch(raw["cli"]):
+                raise StateError(f"{loc}.cli must be a CLI's name")
             _check_keys(raw, {"cli", "model", "phases"}, loc)
             phases_raw = raw.get("phases") or {}
             if not isinstance(phases_raw, Mapping):
@@ -291,10 +297,18 @@ def _current(run_dir: Path) -> RunState:
     return state
 
 
+MAX_STATE_BYTES = 64 << 20  # a run's state is kilobytes; a planted one may be a terabyte
+
+
 def _text(run_dir: Path) -> str:
+    """state.yaml's text: read bounded, following no link, never waiting on a FIFO (a run
+    folder council did not make is read too, by status and list)."""
     path = state_path(run_dir)
     try:
-        return path.read_text(encoding="utf-8")
+        data = agentfs.read(path, MAX_STATE_BYTES + 1)
+        if len(data) > MAX_STATE_BYTES:
+            raise StateError(f"{path} is over {MAX_STATE_BYTES >> 20} MB: not a council state")
+        return data.decode("utf-8")
     except FileNotFoundError as exc:
         raise StateError(f"{path} does not exist: is {run_dir.name} a council run?") from exc
     except (OSError, UnicodeDecodeError) as exc:

@@ -31,7 +31,7 @@ from pathlib import Path
 from council import graph, paths
 from council.errors import RunNotFoundError, UsageError
 from council.paths import RUN_ID
-from council.store import agentfs, gitignore
+from council.store import agentfs, gitignore, provenance
 from council.store.state import STATE_FILE
 
 LATEST = "latest"
@@ -122,13 +122,29 @@ class Workspace:
         return self.root / FINAL_REPORT
 
 
+def check_base(base: Path) -> Path:
+    """`base`, refused (UsageError) when it is a link: a cloned repository can ship
+    `research` as a link to any folder of the user's, and council would make, list and
+    sweep runs there. The user names the real folder instead."""
+    if os.path.islink(base):
+        raise UsageError(f"the research folder {base} is {agentfs.describe(base)}: council "
+                         "does not follow it; remove it, or name the real folder with "
+                         "--research-dir")
+    return base
+
+
 def ensure_base(base: Path) -> None:
     """The research folder exists and takes new files, or a UsageError saying it does not:
-    checked before a run prints its plan or asks anything."""
+    checked before a run prints its plan or asks anything. The probe is a new file of a
+    random name (O_EXCL | O_NOFOLLOW): a link or FIFO planted at any name is neither
+    written through nor waited on."""
+    check_base(base)
     try:
         base.mkdir(parents=True, exist_ok=True)
-        probe = base / f".council-probe-{os.getpid()}"
-        probe.write_bytes(b"")
+        probe = base / f".council-probe-{os.getpid()}-{secrets.token_hex(8)}"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+        os.close(fd)
         probe.unlink()
     except OSError as exc:
         raise UsageError(f"cannot create a run folder in {base}: {exc.strerror or exc}") from exc
@@ -137,7 +153,7 @@ def ensure_base(base: Path) -> None:
 def create_workspace(base: Path | None = None) -> Workspace:
     """A new, empty run folder (0700) in `base`, which research/latest then names; `base`
     gets its .gitignore (gitignore.py) if it has none."""
-    base = base or paths.research_dir()
+    base = check_base(base or paths.research_dir())
     try:
         base.mkdir(parents=True, exist_ok=True)  # the user's umask decides research/'s mode
         gitignore.ensure(base)
@@ -148,6 +164,7 @@ def create_workspace(base: Path | None = None) -> Workspace:
             except FileExistsError:
                 continue
             os.chmod(root, RUN_MODE)  # explicit: a umask can take bits off, never add them
+            provenance.record(root)  # before anything else: from now on it is council's
             for sub in ("logs", "agents", "loops"):
                 (root / sub).mkdir(RUN_MODE)
             _point_latest(base, root)
@@ -192,34 +209,40 @@ def is_run(root: Path) -> bool:
 
 
 def latest_run(base: Path) -> Workspace | None:
-    """The run research/latest names, if it is a link to a bare run id with a state.yaml."""
+    """The run research/latest names, if it is a link to a bare run id with a state.yaml
+    that council made on this machine (provenance.py): a link and a run that came in a
+    tarball, its mtime restored, are someone else's."""
     try:
         target = os.readlink(base / LATEST)
         written = os.lstat(base / LATEST).st_mtime
     except OSError:  # missing, or not a link (a file or folder someone else put there)
         return None
     run_id = latest_id(target, written)
-    return Workspace(base / run_id) if run_id and is_run(base / run_id) else None
+    if not run_id or not is_run(base / run_id) or not provenance.is_own(base / run_id):
+        return None
+    return Workspace(base / run_id)
 
 
 def active_runs(base: Path | None = None) -> list[Workspace]:
-    """The runs a live supervisor holds right now (runlock.py), oldest first: a record only
-    a process of this machine can make."""
+    """The runs of council's own (provenance.py) a live supervisor holds right now
+    (runlock.py), oldest first."""
     from council.store.runlock import live_supervisor  # psutil: not for every importer
 
-    return [ws for ws in list_runs(base) if live_supervisor(ws.root) is not None]
+    return [ws for ws in own_runs(base) if live_supervisor(ws.root) is not None]
 
 
 def find_run(run_id: str | None, base: Path | None = None,
-             require_state: bool = True) -> Workspace:
+             require_state: bool = True, act: str | None = None) -> Workspace:
     """The run with that id, or the latest run when no id is given. `require_state=False`
-    also finds a run folder whose state.yaml is gone (to rebuild it).
+    also finds a run folder whose state.yaml is gone (to rebuild it). `act` says what the
+    caller will do to the run ("cancel", "resume"): then a run council did not make on this
+    machine is refused (provenance.ForeignRunError); without it the run is only read.
 
     The latest is the run research/latest names (`latest_id`); without such a link, the
     newest run a live supervisor holds: a cloned folder's files are the user's as much as
     council's own (same owner), but it brings no running supervisor. Else the user is asked
     for an id."""
-    base = base or paths.research_dir()
+    base = check_base(base or paths.research_dir())
     if run_id is not None:
         root = base / check_run_id(run_id)
         if os.path.islink(root):
@@ -227,6 +250,8 @@ def find_run(run_id: str | None, base: Path | None = None,
         marker = STATE_FILE if require_state else "progress.log"
         if not (root / marker).is_file() and not (root / STATE_FILE).is_file():
             raise RunNotFoundError(f"no run {run_id} in {base}")
+        if act is not None:
+            provenance.require_own(root, act)
         return Workspace(root)
     found = latest_run(base)
     if found is not None:
@@ -242,9 +267,16 @@ def find_run(run_id: str | None, base: Path | None = None,
 
 
 def list_runs(base: Path | None = None) -> list[Workspace]:
-    """Runs sorted oldest first (ids start with their UTC start time)."""
-    base = base or paths.research_dir()
+    """Runs sorted oldest first (ids start with their UTC start time), council's own and
+    foreign ones alike: for reading (`own_runs` for acting)."""
+    base = check_base(base or paths.research_dir())
     if not base.is_dir():
         return []
     return [Workspace(p) for p in sorted(base.iterdir())
             if RUN_ID.fullmatch(p.name) and is_run(p)]
+
+
+def own_runs(base: Path | None = None) -> list[Workspace]:
+    """The runs of `list_runs` that council made on this machine (provenance.py)."""
+    known = provenance.load()
+    return [ws for ws in list_runs(base) if provenance.own(ws.root, known)]

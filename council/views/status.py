@@ -18,6 +18,7 @@ from council.config import RunOptions
 from council.errors import CouncilError
 from council.evidence import ledger
 from council.evidence.ledger import format_usage
+from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
 from council.store.state import RunState
@@ -92,13 +93,18 @@ def _plain(path: Path) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
+EVENTS_TAIL = 1 << 20  # progress.log's last MB holds every agent's latest line
+
+
 def last_events(ws: Workspace) -> dict[str, str]:
-    """Each agent's latest progress.log line (without time and phase)."""
+    """Each agent's latest progress.log line (without time and phase), from the log's last
+    EVENTS_TAIL bytes, no link followed: a planted log may be a link to /dev/zero."""
     events: dict[str, str] = {}
     try:
-        lines = (ws.root / PROGRESS_FILE).read_text(encoding="utf-8").splitlines()
+        data, cut = agentfs.tail(ws.root / PROGRESS_FILE, EVENTS_TAIL)
     except OSError:
         return events
+    lines = data.decode("utf-8", "replace").splitlines()[1 if cut else 0:]
     for line in lines:
         words = line.split(" ", 3)
         if len(words) == 4 and words[1] in graph.NAMES:

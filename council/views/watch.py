@@ -6,8 +6,10 @@ its supervisor is gone) and prints the final report's path."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import watchfiles
 from rich.console import Group
@@ -17,6 +19,7 @@ from rich.table import Table
 
 from council import graph
 from council.config import RunOptions
+from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.state import RunState, load_state
 from council.store.workspace import Workspace
@@ -39,20 +42,45 @@ def ended(state: RunState, ws: Workspace) -> bool:
 
 def follow_lines(ws: Workspace, out: Callable[[str], None]) -> RunState:
     """Plain mode: every progress.log line, as it is written."""
-    printed = 0
+    read = 0  # bytes of progress.log printed so far, up to its last whole line
     state = load_state(ws.root)
     for _ in changes(ws):
-        try:
-            lines = (ws.root / PROGRESS_FILE).read_text(encoding="utf-8").splitlines()
-        except OSError:
-            lines = []
-        for line in lines[printed:]:
+        lines, read, skipped = new_lines(ws.root / PROGRESS_FILE, read)
+        if skipped:
+            out(f"… ({skipped:,} bytes of progress.log left out: more was written at once "
+                "than a look reads)")
+        for line in lines:
             out(line)
-        printed = len(lines)
         state = load_state(ws.root)
         if ended(state, ws):
             break
     return state
+
+
+FOLLOW_CHUNK = 1 << 20  # at most this much of progress.log per look, however much it holds
+
+
+def new_lines(path: Path, start: int) -> tuple[list[str], int, int]:
+    """The whole lines written to the log at `path` since byte `start`: (the lines, where
+    the next look starts, how many bytes were left out). At most FOLLOW_CHUNK bytes are read
+    (the newest), following no link and never waiting on a FIFO: a planted log may be a link
+    to /dev/zero. A line still being written is returned once it is whole."""
+    try:
+        fd = agentfs.open_regular(path)
+    except OSError:
+        return [], start, 0
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        size = os.fstat(fd).st_size
+        start = min(start, size)  # a log made again from empty: follow it from its top
+        first = max(start, size - FOLLOW_CHUNK)
+        handle.seek(first)
+        data = handle.read(size - first)
+    skipped = first - start
+    if skipped:  # the first line read is cut: it starts the left-out part
+        cut = data.find(b"\n") + 1
+        skipped, first, data = skipped + cut, first + cut, data[cut:]
+    whole = data[:data.rfind(b"\n") + 1]
+    return whole.decode("utf-8", "replace").splitlines(), first + len(whole), skipped
 
 
 def table(state: RunState, ws: Workspace) -> Group:

@@ -21,7 +21,7 @@ from council.store.owner import owned
 from council.store.runlock import RunLock
 from council.store.sessions import RELEASED, Request
 from council.store.state import AgentPhase, AgentRecord, RunState
-from council.store.workspace import find_run
+from council.store.workspace import create_workspace, find_run
 
 BY_NAME = {p.name: p for p in START_PARAMS}
 
@@ -150,11 +150,17 @@ def test_a_key_names_one_request_an_id_only_its_own() -> None:
     key, by_id = mcprequests.key_for("k", "s", 1), mcprequests.key_for(None, "s", 1)
     requests = [Request(prompt_id=key, args="sha256:a", status=RELEASED, run="run-a"),
                 Request(prompt_id=by_id, args="sha256:a", status=RELEASED, run="run-b")]
-    assert mcprequests.find(requests, key, "sha256:a") == "run-a"
+    def mine(run: str) -> bool:
+        return True
+
+    assert mcprequests.find(requests, key, "sha256:a", mine) == "run-a"
     with pytest.raises(UsageError, match="already started run run-a with other arguments"):
-        mcprequests.find(requests, key, "sha256:b")
-    assert mcprequests.find(requests, by_id, "sha256:a") == "run-b"
-    assert mcprequests.find(requests, by_id, "sha256:b") is None  # another request
+        mcprequests.find(requests, key, "sha256:b", mine)
+    assert mcprequests.find(requests, by_id, "sha256:a", mine) == "run-b"
+    assert mcprequests.find(requests, by_id, "sha256:b", mine) is None  # another request
+    # A record of a run council did not make here (a planted mcp.json) names nothing.
+    assert mcprequests.find(requests, key, "sha256:a", lambda run: run != "run-a") is None
+    assert mcprequests.find(requests, key, "sha256:b", lambda run: run != "run-a") is None
 
 
 def test_claim_records_a_request_once(isolated: Path) -> None:
@@ -162,13 +168,13 @@ def test_claim_records_a_request_once(isolated: Path) -> None:
     made: list[str] = []
 
     def create() -> str:
-        made.append(f"run-{len(made)}")
+        made.append(create_workspace(base).id)
         return made[-1]
 
     first = mcprequests.claim(base, "key:x", "sha256:a", create)
     again = mcprequests.claim(base, "key:x", "sha256:a", create)
-    assert (first, again, made) == (("run-0", True), ("run-0", False), ["run-0"])
-    assert mcprequests.lookup(base, "key:x", "sha256:a") == "run-0"
+    assert (first, again, made) == ((made[0], True), (made[0], False), made[:1])
+    assert mcprequests.lookup(base, "key:x", "sha256:a") == made[0]
     assert mcprequests.lookup(base, "key:y", "sha256:a") is None
     assert (base / ".sessions" / "mcp.json").stat().st_mode & 0o777 == 0o600
 

@@ -102,12 +102,15 @@ def make_run(base: Path, run_id: str) -> Path:
 def test_cancel_picks_the_one_active_run_not_the_latest_looking_one(tmp_path: Path) -> None:
     from council.errors import UsageError
     from council.run.cancel import pick
+    from council.store import provenance
     from council.store.runlock import RunLock
     from council.store.workspace import Workspace
 
     base = tmp_path / "research"
     first = make_run(base, "20260101-000000-aaaaaa")
     second = make_run(base, "20260102-000000-bbbbbb")
+    provenance.record(first)
+    provenance.record(second)
     make_run(base, "29991231-235959-ffffff")  # shipped in a cloned repository: no supervisor
     with RunLock(first):
         assert pick(None, base) == Workspace(first)
@@ -123,8 +126,8 @@ def test_no_orphan_sweep_for_agents_started_before_the_last_boot(
     from council.store.state import AgentPhase, AgentRecord, RunState
     from council.store.workspace import Workspace
 
-    assert since_boot([("a", 1, 100.0), ("b", 2, 300.0)], boot=200.0) == (
-        [("b", 2, 300.0)], [("a", 1, 100.0)])
+    assert since_boot([("a", 1, 100.0), ("b", 2, 300.0), ("c", 3, 900.0)], boot=200.0,
+                      now=500.0) == ([("b", 2, 300.0)], [("a", 1, 100.0), ("c", 3, 900.0)])
     swept: list[list[tuple[int, float]]] = []
 
     def sweep(agents: list[tuple[int, float]], grace: float) -> list[int]:
@@ -142,4 +145,4 @@ def test_no_orphan_sweep_for_agents_started_before_the_last_boot(
     assert stop_orphans(Workspace(tmp_path), state, grace=1) == ["codex"]
     assert swept == [[(os.getppid(), 1_000_500.0)]]
     log = (tmp_path / "progress.log").read_text()
-    assert f"no orphan sweep for codex (pid {os.getpid()}): the machine has booted since" in log
+    assert f"no orphan sweep for codex (pid {os.getpid()}): their recorded start is before" in log

@@ -14,7 +14,7 @@ import pytest
 
 from council.config import SEAT_NAME
 from council.errors import RunNotFoundError, UsageError
-from council.store import gitignore
+from council.store import gitignore, provenance
 from council.store.runlock import RunLock
 from council.store.workspace import (
     LATEST,
@@ -93,6 +93,7 @@ def test_latest_is_only_a_bare_id(tmp_path: Path, target: str) -> None:
 def test_without_latest_the_run_a_supervisor_holds_is_the_latest(tmp_path: Path) -> None:
     base = tmp_path / "research"
     ours = fake_run(base, "20260101-000000-aaaaaa")
+    provenance.record(ours)
     fake_run(base, "29991231-235959-ffffff")
     with pytest.raises(RunNotFoundError, match="no run is active"):
         find_run(None, base)

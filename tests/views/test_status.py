@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from council import cli
+from council.store import provenance
 from council.store.state import AgentPhase, AgentRecord, RunState, create_state
 from council.store.workspace import Workspace
 from council.views.status import rows
@@ -40,6 +41,7 @@ def make_run(base: Path, topic: str = "q", error: str | None = None) -> Workspac
                 ended_at="2026-11-23T10:00:10Z", error=error)}),
         })
     create_state(ws.root, state)
+    provenance.record(ws.root)  # as create_workspace records a run it makes
     point_latest(base, RUN_ID)
     return ws
 
@@ -164,3 +166,19 @@ def test_status_shows_this_machines_latest_run_not_a_shipped_one(tmp_path: Path)
     shown = invoke("status", "--research-dir", str(tmp_path))
     assert "our own topic" in shown
     assert "shipped" not in shown
+
+
+def test_a_shipped_latest_with_a_restored_mtime_is_not_the_latest(tmp_path: Path) -> None:
+    """A tarball restores research/latest's mtime to the moment its id names: only the
+    record of the runs council made tells it from this machine's own."""
+    shipped = Workspace(tmp_path / RUN_ID)
+    shipped.root.mkdir()
+    create_state(shipped.root, RunState(id=shipped.id, topic="a shipped topic",
+                                        created_at="2026-11-23T10:00:00Z", options={}))
+    point_latest(tmp_path, RUN_ID)
+    result = CliRunner().invoke(cli.main, ["status", "--research-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "names no run this machine made" in result.output
+    named = invoke("status", RUN_ID, "--research-dir", str(tmp_path))  # read, and said so
+    assert "a shipped topic" in named
+    assert "not made by council on this machine" in named
