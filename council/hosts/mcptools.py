@@ -88,11 +88,11 @@ class Answer:
 
 
 def error_line(exc: BaseException) -> str:
-    """The line `council` prints for this error. An untrusted config is named by its full
-    path: the user trusts it from a terminal, which may stand in another folder than the
-    MCP client's server."""
+    """The line `council` prints for this error; for an untrusted config, the line for a
+    model (trust.py): it asks the model to have the user trust the file in a terminal, names
+    no command, and names the file by its full path."""
     if isinstance(exc, UntrustedConfig):
-        return f"council: error: {exc.line(absolute=True)}"
+        return f"council: error: {exc.for_model()}"
     return f"council: error: {exc}"
 
 
