@@ -225,19 +225,36 @@ def _ask_person(question: str) -> None:
 @click.option("--list", "show", is_flag=True, help="List the trusted files and whether each "
               "still holds what was trusted.")
 @click.option("--revoke", is_flag=True, help="Stop trusting FILE.")
+@click.option("--yes", is_flag=True, help="Trust without asking, for a script of your own "
+              "(what it trusts is still printed).")
 @handle_errors
-def trust_cmd(file: Path | None, show: bool, revoke: bool) -> None:
-    """Trust a project's config file (default ./council.yaml) after reviewing it: council
-    obeys a project's council.yaml only once trusted, and again only after each change."""
-    from council.config import revoke_file, trust_file, trusted_files
+def trust_cmd(file: Path | None, show: bool, revoke: bool, yes: bool) -> None:
+    """Trust a project's config file (default ./council.yaml): council obeys a project's
+    council.yaml only once trusted, and again only after each change to it or to a file its
+    extra_args name. It shows what the file sets and asks, in a terminal: a person trusts a
+    config, not a model that can run commands (so no terminal, no trust)."""
+    from council.config import review_file, revoke_file, trust_reviewed, trusted_files
 
     if show:
-        if file is not None or revoke:
-            raise UsageError("--list takes no FILE and no --revoke")
+        if file is not None or revoke or yes:
+            raise UsageError("--list takes no FILE, no --revoke and no --yes")
         click.echo("\n".join(trusted_files()) or "no trusted config files")
         return
     path = file or Path("council.yaml")
-    click.echo(revoke_file(path) if revoke else trust_file(path))
+    if revoke:
+        if yes:
+            raise UsageError("--revoke asks nothing: drop --yes")
+        click.echo(revoke_file(path))
+        return
+    # The refusal names no way around it: a model that ran this is not told one.
+    if not yes and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("council trust asks a person: run it in a terminal, where you can "
+                         "review the file and answer; nothing was trusted")
+    review = review_file(path)
+    click.echo("\n".join(review.lines))
+    if not yes and not _confirmed("Trust it?"):
+        raise UsageError("not trusted")
+    click.echo(trust_reviewed(review))
 
 
 @main.command("eval")

@@ -190,14 +190,46 @@ def load_options(overrides: Overrides) -> RunOptions:
     return replace(built, config_trust=_judge(source, configured))
 
 
-def trust_file(path: Path) -> str:
-    """`council trust FILE`: check the file as a config, then record its bytes as trusted;
-    what it sets, for the user to see what they trusted."""
+@dataclass(frozen=True)
+class Review:
+    """A project config file as `council trust` shows it before asking: what it sets, and
+    what a yes records (the bytes shown, and the files its extra_args name as they are)."""
+
+    path: Path
+    real: Path
+    sha256: str
+    named: dict[str, str]
+    lines: list[str]
+
+
+def review_file(path: Path) -> Review:
+    """`council trust FILE`, before the question: the file checked as a config, and what it
+    sets in words (the one-line summary, then every seat's extra_args and env in full and each
+    file they name), for the person to judge."""
     source = read_config(path, "project")
     _, configured = _build(source, Overrides())
-    trust.record(source.real, source.sha256)
-    return (f"trusted {trust.shown(path)} (sha256 {source.sha256[:12]}): it sets "
-            f"{summary(source.data, configured)}; a change to it must be trusted again")
+    named = _named(source, configured)
+    lines = [f"{trust.shown(path)} (sha256 {source.sha256[:12]}) sets "
+             f"{summary(source.data, configured)}", *_seat_lines(configured)]
+    for name, state in named.items():
+        what = {trust.MISSING: "missing now (if it appears, the config must be trusted again)",
+                trust.FOLDER: "a folder (what is in it is not checked)"}.get(
+            state, state.replace(":", " ", 1)[:19])
+        lines.append(f"  it names {json.dumps(name)}: {what}")
+    return Review(path, source.real, source.sha256, named, lines)
+
+
+def trust_reviewed(review: Review) -> str:
+    """Record a reviewed file as trusted, with the bytes and named files that were shown."""
+    trust.record(review.real, review.sha256, review.named)
+    return (f"trusted {trust.shown(review.path)} (sha256 {review.sha256[:12]}); a change to "
+            "it, or to a file it names, must be trusted again")
+
+
+def trust_file(path: Path) -> str:
+    """Trust a file without asking: for code and tests standing in for a person who has
+    reviewed it (`council trust` asks)."""
+    return trust_reviewed(review_file(path))
 
 
 def trusted_files() -> list[str]:
@@ -210,11 +242,12 @@ def trusted_files() -> list[str]:
                          "refused")
             continue
         try:
-            now = trust.verdict({real: entry}, real, read_config(Path(real), "project").sha256)
-        except ConfigError:
-            now = "unreadable or gone"
+            now = review_file(Path(real))
+            verdict = trust.verdict({real: entry}, real, now.sha256, now.named)
+        except UsageError:
+            verdict = "unreadable, invalid or gone"
         state = {trust.TRUSTED: "unchanged", trust.CHANGED: "changed since: refused"}.get(
-            now, now)
+            verdict, verdict)
         lines.append(f"{real}  trusted {entry.get('trusted_at', '?')}  {state}")
     return lines
 
@@ -236,13 +269,43 @@ def _judge(source: ConfigFile, configured: tuple[Seat, ...]) -> str:
         return trust.OWN
     if not source.data:
         return "empty: it changes nothing"
+    named = _named(source, configured)
     record = trust.load()
-    verdict = trust.verdict(record, str(source.real), source.sha256)
+    verdict = trust.verdict(record, str(source.real), source.sha256, named)
     if verdict != trust.TRUSTED:
+        entry = record.get(str(source.real), {})
+        files = (trust.changed_files(entry, named)
+                 if entry.get("sha256") == source.sha256 else ())
         raise trust.UntrustedConfig(source.path, summary(source.data, configured),
-                                    changed=verdict == trust.CHANGED)
+                                    verdict == trust.CHANGED,
+                                    outline(source.data, configured), files)
     when = str(record[str(source.real)].get("trusted_at", "?"))[:10]
     return f"trusted with `council trust` on {when}, sha256 {source.sha256[:12]}"
+
+
+def _named(source: ConfigFile, seats: tuple[Seat, ...]) -> dict[str, str]:
+    """The files a project config's extra_args name by full path, each as trust.pin finds
+    it, so that trust covers them too. A relative name is the CLI's to resolve in the agent's
+    own folder, which the file cannot reach, unless it climbs out with `..`, or names a file
+    beside the config (which the CLI would not find there): those are refused, asking for the
+    full path."""
+    folder = Path(os.path.abspath(source.path)).parent
+    named: dict[str, str] = {}
+    for seat in seats:
+        where = f"{source.path}: {SEATS_KEY}.{seat.name}.extra_args"
+        for value in trust.candidates(seat.extra_args):
+            full = trust.full_path(value)
+            if full is None:
+                beside = os.path.normpath(value or ".") != "." and os.path.lexists(
+                    folder / value)  # "." is the agent's own folder
+                if trust.climbs(value) or beside:
+                    raise ConfigError(
+                        f"{where}: {json.dumps(value)} names a file by a relative path, which "
+                        "the CLI resolves in the agent's own folder: give its full path")
+                continue
+            if full not in named:
+                named[full] = trust.pin(full, where)
+    return dict(sorted(named.items()))
 
 
 def _build(source: ConfigFile | None, overrides: Overrides
@@ -412,13 +475,36 @@ def plan_lines(run: RunOptions) -> list[str]:
     else:
         lines = [f"config: {trust.shown(Path(run.config_file))} "
                  f"({run.config_trust or 'not judged'})"]
-    extras = []
-    for seat in run.seats:
+    return lines + (_seat_lines(run.seats) or ["  no agent has extra_args or env"])
+
+
+def _seat_lines(seats: Sequence[Seat]) -> list[str]:
+    """Each seat's extra_args and env in full, one line per seat that has any."""
+    lines = []
+    for seat in seats:
         bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
             [f"env [{', '.join(seat.env)}]"] if seat.env else [])
         if bits:
-            extras.append(f"  {seat.name}: {'; '.join(bits)}")
-    return lines + (extras or ["  no agent has extra_args or env"])
+            lines.append(f"  {seat.name}: {'; '.join(bits)}")
+    return lines
+
+
+def outline(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
+    """What a (checked) config file sets, in names only, for a model to relay: the agents and
+    their CLIs, which have extra_args, env or a fallback, the other settings' keys. Each word
+    is a checked name (SEAT_NAME, CLIS, the known settings), never a value from the file:
+    a value could be an instruction."""
+    parts = []
+    if seats:
+        parts.append("agents " + _few([f"{s.name} ({s.cli})" for s in seats]))
+    for key in ("extra_args", "env", "fallback"):
+        having = [s.name for s in seats if getattr(s, key)]
+        if having:
+            parts.append(f"{key} for {_few(having)}")
+    others = [str(key) for key in data if key != SEATS_KEY]
+    if others:
+        parts.append("settings " + _few(others))
+    return "; ".join(parts) or "nothing"
 
 
 def _few(items: list[str]) -> str:

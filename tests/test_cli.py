@@ -94,10 +94,11 @@ def test_an_untrusted_project_config_is_refused_before_anything_runs(
 
 def test_a_trusted_config_runs_and_the_plan_shows_what_it_sets(council: Council) -> None:
     (council.root / "council.yaml").write_text(PROJECT_CONFIG)
-    proc = council.run("trust")
+    proc = council.run("trust", "--yes")  # a script's; a person is asked (test_trust)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("trusted ./council.yaml (sha256 ")
+    assert proc.stdout.startswith("./council.yaml (sha256 ")
     assert "env [GITHUB_TOKEN] for corp" in proc.stdout
+    assert proc.stdout.splitlines()[-1].startswith("trusted ./council.yaml (sha256 ")
     proc = council.run("run", "--test", "--confirm", "q", input=b"")
     assert proc.returncode == 2  # the confirm got no yes
     plan = proc.stdout.splitlines()

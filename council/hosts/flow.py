@@ -103,8 +103,8 @@ def _reason(exc: Exception, base: Path, host: Host) -> str:
     from council.trust import UntrustedConfig
 
     if isinstance(exc, UntrustedConfig):
-        # The user trusts it from a terminal, which may stand in another folder.
-        return exc.line(absolute=True)
+        # A model reads it: it asks for the user, and names no command (trust.py).
+        return exc.for_model()
     if isinstance(exc, CouncilError):
         return str(exc)
     if isinstance(exc, OSError):

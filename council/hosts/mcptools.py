@@ -89,13 +89,14 @@ class Answer:
 
 
 def error_line(exc: BaseException) -> str:
-    """The line `council` prints for this error. An untrusted config is named by its full
-    path: the user trusts it from a terminal, which may stand in another folder than the
-    MCP client's server."""
+    """The line `council` prints for this error; for an untrusted config or a run folder
+    council did not make, the line for a model (trust.py, provenance.py): it asks the model
+    to have the user decide in a terminal, names no command, and names the file by its full
+    path."""
     if isinstance(exc, UntrustedConfig):
-        return f"council: error: {exc.line(absolute=True)}"
-    if isinstance(exc, ForeignRunError):  # a model reads it: it names no command to run
-        return f"council: error: {exc.line(for_model=True)}"
+        return f"council: error: {exc.for_model()}"
+    if isinstance(exc, ForeignRunError):
+        return f"council: error: {exc.for_model()}"
     return f"council: error: {exc}"
 
 

@@ -45,18 +45,18 @@ class ForeignRunError(CouncilError):
     def __init__(self, root: Path, action: str) -> None:
         self.root = root
         self.action = action
-        super().__init__(self.line())
+        super().__init__(f"{self._why()}; if you moved it there yourself, review it with "
+                         f"`council adopt {root.name}`")
 
-    def line(self, for_model: bool = False) -> str:
-        """The refusal. `for_model`: an agent's tool call reads it, so it names no command to
-        run: only a person may decide that a folder they did not make is theirs."""
-        why = (f"{self.root} is not a run council made on this machine (a copied, cloned or "
-               f"unpacked folder): council will not {self.action} it")
-        if for_model:
-            return (why + "; if the user moved it there themselves, ask them to review it and "
-                    "adopt it in a terminal")
-        return (why + "; if you moved it there yourself, review it with "
-                f"`council adopt {self.root.name}`")
+    def _why(self) -> str:
+        return (f"{self.root} is not a run council made on this machine (a copied, cloned or "
+                f"unpacked folder): council will not {self.action} it")
+
+    def for_model(self) -> str:
+        """The refusal as a model's tool call reads it: no command to run, since only a
+        person may decide that a folder they did not make is theirs."""
+        return (f"{self._why()}; if the user moved it there themselves, ask them to review it "
+                "and adopt it in a terminal")
 
 
 @dataclass(frozen=True)

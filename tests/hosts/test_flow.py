@@ -146,9 +146,11 @@ def test_an_untrusted_project_config_is_refused_by_every_host(council: Council,
                                                               project: Path) -> None:
     config = project / "council.yaml"
     config.write_text(UNTRUSTED)
-    line = (f"{config} is not trusted (it sets agents corp (codex); extra_args [\"--x\"] for "
-            f"corp; env [GITHUB_TOKEN] for corp; synthesizer corp): review it, then run "
-            f"`council trust {config}`")
+    # The model is told to ask the user, and given no command to run.
+    line = (f"{config} is not trusted (it sets agents corp (codex); extra_args for corp; env "
+            "for corp; settings synthesizer); council obeys a project's config file only once "
+            "a person has reviewed it and trusted it in their own terminal, and a model cannot "
+            "do that for them: ask the user to review the file and trust it in a terminal")
     codex = {"session_id": "c-9", "turn_id": "t-1", "cwd": str(project),
              "hook_event_name": "UserPromptSubmit", "prompt": "$council:deep-research --test q"}
     assert hook(council, "codex-prompt", codex, project) == {

@@ -284,7 +284,10 @@ async def test_an_untrusted_project_config_is_refused_and_nothing_starts(
     assert result.is_error
     line = text(result)
     assert line.startswith(f"council: error: {council.root / 'council.yaml'} is not trusted")
-    assert line.endswith(f"run `council trust {council.root / 'council.yaml'}`")
+    # The model is told to ask the user, and given no command to run.
+    assert line.endswith("ask the user to review the file and trust it in a terminal")
+    assert "council trust" not in line
+    assert "`" not in line
     assert "\n" not in line
     assert runs(council) == []
 
