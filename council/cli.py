@@ -203,21 +203,20 @@ def adopt(run_id: str, yes: bool, research_dir: Path | None) -> None:
     if provenance.is_own(ws.root):
         click.echo(f"run {ws.id} is already council's own; nothing to adopt")
         return
-    for line in adoption(ws):
-        click.echo(line)
-    if not yes:
-        _ask_person(f"resume may start these CLIs with these arguments; adopt run {ws.id}?")
+    _person_at_terminal(yes, "council adopt asks a person: run it in a terminal, where you "
+                        "can review the run and answer; nothing was adopted")
+    click.echo("\n".join(adoption(ws)))
+    if not yes and not _confirmed(f"A resume starts these CLIs as recorded. Adopt run {ws.id}?"):
+        raise UsageError("not adopted")
     click.echo(adopt_run(ws))
 
 
-def _ask_person(question: str) -> None:
-    """Ask `question` [y/N] of the person at the terminal, or refuse: what a model's tool
-    call could answer (no terminal on stdin) is no person's answer."""
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("this needs a person at a terminal to answer; run it in one (or, "
-                         "in a script you write yourself, add --yes)")
-    if not click.confirm(question, default=False):
-        raise UsageError("not confirmed; nothing changed")
+def _person_at_terminal(yes: bool, refusal: str) -> None:
+    """A question only a person may answer (trust a config, adopt a run) is asked at a
+    terminal or refused with `refusal`: a model's tool call has no terminal. `--yes` is for
+    the user's own scripts; the refusal does not mention it, so a model is not told it."""
+    if not yes and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError(refusal)
 
 
 @main.command("trust")
@@ -246,10 +245,8 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool, yes: bool) -> None:
             raise UsageError("--revoke asks nothing: drop --yes")
         click.echo(revoke_file(path))
         return
-    # The refusal names no way around it: a model that ran this is not told one.
-    if not yes and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("council trust asks a person: run it in a terminal, where you can "
-                         "review the file and answer; nothing was trusted")
+    _person_at_terminal(yes, "council trust asks a person: run it in a terminal, where you "
+                        "can review the file and answer; nothing was trusted")
     review = review_file(path)
     click.echo("\n".join(review.lines))
     if not yes and not _confirmed("Trust it?"):

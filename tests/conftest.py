@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -114,3 +115,38 @@ def bind_first(run: str) -> Callable[[list[Any]], None]:
         requests[0].status, requests[0].run = RUNNING, run
 
     return change
+
+
+def answer_on_a_terminal(council: Council, args: tuple[str, ...], question: bytes,
+                         reply: bytes) -> tuple[int, str]:
+    """Run `council ARGS` with a pseudo-terminal as its stdin, stdout and stderr, as a
+    person would; answer `question` with `reply`. Its exit code and what it showed."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "council", *args], stdin=slave,
+                            stdout=slave, stderr=slave, env=council.env, cwd=council.root,
+                            start_new_session=True)
+    os.close(slave)
+    shown = b""
+    answered = False
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the program ended and closed the terminal
+                break
+            if not data:
+                break
+            shown += data
+            if not answered and question in shown:
+                os.write(master, reply)
+                answered = True
+        return proc.wait(timeout=30), shown.decode().replace("\r\n", "\n")
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import select
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from conftest import Council, write_trusted_config
+from conftest import Council, answer_on_a_terminal, write_trusted_config
 
 from council import trust
 from council.config import (
@@ -408,51 +404,17 @@ def test_council_trust_yes_trusts_without_asking_and_says_what(council: Council)
         assert council.run("trust", *wrong).returncode == 2
 
 
-def answer_on_a_terminal(council: Council, reply: bytes) -> tuple[int, str]:
-    """Run `council trust` with a pseudo-terminal as its stdin, stdout and stderr, as a
-    person would; answer its question with `reply`. Its exit code and what it showed."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "council", "trust"], stdin=slave,
-                            stdout=slave, stderr=slave, env=council.env, cwd=council.root,
-                            start_new_session=True)
-    os.close(slave)
-    shown = b""
-    answered = False
-    deadline = time.monotonic() + 30
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([master], [], [], deadline - time.monotonic())
-            if not ready:
-                break
-            try:
-                data = os.read(master, 4096)
-            except OSError:  # EIO: the program ended and closed the terminal
-                break
-            if not data:
-                break
-            shown += data
-            if not answered and b"Trust it? [y/N]: " in shown:
-                os.write(master, reply)
-                answered = True
-        return proc.wait(timeout=30), shown.decode().replace("\r\n", "\n")
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.timeout(90)
 def test_council_trust_asks_on_a_terminal(council: Council) -> None:
     (council.root / "council.yaml").write_text(HOSTILE)
-    code, shown = answer_on_a_terminal(council, b"n\n")
+    code, shown = answer_on_a_terminal(council, ("trust",), b"Trust it? [y/N]: ", b"n\n")
     assert code == 2
     assert "./council.yaml (sha256 " in shown
     assert "env [GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY] for corp" in shown
     assert shown.endswith("Trust it? [y/N]: n\ncouncil: error: not trusted\n")
     assert not trust.store_file().exists()
 
-    code, shown = answer_on_a_terminal(council, b"y\n")
+    code, shown = answer_on_a_terminal(council, ("trust",), b"Trust it? [y/N]: ", b"y\n")
     assert code == 0, shown
     assert "Trust it? [y/N]: y\ntrusted ./council.yaml (sha256 " in shown
     assert council.run("trust", "--list").stdout.endswith("  unchanged\n")

@@ -10,10 +10,12 @@ folder's real path and its device and inode, in the user's state folder
 acts only on runs found there: a foreign run is read bounded, following no link, and never
 signalled, swept, resumed, reused or written into.
 
-The device and inode make a record name one folder, not one path: a tarball unpacked where a
-run of the user's stood (after they removed it) is another folder and stays foreign. A run
-the user moved themselves is taken back with `council adopt ID`, which shows what its seats
-would run first.
+The real path, device and inode make a record name one folder: a copy of a run (a shared
+eval folder, a backup restored) is another folder, and a run the user moved is at another
+path; both are foreign until the user takes them back with `council adopt ID`, which shows
+what the run's seats would run first. What it cannot tell: a run the user removed, and a
+folder of the same id unpacked at the same path that the file system gives the same inode
+(run ids are random, so the folder would have to be a copy of that very run).
 
 The record is read bounded and written with disk.atomic_write under its lock; a record
 council cannot read makes every run foreign (it refuses; it never guesses).

@@ -45,3 +45,26 @@ def test_wall_time_adds_up_over_the_invocations_that_ran_it(tmp_path: Path) -> N
     assert results.walls(tmp_path) == {"run-a": 12.5, "run-b": 0.0}
     (tmp_path / results.WALL_FILE).write_text("garbage")
     assert results.walls(tmp_path) == {}
+
+
+def test_only_a_run_council_made_here_is_reused(isolated: Path) -> None:
+    """A log folder from elsewhere may hold a "done" run of the same question whose final
+    report is a link to a private key: it is neither reused nor read."""
+    from council.store.state import create_state
+    from council.store.workspace import create_workspace
+
+    research = isolated / "research"
+    planted = research / "29991231-235959-ffffff"
+    planted.mkdir(parents=True)
+    create_state(planted, RunState(id=planted.name, topic="q", created_at="x", options={},
+                                   phase="done"))
+    (planted / "final-report.md").symlink_to(isolated / "home" / "id_ed25519")
+    assert results.latest(research, "q") is None
+    ours = create_workspace(research)
+    create_state(ours.root, RunState(id=ours.id, topic="q", created_at="x", options={}))
+    found = results.latest(research, "q")
+    assert found is not None
+    assert found[0] == ours
+    (ours.root / "final-report.md").symlink_to(isolated / "home" / "id_ed25519")
+    (isolated / "home" / "id_ed25519").write_text("PRIVATE KEY")
+    assert results._report(ours.root / "final-report.md") == ""

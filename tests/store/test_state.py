@@ -61,6 +61,10 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
         (lambda d: d["agents"]["claude"].update(phases={"research": {"iteration": "two"}}),
          "'iteration' must be a whole number"),
         (lambda d: d.update(topic=None), "'topic' must be a string"),
+        # An agent's name reaches every progress line and names its folders.
+        (lambda d: d["agents"].update({"x; touch ~/pwned; #": d["agents"]["claude"]}),
+         "agent name 'x; touch ~/pwned; #' is not a seat name"),
+        (lambda d: d["agents"]["claude"].update(cli="../../bin/sh"), "cli must be a CLI's name"),
     ],
 )
 def test_hand_edited_state_is_a_clear_error(tmp_path: Path, edit: object, message: str) -> None:
@@ -69,6 +73,18 @@ def test_hand_edited_state_is_a_clear_error(tmp_path: Path, edit: object, messag
     edit(data)  # type: ignore[operator]
     (root / "state.yaml").write_text(yaml.safe_dump(data))
     with pytest.raises(StateError, match=message):
+        load_state(root)
+
+
+def test_a_state_file_is_read_bounded_and_never_through_a_link(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    root.mkdir()
+    (root / "state.yaml").symlink_to("/dev/zero")
+    with pytest.raises(StateError, match="a link to /dev/zero"):
+        load_state(root)
+    (root / "state.yaml").unlink()
+    os.mkfifo(root / "state.yaml")
+    with pytest.raises(StateError, match="a FIFO"):  # at once, not waiting for a writer
         load_state(root)
 
 

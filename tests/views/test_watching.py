@@ -218,3 +218,32 @@ def test_doctor_warns_when_codex_config_forces_the_older_sandbox(council: Counci
     (home / "config.toml").write_text('model = "gpt-5.5"\n')
     _, _, rest = doctor(council, CODEX_HOME=str(home))
     assert not any("sandbox_mode" in line for line in rest)
+
+
+def test_watch_and_status_read_a_planted_log_bounded(tmp_path: Path) -> None:
+    """A progress.log that is a link to /dev/zero, or a huge file, is never read whole."""
+    from council.store.workspace import Workspace
+    from council.views.status import last_events
+    from council.views.watch import FOLLOW_CHUNK, new_lines
+
+    ws = Workspace(tmp_path)
+    (tmp_path / "progress.log").symlink_to("/dev/zero")
+    assert last_events(ws) == {}
+    assert new_lines(tmp_path / "progress.log", 0) == ([], 0, 0)
+    (tmp_path / "progress.log").unlink()
+    line = b"2026-11-21T14:31:00.123Z research codex iteration 2/10\n"
+    with open(tmp_path / "progress.log", "wb") as log:
+        log.write(line * (3 * FOLLOW_CHUNK // len(line)))
+        log.write(b"2026-11-21T14:32:00.000Z research claude done\n2026-11-21T14:32")
+    lines, end, skipped = new_lines(tmp_path / "progress.log", 0)
+    size = (tmp_path / "progress.log").stat().st_size
+    assert len(lines) <= FOLLOW_CHUNK // len(line) + 1
+    assert skipped > 2 * FOLLOW_CHUNK
+    assert lines[-1] == "2026-11-21T14:32:00.000Z research claude done"
+    assert end == size - len(b"2026-11-21T14:32")  # the line being written waits
+    assert last_events(ws) == {"codex": "iteration 2/10", "claude": "done"}
+    with open(tmp_path / "progress.log", "ab") as log:
+        log.write(b":01.000Z run done\n")
+    assert new_lines(tmp_path / "progress.log", end) == (
+        ["2026-11-21T14:32:01.000Z run done"], end + len(b"2026-11-21T14:32:01.000Z run done\n"),
+        0)
