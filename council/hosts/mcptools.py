@@ -557,9 +557,14 @@ class ResourceEntry:
 
 
 def resources(base: Path, newest: int = 100) -> list[ResourceEntry]:
-    """Each file of RESOURCE_FILES that the newest runs have."""
+    """Each file of RESOURCE_FILES that the newest runs have (none where the research folder
+    is refused: a link)."""
     out = []
-    for ws in list_runs(base)[-newest:]:
+    try:
+        runs = list_runs(base)[-newest:]
+    except CouncilError:
+        return []
+    for ws in runs:
         for name, (mime, what) in RESOURCE_FILES.items():
             path = ws.root / name
             try:

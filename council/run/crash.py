@@ -39,6 +39,8 @@ def write_log(exc: BaseException, command: str) -> Path | None:
     folders = [f for f in (_run_dir, paths.research_dir(), Path(tempfile.gettempdir())) if f]
     for folder in folders:
         path = folder / f"crash-{stamp}-{os.getpid()}.log"
+        if os.path.islink(folder):  # a research/ that came as a link is no place of ours
+            continue
         try:
             folder.mkdir(parents=True, exist_ok=True)
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
