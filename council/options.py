@@ -33,6 +33,7 @@ MAX_ITERATIONS_LIMIT = 50
 PROFILES = ("production", "test")  # config.PROFILES holds each one's seats
 # Seed 003's research modes: what the question is for changes what counts as done.
 MODES = ("exploratory", "compliance", "decision")
+DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
 
 
 class Invalid(ValueError):
@@ -241,10 +242,14 @@ OPTIONS: tuple[Option, ...] = (
            COMMANDS, field=False, optional=True),
     Option("synthesizer", Text(), "claude",
            "Agent that writes the final report (default {default}).", RUN_AND_CONFIG),
-    Option("timeout", Number("a positive number of seconds", 0), None,
-           "Seconds each agent may spend on research or refinement before it is stopped; "
-           "the short phases (scope, claims, verification, gap fill, antagonist) get a "
-           "quarter of it.", RUN_AND_CONFIG, optional=True),
+    # A wall-clock limit by default (finding 7 of issue 31): an agent that never ends its
+    # loop is stopped. An hour covers a deep research phase of the real CLIs (the Claude Code
+    # plugin gives 1700 s); `timeout: null` in a config file sets none.
+    Option("timeout", Number("a positive number of seconds", 0), DEFAULT_TIMEOUT,
+           "Seconds each agent may spend on research or refinement before it is stopped "
+           "(default {default}; `timeout: null` in a config file sets none); the short phases "
+           "(scope, claims, verification, gap fill, antagonist) get a quarter of it.",
+           RUN_AND_CONFIG, optional=True),
     Option("idle_timeout", Number("a positive number of seconds", 0), 900.0,
            "Stop an agent that shows no output or report change for this many seconds "
            "(default {default}).", RUN_AND_CONFIG, optional=True),
