@@ -308,6 +308,25 @@ OPTIONS: tuple[Option, ...] = (
     Option("config_trust", Text(), None, "Why the run obeyed its config file.", optional=True),
 )
 
+# ---------------------------------------------------------------- settings of the machine
+
+# A setting of the user's machine, not of a run: given in the user's own config file
+# (~/.config/council/config.yaml) or the environment, never in a project's council.yaml nor
+# by an MCP client. Those are not the user's own words: a cloned repository's config, once
+# trusted for its seats, or a model calling start_research, must not lift the limit that
+# holds them.
+USER = "your own config file"
+MAX_RUNS_ENV = "COUNCIL_MAX_RUNS"  # beats the config file: one shell, one MCP server's env
+# Set by `council eval` for its sample runs, which its own limits hold (--max-runs in one
+# evaluation, --per-vendor across all of them): they take no run slot of the machine's.
+EVAL_RUN_ENV = "COUNCIL_EVAL_RUN"
+MACHINE: tuple[Option, ...] = (
+    Option("max_runs", Number("a whole number, at least 1", 1, above=False, whole=True), 2,
+           "Council runs at once on this machine, across projects and MCP servers (default "
+           "{default}); a run past it is refused, naming the runs that are active. `council "
+           "eval`'s runs have their own limits.", frozenset({USER}), field=False),
+)
+
 OPTION: Mapping[str, Option] = {option.name: option for option in OPTIONS}
 FIELDS = tuple(option for option in OPTIONS if option.field)
 
