@@ -349,13 +349,10 @@ async def test_a_third_run_at_once_is_refused_naming_the_two_active(council: Cou
 
     council.script({"*": {"hang": True}})  # the two runs stay active
     async with connected(council) as session:
-        started = []
-        for topic in ("Tides?", "Why is the sky blue?"):
-            start = data(await session.call_tool("start_research",
-                                                 {"topic": topic, "test": True,
-                                                  "agents": ["claude"]}))
-            assert "limits: budget $10.00" in "\n".join(start["plan"])
-            started.append(start["run_id"])
+        answers = [data(await session.call_tool("start_research", {
+            "topic": topic, "test": True, "agents": ["claude"]}))
+            for topic in ("Tides?", "Why is the sky blue?")]
+        started = [answer["run_id"] for answer in answers]
         # A supervisor holds its run slot before it holds its run.
         wait_for(lambda: all(live_supervisor(council.research / run_id) is not None
                              for run_id in started))
@@ -369,6 +366,8 @@ async def test_a_third_run_at_once_is_refused_naming_the_two_active(council: Cou
         for run_id in started:
             assert f"{run_id} in {council.research / run_id}" in line
         assert [p.name for p in runs(council)] == sorted(started)
+        for answer in answers:  # an MCP run has a budget unless the client gives one
+            assert "limits: budget $10.00" in "\n".join(answer["plan"])
         for run_id in started:
             await session.call_tool("cancel_research", {"run_id": run_id})
         # A run slot is free again once a run has ended.
