@@ -141,17 +141,20 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
     opts, notes = preflight.prepare(load_options(overrides), explicit="agents" in overrides)
     base = _research_dir(research_dir)
     ensure_base(base)  # before the plan: a run that cannot start says so first
-    for line in notes:
-        click.echo(f"council: {line}", err=True)
-    for line in [*plan(opts), *estimate_lines(opts), *plan_lines(opts)]:
-        click.echo(line)
-    if confirm and not _confirmed("Start the council?"):
-        raise UsageError("not started")
-    ws = supervisor.start_run(text, opts, base)
-    click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
-               f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
-    click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-    _finish(supervisor.execute(ws))
+    # This process is the run's supervisor: it holds one of the machine's run slots from
+    # before the run exists (a refused run leaves no folder) to its end.
+    with supervisor.reserve(base=base) as slot:
+        for line in notes:
+            click.echo(f"council: {line}", err=True)
+        for line in [*plan(opts), *estimate_lines(opts), *plan_lines(opts)]:
+            click.echo(line)
+        if confirm and not _confirmed("Start the council?"):
+            raise UsageError("not started")
+        ws = supervisor.start_run(text, opts, base)
+        click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
+                   f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
+        click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
+        _finish(supervisor.execute(ws, slot=slot))
 
 
 @main.command()

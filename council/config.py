@@ -314,8 +314,9 @@ def _build(source: ConfigFile | None, overrides: Overrides
     config_path = source.path if source else None
     data: Mapping[str, Any] = source.data if source else {}
     where = str(config_path) if config_path else "config"
-    _reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY},
-                    where)
+    machine = set(_machine_settings(source)) if source else set()  # the user's file only
+    _reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY}
+                    | machine, where)
     value = options.resolve(overrides, data, where)
     profile = value["profile"]
 
@@ -370,6 +371,42 @@ def _build(source: ConfigFile | None, overrides: Overrides
         **fields_, "seats": seats, "synthesizer": synthesizer,
         "config_file": str(config_path) if config_path else None,
     }), configured
+
+
+def _machine_settings(source: ConfigFile) -> dict[str, Any]:
+    """The machine's settings (options.MACHINE) a config file sets, checked: only the
+    user's own file may set them (a project's council.yaml is refused, trusted or not)."""
+    found = {o.name: o for o in options.MACHINE if o.name in source.data}
+    own = source.origin == "user" or \
+        source.real == Path(os.path.realpath(paths.user_config_file()))
+    if found and not own:
+        name = next(iter(found))
+        raise ConfigError(f"{source.path}: {name} is a setting of this machine: set it in "
+                          f"your own config file, {paths.user_config_file()}, or "
+                          f"${options.MAX_RUNS_ENV}")
+    return {name: o.check(source.data[name], f"{source.path}: {name}")
+            for name, o in found.items()}
+
+
+def max_runs() -> tuple[int, str]:
+    """How many council runs may be active at once on this machine, and where that number
+    comes from: $COUNCIL_MAX_RUNS, else `max_runs` in the user's own config file, else the
+    default. Never a project's config (see options.MACHINE)."""
+    option = options.MACHINE[0]
+    word = os.environ.get(options.MAX_RUNS_ENV)
+    if word is not None:
+        try:
+            value = option.kind.read(word)
+        except options.Invalid as exc:
+            raise ConfigError(f"${options.MAX_RUNS_ENV} {exc}") from None
+        return int(value), f"${options.MAX_RUNS_ENV}"
+    path = paths.user_config_file()
+    if os.path.lexists(path):
+        given = _machine_settings(read_config(path, "user"))
+        if option.name in given:
+            return int(given[option.name]), f"{option.name} in {path}"
+    return int(option.default), (f"the default; {option.name} in {path} or "
+                                 f"${options.MAX_RUNS_ENV} changes it")
 
 
 def _label(name: str, overrides: Overrides, where: str) -> str:

@@ -343,11 +343,16 @@ def plan(options: Options) -> list[str]:
         limits.append(f"budget ${options.max_cost:.2f}")
     if options.max_tokens is not None:
         limits.append(f"budget {options.max_tokens} tokens")
+    if options.max_cost is None and options.max_tokens is None:
+        limits.append("no budget set (--max-cost)")
     if options.timeout is not None:
-        limits.append(f"{options.timeout:g} s per agent per phase")
+        limits.append(f"{options.timeout:g} s per agent per phase ({options.timeout / 4:g} s "
+                      "in the short ones)")
+    else:
+        limits.append("no time limit per phase (--timeout)")
     if options.max_parallel is not None:
         limits.append(f"at most {options.max_parallel} CLI processes at once")
-    lines.append("limits: " + (", ".join(limits) if limits else "no budget set (--max-cost)"))
+    lines.append("limits: " + ", ".join(limits))
     return lines
 
 

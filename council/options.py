@@ -33,6 +33,7 @@ MAX_ITERATIONS_LIMIT = 50
 PROFILES = ("production", "test")  # config.PROFILES holds each one's seats
 # Seed 003's research modes: what the question is for changes what counts as done.
 MODES = ("exploratory", "compliance", "decision")
+DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
 
 
 class Invalid(ValueError):
@@ -241,10 +242,14 @@ OPTIONS: tuple[Option, ...] = (
            COMMANDS, field=False, optional=True),
     Option("synthesizer", Text(), "claude",
            "Agent that writes the final report (default {default}).", RUN_AND_CONFIG),
-    Option("timeout", Number("a positive number of seconds", 0), None,
-           "Seconds each agent may spend on research or refinement before it is stopped; "
-           "the short phases (scope, claims, verification, gap fill, antagonist) get a "
-           "quarter of it.", RUN_AND_CONFIG, optional=True),
+    # A wall-clock limit by default (finding 7 of issue 31): an agent that never ends its
+    # loop is stopped. An hour covers a deep research phase of the real CLIs (the Claude Code
+    # plugin gives 1700 s); `timeout: null` in a config file sets none.
+    Option("timeout", Number("a positive number of seconds", 0), DEFAULT_TIMEOUT,
+           "Seconds each agent may spend on research or refinement before it is stopped "
+           "(default {default}; `timeout: null` in a config file sets none); the short phases "
+           "(scope, claims, verification, gap fill, antagonist) get a quarter of it.",
+           RUN_AND_CONFIG, optional=True),
     Option("idle_timeout", Number("a positive number of seconds", 0), 900.0,
            "Stop an agent that shows no output or report change for this many seconds "
            "(default {default}).", RUN_AND_CONFIG, optional=True),
@@ -301,6 +306,25 @@ OPTIONS: tuple[Option, ...] = (
     # Why council obeyed config_file: named with --config, the user's own, or trusted with
     # `council trust` (trust.py); the plan says it.
     Option("config_trust", Text(), None, "Why the run obeyed its config file.", optional=True),
+)
+
+# ---------------------------------------------------------------- settings of the machine
+
+# A setting of the user's machine, not of a run: given in the user's own config file
+# (~/.config/council/config.yaml) or the environment, never in a project's council.yaml nor
+# by an MCP client. Those are not the user's own words: a cloned repository's config, once
+# trusted for its seats, or a model calling start_research, must not lift the limit that
+# holds them.
+USER = "your own config file"
+MAX_RUNS_ENV = "COUNCIL_MAX_RUNS"  # beats the config file: one shell, one MCP server's env
+# Set by `council eval` for its sample runs, which its own limits hold (--max-runs in one
+# evaluation, --per-vendor across all of them): they take no run slot of the machine's.
+EVAL_RUN_ENV = "COUNCIL_EVAL_RUN"
+MACHINE: tuple[Option, ...] = (
+    Option("max_runs", Number("a whole number, at least 1", 1, above=False, whole=True), 2,
+           "Council runs at once on this machine, across projects and MCP servers (default "
+           "{default}); a run past it is refused, naming the runs that are active. `council "
+           "eval`'s runs have their own limits.", frozenset({USER}), field=False),
 )
 
 OPTION: Mapping[str, Option] = {option.name: option for option in OPTIONS}

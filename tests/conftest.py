@@ -26,8 +26,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("COUNCIL_RESEARCH_DIR", str(tmp_path / "research"))
     monkeypatch.setenv("COUNCIL_CONFIG_HOME", str(tmp_path / "config"))
-    for var in ("CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "COUNCIL_FAKE_SCRIPT",
-                "COUNCIL_FAKE_LOG", "CLAUDE_CODE_MAX_RETRIES"):
+    for var in ("CODEX_HOME", "GEMINI_CLI_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME",
+                "COUNCIL_FAKE_SCRIPT", "COUNCIL_FAKE_LOG", "CLAUDE_CODE_MAX_RETRIES",
+                "COUNCIL_MAX_RUNS", "COUNCIL_EVAL_RUN"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     watched = [REAL_HOME / ".config" / "council", REAL_HOME / "research"]

@@ -16,7 +16,8 @@ from council.run import supervisor
 
 def test_an_unexpected_error_is_one_line_and_a_crash_log_in_the_run(
         monkeypatch: pytest.MonkeyPatch, isolated: Path) -> None:
-    def explode(ws: object, synthesise: bool = True) -> supervisor.RunResult:
+    def explode(ws: object, synthesise: bool = True,
+                slot: object = None) -> supervisor.RunResult:
         raise RuntimeError("something council did not foresee\nsecond line")
 
     monkeypatch.setattr(supervisor, "execute", explode)

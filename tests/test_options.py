@@ -169,3 +169,23 @@ def test_only_declared_command_options_can_be_given() -> None:
         Overrides(colour="red")
     with pytest.raises(TypeError, match="grace_period"):  # a config file's only
         Overrides(grace_period=3)
+
+
+def test_a_run_has_a_time_limit_by_default_and_its_plan_says_it(tmp_path: Path) -> None:
+    """Finding 7 of issue 31: `timeout` defaulted to none, for `council run`, MCP runs and
+    `council eval`'s runs alike (they all load options here)."""
+    from council.graph import plan
+
+    for test in (False, True):
+        loaded = load_options(Overrides(test=test))
+        assert loaded.timeout == 3600.0
+        assert options.DEFAULT_TIMEOUT == 3600.0
+        assert plan(loaded)[-1] == ("limits: no budget set (--max-cost), 3600 s per agent per "
+                                    "phase (900 s in the short ones)")
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text("timeout: null\n")
+    unlimited = load_options(Overrides())
+    assert unlimited.timeout is None
+    assert plan(unlimited)[-1] == ("limits: no budget set (--max-cost), no time limit per "
+                                   "phase (--timeout)")
+    assert "(default 3600;" in options.OPTION["timeout"].help_text()

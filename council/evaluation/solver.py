@@ -8,7 +8,8 @@ stop of its agents, then SIGKILL after a grace period). Its folder is the sample
 sample Inspect runs again finds it: a finished run is reused, an interrupted one resumed
 (`council resume`), a failed one kept and a new one started. Limits: at most
 $COUNCIL_EVAL_MAX_RUNS runs at once in this evaluation (Inspect's `concurrency`), and each
-run holds its vendors' slots on this machine (slots.py) while it runs."""
+run holds its vendors' slots on this machine (slots.py) while it runs; the machine's own
+limit on council runs (max_runs) leaves them out, so `--max-runs N` runs N."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from inspect_ai.util import concurrency
 
 from council import spawn
 from council.evaluation import configurations, results, slots
+from council.options import EVAL_RUN_ENV
 from council.paths import RESEARCH_FOLDER
 from council.store.disk import atomic_write
 from council.store.workspace import Workspace
@@ -129,7 +131,10 @@ async def _work(folder: Path, research: Path, question: str, run_args: list[str]
 
 
 async def _council(folder: Path, *args: str) -> int:
-    return await spawn.run(council_argv(*args), cwd=Path.cwd(), env=dict(os.environ),
+    """One `council` command of the sample's run; the run is exempt from the machine's
+    max_runs (EVAL_RUN_ENV), as this evaluation's own limits hold it."""
+    env = {**os.environ, EVAL_RUN_ENV: "1"}
+    return await spawn.run(council_argv(*args), cwd=Path.cwd(), env=env,
                            stdout=folder / LOG_OUT, stderr=folder / LOG_ERR, grace=STOP_GRACE)
 
 

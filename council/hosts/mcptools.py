@@ -9,7 +9,8 @@ options (`load_options`: a project's ./council.yaml only once trusted, trust.py)
 CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
 the line `council run` prints for it, click's wording included. A started run is the same
 supervised run as `council run`'s, detached from the server (detach.py), and recorded
-once per request (mcprequests.py).
+once per request (mcprequests.py). A run is started only while the machine runs fewer than
+its max_runs (run/supervisor.py), and has a budget by default (MCP_MAX_COST).
 
 The data must stand on its own: given both, Claude Code (2.1.197, seen offline) shows its
 model the structured content as JSON and not the text. So the data carries what the text
@@ -23,7 +24,7 @@ import io
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,7 @@ from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.provenance import ForeignRunError
 from council.store.runlock import live_supervisor
-from council.store.state import PHASES, RunState, load_state, readable
+from council.store.state import RunState, load_state, readable
 from council.store.workspace import Workspace, ensure_base, find_run, list_runs
 from council.topic import check_topic
 from council.trust import UntrustedConfig
@@ -57,7 +58,13 @@ TOPIC_SHOWN = 500  # characters of the topic in a status (the topic may be a meg
 # of it is spent seeing the supervisor take the run, so one that cannot start is an error
 # at once rather than a run that stays `starting`.
 ANSWER_S = 1.5
+REFUSAL_S = 0.4  # and past it, a supervisor seen refusing the run for want of a slot
 STARTING_S = 30  # a run no supervisor holds yet, this young, is starting, not interrupted
+# An MCP run's budget when neither the client nor a config file gives one. The default
+# council's plan estimates ~$4 at list prices as a floor (two requests a turn; each search or
+# page read adds one): $10 lets such a run end as planned, while a client's model that starts
+# runs unasked spends at most $10 a run, and max_runs runs at once.
+MCP_MAX_COST = 10.0
 RESOURCE_FILES = {"final-report.md": ("text/markdown", "final report (markdown)"),
                   "report.html": ("text/html", "report page, with its citations, claims "
                                   "and timeline"),
@@ -135,8 +142,9 @@ START_PARAMS = (
            "--verify"),
     _param("max_iterations", "integer", "Each agent's iteration cap per phase.",
            "--max-iterations", minimum=1),
-    _param("max_cost", "number", "Budget in USD: once spent, agents stop after their "
-           "current turn and the run goes on to the synthesis.", "--max-cost",
+    _param("max_cost", "number", f"Budget in USD (default {MCP_MAX_COST:g}, or the config "
+           "file's): once spent, agents stop after their current turn and the run goes on to "
+           "the synthesis.", "--max-cost",
            exclusiveMinimum=0),
     _param("test", "boolean", "Cheapest models and 2 iterations per agent, for trying "
            "council out.", "--test"),
@@ -245,17 +253,17 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     if known is not None:
         return _again(find_run(known, base, act="resume"), base)
     call.progress(10, "checking the request: options, config file, CLIs")
-    options = load_options(Overrides(test=bool(args["test"]), agents=names or None,
-                                     max_iterations=args["max_iterations"],
-                                     max_cost=args["max_cost"], verify=args["verify"],
-                                     mode=args["mode"]))
+    options = with_budget(load_options(Overrides(
+        test=bool(args["test"]), agents=names or None, max_iterations=args["max_iterations"],
+        max_cost=args["max_cost"], verify=args["verify"], mode=args["mode"])))
     options, notes = preflight.prepare(options, explicit=bool(names))
     ensure_base(base)
+    from council.run import supervisor
+
+    supervisor.check_room()  # at the machine's max_runs: refused, and no run folder made
 
     def create() -> str:
-        from council.run.supervisor import start_run
-
-        return start_run(topic, options, base).id
+        return supervisor.start_run(topic, options, base).id
 
     run_id, new = mcprequests.claim(base, key, digest, create)
     ws = find_run(run_id, base, act="resume")
@@ -265,22 +273,60 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     # What the checks left of the answer's time goes to seeing the supervisor take the run.
     left = ANSWER_S - (time.monotonic() - began)
     launched = detach.launch(ws, base, wait=min(detach.READY_WAIT, max(0.0, left)))
+    refused = _refusal(ws, began + ANSWER_S + REFUSAL_S)
+    if refused is not None:  # another run took the last slot after check_room looked
+        raise supervisor.TooManyRuns(refused)
     return _started(ws, options, notes, launched, reused=False)
+
+
+def _refusal(ws: Workspace, deadline: float) -> str | None:
+    """The line the run's supervisor refused it with, if another run took the last slot
+    after check_room looked. A supervisor takes its slot before the run's lock, so one that
+    holds the run without a slot is ending it as failed: that is waited for, until
+    `deadline`. None for a run that has its slot or no supervisor yet (its answer says
+    `starting`; research_status tells the rest)."""
+    from council.run.supervisor import holds_slot
+
+    while True:
+        live = live_supervisor(ws.root) is not None
+        slotted = live and holds_slot(ws)
+        line = refused_line(readable(ws.root))
+        if line is not None:
+            return line
+        if not live or slotted or time.monotonic() >= deadline:
+            return None
+        time.sleep(0.02)  # the supervisor is a process of its own: nothing to wait on
+
+
+def with_budget(options: RunOptions) -> RunOptions:
+    """An MCP run's options: a budget of MCP_MAX_COST unless the client's max_cost or the
+    config file's set one. The client's model decides to start a run, not the user: what it
+    may spend unasked is bounded, and the plan in the answer says so."""
+    if options.max_cost is not None:
+        return options
+    return replace(options, max_cost=MCP_MAX_COST)
+
+
+def refused_line(state: RunState) -> str | None:
+    """Why a run ended before anything was done for it (its supervisor found the machine's
+    runs at their limit), or None."""
+    if state.phase != "failed" or state.steps or any(r.phases for r in state.agents.values()):
+        return None
+    return state.error
 
 
 def _again(ws: Workspace, base: Path) -> Answer:
     """The run a request already started. One that never got going (its supervisor could
-    not start, or the server ended between recording and starting it) is started now."""
+    not start, or the server ended between recording and starting it) is started now, if
+    the machine has room for it."""
+    from council.run.supervisor import begun, check_room
+
     state = readable(ws.root)
     launched = None
-    if not _begun(state) and live_supervisor(ws.root) is None:
+    if not begun(state) and live_supervisor(ws.root) is None:
+        check_room()
         launched = detach.launch(ws, base)
     return _started(ws, RunOptions.from_dict(state.options), [], launched, reused=True)
-
-
-def _begun(state: RunState) -> bool:
-    return state.phase not in PHASES or bool(state.steps) or any(
-        rec.phases for rec in state.agents.values())
 
 
 def _started(ws: Workspace, options: RunOptions, notes: list[str],
@@ -379,7 +425,9 @@ def shown_phase(state: RunState, ws: Workspace, now: float | None = None) -> str
 
 def starting(state: RunState, now: float | None = None) -> bool:
     """A run that nothing has worked on yet, made less than STARTING_S ago."""
-    if _begun(state):
+    from council.run.supervisor import begun
+
+    if begun(state):
         return False
     try:
         made = calendar.timegm(time.strptime(state.created_at, "%Y-%m-%dT%H:%M:%SZ"))

@@ -4,35 +4,51 @@ phase graph (pipeline.py) and turns signals into a clean cancel.
 Degrade, don't die: a seat that fails is left out of later phases and the run goes on; only
 a phase where every seat failed stops the run. One signal-handling task at the root cancels
 the run on SIGINT/SIGTERM; every agent's process tree is stopped and the state says
-`cancelled`."""
+`cancelled`.
+
+At most `max_runs` runs at once on this machine (options.MACHINE; the user's own config or
+$COUNCIL_MAX_RUNS, 2 by default): each supervisor holds one run slot (store/slots.py, flock'd
+files under ~/.cache/council/run-slots/) for its whole life, and the kernel frees it when
+the supervisor dies. `council run` takes it before the run exists; `council resume`, the
+MCP server's detached supervisors and the plugin's hook take it here, before the run's lock,
+so a run that has a supervisor is counted. A supervisor that finds no slot refuses in one
+line naming the active runs (exit 2); a run that had not begun (an MCP request's, whose
+server looked and found room a moment before another took it) is ended as failed with that
+line, so that its client learns why. `council eval`'s sample runs are exempt (its own
+--max-runs and --per-vendor hold them: evaluation/slots.py)."""
 
 from __future__ import annotations
 
+import os
 import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
-from council import graph
+from council import config, graph
 from council.config import RunOptions
-from council.errors import CouncilError, PhaseFailedError
+from council.errors import CouncilError, PhaseFailedError, UsageError
+from council.options import EVAL_RUN_ENV
 from council.phases import RunContext
 from council.phases.synthesis import MAIN_SESSION
 from council.run import crash
 from council.run.cancel import mark_cancelled, stop_orphans
 from council.run.pipeline import run_graph, set_phase
-from council.store import events, sessions
+from council.store import events, sessions, slots
 from council.store.owner import StateOwner, owned
 from council.store.progress import utc_now
 from council.store.runlock import RunLock
-from council.store.state import AgentRecord, RunState, create_state
+from council.store.state import PHASES, AgentRecord, RunState, create_state
 from council.store.workspace import Workspace, create_workspace
 from council.views import page
 
 EXIT_OK, EXIT_FAILED = 0, 1
 SIGNAL_EXIT = {signal.SIGHUP: 129, signal.SIGINT: 130, signal.SIGTERM: 143}
 HANDED_OVER = "handed over"  # the plugin's session writes the synthesis (handover.py)
+EXIT_REFUSED = UsageError.exit_code  # no run slot: refused before anything was spent
+RUN_SLOTS = "run-slots"  # ~/.cache/council/run-slots/run-<n>.lock
+RUN_KIND = "run"
 
 
 @dataclass(frozen=True)
@@ -40,6 +56,92 @@ class RunResult:
     ws: Workspace
     exit_code: int
     message: str
+
+
+class TooManyRuns(UsageError):
+    """This machine runs as many council runs as it allows at once (max_runs)."""
+
+
+class RunSlot:
+    """One of the machine's run slots, held by this process until closed (or until it
+    dies). An exempt run (`council eval`'s) holds none."""
+
+    def __init__(self, fd: int | None, folder: Path) -> None:
+        self.fd = fd
+        self.folder = folder
+
+    def label(self, ws: Workspace) -> None:
+        """Name the run that holds it, for the refusals of others."""
+        if self.fd is not None:
+            slots.relabel(self.folder, self.fd, _label(ws))
+
+    def close(self) -> None:
+        if self.fd is not None:
+            slots.release([self.fd])
+            self.fd = None
+
+    def __enter__(self) -> RunSlot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _label(ws: Workspace) -> str:
+    return f"{ws.id} in {ws.root}"
+
+
+def exempt() -> bool:
+    """A sample run of `council eval`, held by the eval's own limits."""
+    return bool(os.environ.get(EVAL_RUN_ENV))
+
+
+def reserve(ws: Workspace | None = None, base: Path | None = None) -> RunSlot:
+    """Take a run slot for this process (naming `ws`, or a run starting in `base`), or
+    TooManyRuns naming the runs that hold the others."""
+    folder = slots.cache_folder(RUN_SLOTS)
+    if exempt():
+        return RunSlot(None, folder)
+    limit, source = config.max_runs()
+    label = _label(ws) if ws is not None else f"a run starting in {base or 'a research folder'}"
+    taken = slots.take_counted(folder, RUN_KIND, limit, label)
+    if taken.fd is None:
+        raise TooManyRuns(refusal(limit, source, taken.holders))
+    return RunSlot(taken.fd, folder)
+
+
+def check_room() -> None:
+    """TooManyRuns when the machine's runs are at their limit now: the MCP server's look
+    before it creates a run, so that a refused request leaves no run folder. It reserves
+    nothing: the run's own supervisor takes its slot, and if another took the last one in
+    between, ends the run as failed with the same line."""
+    if exempt():
+        return
+    limit, source = config.max_runs()
+    held = slots.holders(slots.cache_folder(RUN_SLOTS), RUN_KIND)
+    if len(held) >= limit:
+        raise TooManyRuns(refusal(limit, source, held))
+
+
+def holds_slot(ws: Workspace) -> bool:
+    """Whether a supervisor holds a run slot for the run in `ws` (always, for exempt runs,
+    which take none)."""
+    return exempt() or _label(ws) in slots.holders(slots.cache_folder(RUN_SLOTS), RUN_KIND)
+
+
+def refusal(limit: int, source: str, held: list[str]) -> str:
+    """The one line a run past the limit is refused with: the runs that are active."""
+    runs = "runs are" if len(held) != 1 else "run is"
+    return (f"{len(held)} council {runs} already active on this machine, which allows "
+            f"{limit} at once (max_runs: {source}): {'; '.join(held)}; wait for one to end, "
+            "or cancel one")
+
+
+def begun(state: RunState) -> bool:
+    """Whether anything has been done for the run (a phase begun by an agent, a step
+    ended, or the run ended)."""
+    return state.phase not in PHASES or bool(state.steps) or any(
+        rec.phases for rec in state.agents.values())
 
 
 def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Workspace:
@@ -59,16 +161,41 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
     return ws
 
 
-def execute(ws: Workspace, synthesise: bool = True) -> RunResult:
+def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None) -> RunResult:
     """Run every remaining phase of the run in `ws` (all of them for a new run, what is left
-    for a resumed one). Holds the run's lock throughout; never raises for agent failures
-    (a failed run is a RunResult that says so).
+    for a resumed one). Holds a run slot (`slot`, the one `council run` took before making
+    the run, else one taken here) and the run's lock throughout; never raises for agent
+    failures (a failed run is a RunResult that says so), nor for want of a slot (EXIT_REFUSED).
 
     With `synthesise=False` (a host whose own session writes the report: the Claude Code
     plugin) every phase before the synthesis runs, and the synthesis is handed to that
     session: handover.handover gives it its instructions, handover.complete_handover stamps
     its report and ends the run."""
     crash.note_run(ws.root)
+    if slot is None:
+        try:
+            slot = reserve(ws)
+        except TooManyRuns as exc:
+            return _refused(ws, str(exc))
+    else:
+        slot.label(ws)
+    with slot:
+        return _supervise(ws, synthesise)
+
+
+def _refused(ws: Workspace, line: str) -> RunResult:
+    """No run slot: a run that had not begun ends failed with the line (its MCP client
+    reads why in research_status); one that had is left as it was, to resume later. A run
+    another supervisor holds says so instead (RunLock)."""
+    with RunLock(ws.root), owned(ws.root) as owner:
+        if not begun(owner.state):
+            set_phase(ws, owner, "failed", line)
+            page.publish(ws, owner.state)
+            events.emit(ws.root, "run", f"failed: {line}")
+    return RunResult(ws, EXIT_REFUSED, line)
+
+
+def _supervise(ws: Workspace, synthesise: bool) -> RunResult:
     # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml,
     # and handed to every phase in the run's context.
     with RunLock(ws.root), owned(ws.root) as owner:

@@ -159,6 +159,7 @@ async def test_a_run_outlives_its_server_and_a_new_server_reports_it(council: Co
 
 async def test_two_requests_make_two_runs_and_a_request_asked_again_makes_none(
         council: Council) -> None:
+    council.env["COUNCIL_MAX_RUNS"] = "3"  # the three runs may all be running at once
     async with connected(council) as session:
         found: dict[str, dict[str, Any]] = {}
 
@@ -342,3 +343,39 @@ def test_an_unforeseen_error_is_one_line_naming_its_crash_log(isolated: Path) ->
     assert log.is_file()
     assert "Traceback" in log.read_text()
     assert "council mcp get_report crashed" in log.read_text()
+
+
+async def test_a_third_run_at_once_is_refused_naming_the_two_active(council: Council) -> None:
+    """The machine runs at most max_runs (2 by default) council runs at once: a client's
+    model that keeps calling start_research gets a one-line tool error, and no run folder."""
+    from council.store.runlock import live_supervisor
+
+    council.script({"*": {"hang": True}})  # the two runs stay active
+    async with connected(council) as session:
+        answers = [data(await session.call_tool("start_research", {
+            "topic": topic, "test": True, "agents": ["claude"]}))
+            for topic in ("Tides?", "Why is the sky blue?")]
+        started = [answer["run_id"] for answer in answers]
+        # A supervisor holds its run slot before it holds its run.
+        wait_for(lambda: all(live_supervisor(council.research / run_id) is not None
+                             for run_id in started))
+        third = await session.call_tool("start_research", {"topic": "And the wind?",
+                                                           "test": True})
+        assert third.is_error
+        line = text(third)
+        assert "\n" not in line
+        assert line.startswith("council: error: 2 council runs are already active on this "
+                               "machine, which allows 2 at once")
+        for run_id in started:
+            assert f"{run_id} in {council.research / run_id}" in line
+        assert [p.name for p in runs(council)] == sorted(started)
+        for answer in answers:  # an MCP run has a budget unless the client gives one
+            assert "limits: budget $10.00" in "\n".join(answer["plan"])
+        for run_id in started:
+            await session.call_tool("cancel_research", {"run_id": run_id})
+        # A run slot is free again once a run has ended.
+        fourth = data(await session.call_tool("start_research", {
+            "topic": "And the wind?", "test": True, "agents": ["claude"], "max_cost": 2}))
+        assert "limits: budget $2.00" in "\n".join(fourth["plan"])
+        await session.call_tool("cancel_research", {"run_id": fourth["run_id"]})
+    no_traceback(council)

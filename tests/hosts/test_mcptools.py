@@ -9,18 +9,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Council
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
+from council import graph
 from council.config import Overrides, load_options
 from council.errors import CouncilError, UsageError
 from council.hosts import mcprequests, mcptools
 from council.hosts.mcptools import START_PARAMS, STATUS_PARAMS, TOOLS, Param
+from council.run import detach, supervisor
 from council.run.pipeline import set_phase
 from council.run.supervisor import start_run
+from council.store import slots
 from council.store.owner import owned
 from council.store.runlock import RunLock
 from council.store.sessions import RELEASED, Request
-from council.store.state import AgentPhase, AgentRecord, RunState
+from council.store.state import AgentPhase, AgentRecord, RunState, load_state
 from council.store.workspace import create_workspace, find_run
 
 BY_NAME = {p.name: p for p in START_PARAMS}
@@ -261,3 +265,46 @@ def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(
     let_go = mcptools.run_status({"run_id": ws.id}, call).data
     assert (held["phase"], held["ended"]) == ("done", False)
     assert (let_go["phase"], let_go["ended"]) == ("done", True)
+
+
+def test_an_mcp_run_has_a_budget_unless_the_client_or_the_config_sets_one(
+        isolated: Path) -> None:
+    budgeted = mcptools.with_budget(load_options(Overrides(test=True)))
+    assert budgeted.max_cost == 10.0
+    assert graph.plan(budgeted)[-1].startswith("limits: budget $10.00, 3600 s per agent "
+                                               "per phase")
+    given = load_options(Overrides(test=True, max_cost=25))
+    assert mcptools.with_budget(given).max_cost == 25.0  # the client's max_cost
+    (isolated / "config").mkdir()
+    (isolated / "config" / "config.yaml").write_text("max_cost: 3\n")
+    assert mcptools.with_budget(load_options(Overrides())).max_cost == 3.0  # the user's
+
+
+def test_a_start_that_loses_the_last_slot_is_its_supervisors_one_line(
+        council: Council, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server saw room (check_room), then another run took the last slot: the run's
+    detached supervisor finds none and ends the run failed, and the answer is the refusal."""
+    for key, value in council.env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(supervisor, "check_room", lambda: None)  # the look that saw room
+    # However long this machine takes to start the supervisor, the answer waits for it.
+    monkeypatch.setattr(mcptools, "ANSWER_S", 60.0)
+    monkeypatch.setattr(detach, "READY_WAIT", 60.0)
+    held = [slots.take_counted(slots.cache_folder(supervisor.RUN_SLOTS), "run", 9,
+                               f"run {n} in /elsewhere").fd for n in range(2)]
+    call = mcptools.Call(council.research, "test")
+    args = mcptools.parse(START_PARAMS, "start_research", {"topic": "Tides?", "test": True})
+    try:
+        with pytest.raises(supervisor.TooManyRuns) as refused:
+            mcptools.start(args, call)
+    finally:
+        slots.release([fd for fd in held if fd is not None])
+    line = str(refused.value)
+    assert line.startswith("2 council runs are already active on this machine")
+    assert "run 0 in /elsewhere; run 1 in /elsewhere" in line
+    (ws,) = [p for p in council.research.iterdir() if p.name[0].isdigit()]
+    state = load_state(ws)
+    assert (state.phase, state.error) == ("failed", line)
+    assert mcptools.refused_line(state) == line
+    assert mcptools.refused_line(record({"research": ("running", 1, 2)},
+                                        phase="failed")) is None

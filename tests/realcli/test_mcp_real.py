@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,3 +68,53 @@ def test_claude_starts_a_council_over_mcp_and_reads_its_report(
 
     # The MCP server ended with claude; the run's supervisor with the run.
     wait_for(lambda: not processes_in(project), timeout=30)
+
+
+def test_a_third_start_research_at_once_is_refused_naming_the_two_active(
+        cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
+    """The real claude, as an MCP client whose model keeps starting runs: the machine runs
+    at most max_runs (2 by default) at once, so the third start_research is a tool error
+    naming the two active runs, and makes no run folder. The runs' real codex seats wait on
+    a model that answers in two minutes, so both stay active."""
+    project = tmp_path / "project"
+    project.mkdir()
+    council = Path(sys.executable).parent / "council"
+    env = {**cli_env, "PATH": f"{council.parent}{os.pathsep}{cli_env['PATH']}"}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"council": {
+        "command": str(council), "args": ["mcp"], "env": env}}}))
+    start = "mcp__council__start_research"
+    server.script = {"openai": {"delay": 120}, "anthropic": {"tool_calls": [
+        {"tool": start, "args": {"topic": "How do tides work?", "test": True,
+                                 "agents": ["codex"]}},
+        {"tool": start, "args": {"topic": "Why is the sky blue?", "test": True,
+                                 "agents": ["codex"]}},
+        # Until both have a supervisor (which holds its run slot before its run).
+        {"tool": "mcp__council__list_research", "args": {},
+         "until": r'(?s)"phase": ?"research".*"phase": ?"research"'},
+        {"tool": start, "args": {"topic": "And the wind?", "test": True,
+                                 "agents": ["codex"]}}]}}
+    research = project / "research"
+    try:
+        run = run_cli(["claude", "-p", "Research three questions with the council.",
+                       "--mcp-config", str(config), "--strict-mcp-config",
+                       "--allowedTools", f"{start},mcp__council__list_research",
+                       "--output-format", "json"], cwd=project, env=env, timeout=240)
+        assert run.returncode == 0, run.describe()
+        folders = sorted(p for p in research.iterdir() if p.name[0].isdigit())
+        assert len(folders) == 2, folders  # the third made none
+        (done,) = [r for r in server.records("anthropic")
+                   if r.get("answer") == "tool_calls done"]
+        refusal = str(done["tool_result"])
+        assert "2 council runs are already active on this machine, which allows 2 at once" \
+            in refusal, refusal
+        for folder in folders:
+            assert f"{folder.name} in {folder}" in refusal
+            assert yaml.safe_load((folder / "state.yaml").read_text())["phase"] == "research"
+    finally:
+        for folder in (sorted(research.iterdir()) if research.is_dir() else []):
+            if folder.name[0].isdigit():
+                subprocess.run([sys.executable, "-m", "council", "cancel", folder.name,
+                                "--research-dir", str(research)], env=env, cwd=project,
+                               capture_output=True, timeout=120, stdin=subprocess.DEVNULL)
+    wait_for(lambda: not processes_in(project), timeout=60)
