@@ -122,6 +122,7 @@ SHAPES = (
 # A text up to this long is searched for a shape's fixed strings before its pattern is
 # fetched; a longer one goes to the patterns, which find a fixed prefix faster than `find`.
 _SHORT = 4096
+_STARTS = tuple(tuple(t for _, starts in shapes for t in starts) for shapes, _ in SHAPES)
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _MARK = "REDACTED:"
 
@@ -464,8 +465,12 @@ def _spans(value: str, found: Secrets, pos: int = 0) -> list[Span]:
             at = value.find(secret, at + 1)
     short = len(value) - pos <= _SHORT
     for i, (shapes, _) in enumerate(SHAPES):
-        if short and all(value.find(t, pos) < 0 for _, starts in shapes for t in starts):
-            continue  # no `re` for a plain line (the hooks'), nor a pass per shape
+        if short:  # no `re` for a plain line (the hooks'), nor a pass per shape
+            for fixed in _STARTS[i]:
+                if value.find(fixed, pos) >= 0:
+                    break
+            else:
+                continue
         for match in _compiled()[i].finditer(value, pos):
             start, end = origin = match.span()
             name = next((n for n, starts in shapes if value.startswith(starts, start)),
