@@ -2,13 +2,19 @@
 host as the user would run it (their CLIs, their logins), then the run's report as the
 sample's output and its tokens and dollars as the output's usage.
 
-The run is `python -m council run …` in a session of its own, stopped as a tree if the sample
-is cancelled (Ctrl-C, SIGTERM: spawn.py sends it SIGTERM, which council turns into a clean
-stop of its agents, then SIGKILL after a grace period). Its folder is the sample's, so a
-sample Inspect runs again finds it: a finished run is reused, an interrupted one resumed
-(`council resume`), a failed one kept and a new one started. Limits: at most
-$COUNCIL_EVAL_MAX_RUNS runs at once in this evaluation (Inspect's `concurrency`), and each
-run holds its vendors' slots on this machine (slots.py) while it runs; the machine's own
+The run is `council run …` started as run/detach.py starts a supervisor: this interpreter,
+isolated (`-I`), on the package's own entry file, so nothing of the folder the evaluation was
+started in (a benchmark checkout's `council/` package, a `sitecustomize.py`) or of PYTHONPATH
+is imported; and in the sample's own folder, so no ./council.yaml standing in the user's
+folder is read by a run. A configuration whose seats come from the project's ./council.yaml
+(trusted, `council trust`) gets that file by name (`--config`), checked again, as `council
+run` would check it, before each run starts. The run has a session of its own and is stopped
+as a tree if the sample is cancelled (Ctrl-C, SIGTERM: spawn.py sends it SIGTERM, which
+council turns into a clean stop of its agents, then SIGKILL after a grace period). Its folder
+is the sample's, so a sample Inspect runs again finds it: a finished run is reused, an
+interrupted one resumed (`council resume`), a failed one kept and a new one started. Limits:
+at most $COUNCIL_EVAL_MAX_RUNS runs at once in this evaluation (Inspect's `concurrency`), and
+each run holds its vendors' slots on this machine (slots.py) while it runs; the machine's own
 limit on council runs (max_runs) leaves them out, so `--max-runs N` runs N."""
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from inspect_ai.util import concurrency
 
 from council import spawn
 from council.evaluation import configurations, results, slots
+from council.evaluation.configurations import Configuration
 from council.options import EVAL_RUN_ENV
-from council.paths import RESEARCH_FOLDER
+from council.paths import RESEARCH_FOLDER, project_config_file
+from council.run.detach import ENTRY
 from council.store.disk import atomic_write
 from council.store.workspace import Workspace
 
@@ -52,8 +60,24 @@ def max_runs() -> int:
 
 
 def council_argv(*args: str) -> tuple[str, ...]:
-    """`council …` with this interpreter: no PATH lookup, the same installation."""
-    return (sys.executable, "-m", "council", *args)
+    """`council …` with this interpreter and this installation's entry file, isolated: no
+    PATH lookup, and neither the current folder nor PYTHONPATH on sys.path."""
+    return (sys.executable, "-I", str(ENTRY), *args)
+
+
+def project_config(conf: Configuration, test: bool = False,
+                   max_cost: float | None = None) -> list[str]:
+    """`--config FILE` when the configuration's seats come from the project's ./council.yaml
+    (the run, in the sample's folder, would not find it), else nothing. Resolved again each
+    time, in the folder the evaluation was started in: a file changed since it was trusted
+    is refused here, with `council run`'s one line, rather than obeyed by name."""
+    if conf.config_file is not None:
+        return []
+    found = configurations.resolve(conf, test, max_cost).config_file
+    project = project_config_file()
+    if found is None or Path(found) != project:
+        return []
+    return ["--config", os.path.realpath(project)]
 
 
 @solver
@@ -66,18 +90,19 @@ def council_run(configuration: str, runs_dir: str, test: bool = False,
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         question = state.input_text
+        args = [*run_args, *project_config(conf, test, max_cost)]
         folder = results.sample_folder(Path(runs_dir), conf.slug(), str(state.sample_id))
         research = folder / RESEARCH_FOLDER
         found = results.latest(research, question)
         action = results.decide(found[1] if found else None,
                                 found is not None and results.supervised(found[0]))
         if action == results.RESUME and found is not None:
-            await _work(folder, research, question, run_args, vendors, found[0])
+            await _work(folder, research, question, args, vendors, found[0])
             found = results.latest(research, question)
             if found is None or found[1].phase in results.ENDED_BADLY:
                 action = results.NEW  # a run that cannot be resumed is kept; start afresh
         if action == results.NEW:
-            await _work(folder, research, question, run_args, vendors, None)
+            await _work(folder, research, question, args, vendors, None)
             found = results.latest(research, question)
         if found is None:
             raise RunFailed(f"council run left no run folder in {research}; see "
@@ -131,10 +156,10 @@ async def _work(folder: Path, research: Path, question: str, run_args: list[str]
 
 
 async def _council(folder: Path, *args: str) -> int:
-    """One `council` command of the sample's run; the run is exempt from the machine's
-    max_runs (EVAL_RUN_ENV), as this evaluation's own limits hold it."""
+    """`council …` in the sample's folder (module docstring), to its end; the run is exempt
+    from the machine's max_runs (EVAL_RUN_ENV), as this evaluation's own limits hold it."""
     env = {**os.environ, EVAL_RUN_ENV: "1"}
-    return await spawn.run(council_argv(*args), cwd=Path.cwd(), env=env,
+    return await spawn.run(council_argv(*args), cwd=folder, env=env,
                            stdout=folder / LOG_OUT, stderr=folder / LOG_ERR, grace=STOP_GRACE)
 
 

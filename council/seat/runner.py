@@ -321,6 +321,9 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
             return returncode, outcome
         prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
                                           decision)
+        # Each `codex exec resume` loads the folder's instruction files anew: what the last
+        # turn wrote (an AGENTS.override.md) must not steer the next.
+        await anyio.to_thread.run_sync(seatfolder.quarantine, ws, job.seat.name, phase)
         invocation = adapter.resume(job, session, prompt)
 
 

@@ -4,7 +4,8 @@ FIFO, a sparse terabyte, a link at the name of the next phase's prompt or inputs
 AGENTS.override.md that steers its own next phase.
 
 - At a phase's start the folder is a real folder (`own_folder`); every file a CLI would load
-  from it as instructions or settings is moved out of the way (`quarantine`); the prompt and
+  from it as instructions or settings is moved out of the way (`quarantine`, again before
+  each of codex's turns, since each `codex exec resume` reads them anew); the prompt and
   the inputs are written through agentfs, and whatever stood at their names is removed
   without being followed (`put`, `copy_inputs`).
 - At a phase's end the report is read once, through agentfs and bounded, into a capture of
@@ -17,14 +18,21 @@ follows a link an agent made. progress.log says whenever something hostile stood
 
 from __future__ import annotations
 
+import json
 import os
+import posixpath
+import re
 import stat
-from collections.abc import Iterator, Mapping
+import sys
+from collections import deque
+from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from council.agents import codex
+from council.errors import CouncilError
 from council.store import agentfs, events, redact, snapshots
 from council.store.workspace import Workspace
 
@@ -46,14 +54,26 @@ MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md
 CONFIG_ENTRIES = (".claude", ".mcp.json", ".codex", ".agents", ".env")
 # Claude reads a CLAUDE.md of a subfolder when it works there, and gemini 0.61 loads a
 # GEMINI.md of a subfolder its tools touch (loadJitSubdirectoryMemory): looked for at any
-# depth, within a budget of entries (an agent could leave millions).
+# depth. Every name is compared in any case: on a case-insensitive disk (macOS's) a CLI that
+# opens CLAUDE.md reads the Claude.MD an agent wrote.
 NESTED = ("CLAUDE.md", "CLAUDE.local.md", "GEMINI.md")
+# The walk lists at most this many entries; past it the seat fails, saying so, rather than
+# start a CLI in a folder council could not check (an agent could leave millions).
 WALK_BUDGET = 10_000
 # What council itself keeps in .gemini/: the workspace settings agents/gemini.py rewrites at
 # every start, and an empty .env, which stops gemini looking for one further up.
 GEMINI = ".gemini"
 GEMINI_ENV = ".env"
 GEMINI_SETTINGS = "settings.json"
+# gemini 0.61 also loads, at every level GEMINI.md is looked for, each name in the
+# `context.fileName` setting (a name or a list) of every settings file it merges: the
+# system defaults, the user's, the workspace's and the system's.
+SETTINGS_LIMIT = 1 << 20  # a settings file is a few KB; read no more than this of one
+_JSON_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
+
+
+class FolderTooLarge(CouncilError):
+    """The seat's folder holds more entries than the quarantine walk lists."""
 
 
 def own_folder(ws: Workspace, seat: str, phase: str) -> Path:
@@ -84,15 +104,104 @@ def own_folder(ws: Workspace, seat: str, phase: str) -> Path:
 
 def quarantine(ws: Workspace, seat: str, phase: str) -> None:
     """Move every instruction or settings file a CLI would load from the seat's folder to
-    loops/quarantine/ (out of every agent's reach), at the start of each phase. Entries are
-    moved themselves, never what they name; a link, FIFO, device or hard-linked file is
-    removed instead, so no file of the run points outside it."""
+    loops/quarantine/ (out of every agent's reach), at the start of each phase and before
+    each codex turn. Entries are moved themselves, never what they name; a link, FIFO,
+    device or hard-linked file is removed instead, so no file of the run points outside it.
+    FolderTooLarge, before anything is moved, when the folder holds more than WALK_BUDGET
+    entries: the seat fails with that reason."""
     folder = ws.work_dir(seat, phase)
-    for name in dict.fromkeys((*MEMORY_FILES, *codex.instruction_files(), *CONFIG_ENTRIES)):
-        _set_aside(ws, seat, phase, folder, name)
-    _gemini_folder(ws, seat, phase, folder)
-    for rel in _nested(folder):
+    context = gemini_context_files(folder)
+    top = {n.casefold() for n in (*MEMORY_FILES, *codex.instruction_files(),
+                                  *CONFIG_ENTRIES, *context)}
+    below = {n.casefold() for n in (*NESTED, *context)}
+    for rel in instruction_entries(folder, top, below, WALK_BUDGET):
         _set_aside(ws, seat, phase, folder, rel)
+    _gemini_folder(ws, seat, phase, folder)
+
+
+def instruction_entries(folder: Path, top: Iterable[str], below: Iterable[str],
+                        budget: int = WALK_BUDGET) -> list[str]:
+    """The paths (relative to `folder`) of the entries a CLI would load: those whose path is
+    one of `top`, and those below the top whose path ends with one of `below` (names, or
+    gemini's relative paths), compared in any case (casefolded). Walked breadth first,
+    without following a link or entering a folder that goes whole (nor .gemini/, which
+    `_gemini_folder` sorts); FolderTooLarge past `budget` entries."""
+    exact = frozenset(top)
+    names = frozenset(n for n in below if "/" not in n)
+    paths = tuple(f"/{n}" for n in below if "/" in n)
+    found: list[str] = []
+    pending, seen = deque([""]), 0
+    while pending:
+        rel = pending.popleft()
+        entries = []
+        try:
+            with os.scandir(folder / rel) as listing:
+                for entry in listing:
+                    seen += 1
+                    if seen > budget:
+                        raise FolderTooLarge(
+                            f"its folder holds more than {budget:,} entries, too many to "
+                            "check for instruction files a CLI would load: not started")
+                    entries.append(entry)
+        except OSError:
+            continue  # gone, or not a folder any more: nothing to load there
+        for entry in sorted(entries, key=lambda e: e.name):
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            key = path.casefold()
+            if key in exact or (rel and (entry.name.casefold() in names
+                                         or key.endswith(paths))):
+                found.append(path)
+            elif entry.is_dir(follow_symlinks=False) and path != GEMINI:
+                pending.append(path)
+    return found
+
+
+def gemini_context_files(folder: Path, environ: Mapping[str, str] | None = None
+                         ) -> tuple[str, ...]:
+    """The names gemini would load as context besides GEMINI.md: `context.fileName` of the
+    system defaults, the user's settings ($GEMINI_CLI_HOME or ~, `.gemini/settings.json`),
+    the settings in the agent's own `.gemini/` and the system settings. gemini joins each
+    to every folder it looks in, so a leading `/` is dropped; a name that climbs out (`..`)
+    or is empty is left out."""
+    env = os.environ if environ is None else environ
+    system = env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
+        "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin"
+        else "/etc/gemini-cli/settings.json")
+    defaults = env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or str(
+        Path(system).parent / "system-defaults.json")
+    home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
+    settings = [_settings(defaults), _settings(home / GEMINI / GEMINI_SETTINGS),
+                _settings(system)]
+    if agentfs.describe(folder / GEMINI) == "a folder":  # its own: never through a link
+        settings.append(_settings(folder / GEMINI / GEMINI_SETTINGS, follow_link=False))
+    names: list[str] = []
+    for data in settings:
+        context = data.get("context")
+        value = context.get("fileName") if isinstance(context, dict) else None
+        for name in value if isinstance(value, list) else [value]:
+            clean = _relative(name) if isinstance(name, str) else None
+            if clean and clean not in names:
+                names.append(clean)
+    return tuple(names)
+
+
+def _relative(name: str) -> str | None:
+    """A context file name as gemini joins it to a folder (`path.join` keeps a leading `/`
+    inside), or None for one that names no entry below it."""
+    clean = posixpath.normpath(name.strip().lstrip("/") or ".")
+    return None if clean == "." or clean == ".." or clean.startswith("../") else clean
+
+
+def _settings(path: str | os.PathLike[str], follow_link: bool = True) -> dict[str, Any]:
+    """A gemini settings file as a mapping ({} when missing, unreadable or not a JSON object;
+    gemini allows comments in it). The user's and the system's are read through a link they
+    made (once, bounded, never blocking); an agent's is not read through any."""
+    try:
+        raw = agentfs.read(os.path.realpath(path) if follow_link else path, SETTINGS_LIMIT)
+        data = json.loads(_JSON_COMMENT.sub(lambda m: m.group(1) or "", raw.decode()))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _gemini_folder(ws: Workspace, seat: str, phase: str, folder: Path) -> None:
@@ -116,27 +225,6 @@ def _gemini_folder(ws: Workspace, seat: str, phase: str, folder: Path) -> None:
         _set_aside(ws, seat, phase, folder, f"{GEMINI}/{name}")
         if name == GEMINI_ENV:
             agentfs.write(folder, f"{GEMINI}/{GEMINI_ENV}", b"")
-
-
-def _nested(folder: Path) -> Iterator[str]:
-    """The paths (relative to `folder`) of NESTED files below its top, found without
-    following a link, within WALK_BUDGET entries."""
-    pending, seen = [""], 0
-    while pending:
-        rel = pending.pop()
-        try:
-            entries = list(os.scandir(folder / rel))
-        except OSError:
-            continue
-        for entry in sorted(entries, key=lambda e: e.name):
-            seen += 1
-            if seen > WALK_BUDGET:
-                return
-            path = f"{rel}/{entry.name}" if rel else entry.name
-            if rel and entry.name in NESTED:
-                yield path
-            elif entry.is_dir(follow_symlinks=False):
-                pending.append(path)
 
 
 def _set_aside(ws: Workspace, seat: str, phase: str, folder: Path, rel: str) -> None:

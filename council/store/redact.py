@@ -13,8 +13,8 @@ Before council writes a file, it replaces:
   JSON string;
 - the password of any `scheme://user:password@host`, by `REDACTED:url-password`;
 - anything shaped like a well-known token (a GitHub, OpenAI, Anthropic, Slack, AWS, Google,
-  GitLab or npm token, or a JWT), by `REDACTED:<shape>`, whether council knows its value or
-  not.
+  GitLab, npm, Stripe, Hugging Face, SendGrid, PyPI, Docker Hub or DigitalOcean token, or a
+  JWT), by `REDACTED:<shape>`, whether council knows its value or not.
 
 The mark holds no space or bracket, so a URL that held a secret stays one URL and a YAML or
 markdown value stays what it was. An agent's own files (its report and its CLI's logs) are
@@ -44,12 +44,14 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # A variable is a secret when its name holds one of these (case-insensitive)...
-SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE")
+SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
+                "PRIVATE")
 # ...or one of these, weaker evidence (COOKIE_MODE=disabled is a setting)...
 WEAK_WORDS = ("CREDS", "COOKIE", "WEBHOOK")
-# ...or ends with one of these: GITHUB_PAT, LDAP_PASS, MYSQL_PWD, NPM_CONFIG__AUTH and
-# SENTRY_DSN are secrets, but PWD and OLDPWD are folders and SSH_AUTH_SOCK is a socket.
-WEAK_ENDINGS = ("_PAT", "_PASS", "_PWD", "_AUTH", "_DSN")
+# ...or ends with one of these: GITHUB_PAT, LDAP_PASS, MYSQL_PWD, NPM_CONFIG__AUTH,
+# SENTRY_DSN, STRIPE_SK (a secret key) and DOCKER_AUTH_CONFIG (registry logins, base64) are
+# secrets, but PWD and OLDPWD are folders and SSH_AUTH_SOCK is a socket.
+WEAK_ENDINGS = ("_PAT", "_PASS", "_PWD", "_AUTH", "_DSN", "_SK", "_AUTH_CONFIG")
 # A connection string is a secret under these names (or one ending with `_` and one of them,
 # TEST_DATABASE_URL), even where it holds no password; any other *_URL or *_URI variable only
 # when it carries a user (`scheme://user@host`), and any variable at all when it carries a
@@ -75,30 +77,52 @@ _HOLD = 1 << 24  # a chunked scrub holds at most this much text undecided (see _
 
 Secrets = list[tuple[str, str]]  # (name, value), longest value first
 
-# Token shapes: (the mark's name, the fixed strings it starts with, a pattern). A match must
-# not follow a letter or digit ("task-…" holds no "sk-" key); `_plausible` asks more of the
-# shapes whose prefix alone is common in prose. RUN is the longest run of one (_RUN). Each
-# is its own pattern: `re` finds a fixed prefix fast, but not one of several.
+# Token shapes. Each pattern is one pass over a text, and starts with a fixed string, which
+# `re` finds fast (one of several it does not: `[sr]k_` is ten times slower than `sk_`). So
+# one pattern holds several shapes only where they share that start and no match of one can
+# begin inside a match of another and run past it (finditer would not see it). Each entry:
+# ((the mark's name, the fixed strings its tokens start with), ...), and the pattern. A
+# match must not follow a letter or digit ("task-…" holds no "sk-" key); `_plausible` asks
+# more of the shapes whose prefix alone is common in prose. RUN is the longest run of one
+# (_RUN).
 SHAPES = (
-    ("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-     r"gh[pousr]_[A-Za-z0-9]{30,RUN}"),
-    ("github-token", ("github_pat_",), r"github_pat_[A-Za-z0-9_]{30,RUN}"),
-    ("anthropic-key", ("sk-ant-",), r"sk-ant-[A-Za-z0-9_-]{20,RUN}"),
-    ("openai-key", ("sk-",), r"sk-(?!ant-)[A-Za-z0-9_-]{20,RUN}"),
-    ("slack-token", ("xox",), r"xox[abeprs]-[A-Za-z0-9-]{10,RUN}"),
-    ("aws-access-key", ("AKIA", "ASIA"), r"A[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])"),
-    ("google-api-key", ("AIza",), r"AIza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])"),
-    ("google-oauth-token", ("ya29.",), r"ya29\.[A-Za-z0-9_-]{20,RUN}"),
-    ("gitlab-token", ("glpat-",), r"glpat-[A-Za-z0-9_-]{20,RUN}"),
-    ("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{8,RUN}\.[A-Za-z0-9_-]{8,RUN}\.[A-Za-z0-9_-]{8,RUN}"),
+    ((("github-token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),),
+     r"g(?:h[pousr]_[A-Za-z0-9]{30,RUN}|ithub_pat_[A-Za-z0-9_]{30,RUN})"),
+    ((("gitlab-token", ("glpat-",)),), r"glpat-[A-Za-z0-9_-]{20,RUN}"),
+    # Stripe's secret keys: `sk_live_` or `sk_test_` and 24 to 99 letters and digits.
+    ((("anthropic-key", ("sk-ant-",)), ("openai-key", ("sk-",)),
+      ("stripe-key", ("sk_live_", "sk_test_"))),
+     r"sk(?:-ant-[A-Za-z0-9_-]{20,RUN}|-(?!ant-)[A-Za-z0-9_-]{20,RUN}"
+     r"|_(?:live|test)_[A-Za-z0-9]{20,RUN})"),
+    ((("stripe-key", ("rk_live_", "rk_test_")),), r"rk_(?:live|test)_[A-Za-z0-9]{20,RUN}"),
+    ((("slack-token", ("xox", "xapp-")),),
+     r"x(?:ox[abeprs]-[A-Za-z0-9-]{10,RUN}|app-[0-9]+-[A-Za-z0-9-]{20,RUN})"),
+    ((("aws-access-key", ("AKIA", "ASIA")), ("google-api-key", ("AIza",))),
+     r"A(?:[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])|Iza[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-]))"),
+    ((("google-oauth-token", ("ya29.",)),), r"ya29\.[A-Za-z0-9_-]{20,RUN}"),
+    ((("npm-token", ("npm_",)),), r"npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    # Hugging Face: 34 letters and digits of both cases (`_plausible`): not hf_hub_download.
+    ((("huggingface-token", ("hf_",)),), r"hf_[A-Za-z0-9]{30,RUN}"),
+    # SendGrid: `SG.`, 22 characters, a dot, 43 characters.
+    ((("sendgrid-key", ("SG.",)),),
+     r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])"),
+    # PyPI's tokens are macaroons: `pypi-` and the base64 of a version byte and a location.
+    ((("pypi-token", ("pypi-AgE",)),), r"pypi-AgE[A-Za-z0-9_-]{40,RUN}"),
+    # Docker Hub's personal and organisation tokens; DigitalOcean's: 64 hex digits.
+    ((("docker-token", ("dckr_pat_", "dckr_oat_")),
+      ("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"))),
+     r"d(?:ckr_(?:pat|oat)_[A-Za-z0-9_-]{20,RUN}|o[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9]))"),
+    ((("jwt", ("eyJ",)),),
+     r"eyJ[A-Za-z0-9_-]{8,RUN}\.[A-Za-z0-9_-]{8,RUN}\.[A-Za-z0-9_-]{8,RUN}"),
     # The password of scheme://user:password@host: up to the authority's last @ (a password
     # with an unescaped @ is hidden whole), never past a space, quote or the path.
-    ("url-password", ("://",), r"://[^\s/?#@:\"'<>`]{0,RUN}:(?P<pw>[^\s/?#\"'<>`]{1,RUN})@"),
+    ((("url-password", ("://",)),),
+     r"://[^\s/?#@:\"'<>`]{0,RUN}:(?P<pw>[^\s/?#\"'<>`]{1,RUN})@"),
 )
 # A text up to this long is searched for a shape's fixed strings before its pattern is
 # fetched; a longer one goes to the patterns, which find a fixed prefix faster than `find`.
 _SHORT = 4096
+_STARTS = tuple(tuple(t for _, starts in shapes for t in starts) for shapes, _ in SHAPES)
 _TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _MARK = "REDACTED:"
 
@@ -403,7 +427,7 @@ def _compiled() -> list[re.Pattern[str]]:
     if found is None:
         import re
 
-        found = [re.compile(p.replace("RUN", str(_RUN))) for _, _, p in SHAPES]
+        found = [re.compile(p.replace("RUN", str(_RUN))) for _, p in SHAPES]
         _patterns[_RUN] = found
     return found
 
@@ -415,12 +439,15 @@ def _longest() -> int:
 
 def _plausible(name: str, token: str) -> bool:
     """More than a prefix for the shapes whose prefix alone is common: an OpenAI-style key
-    has a digit and an upper-case letter, or is long (hex keys); a Slack token, a digit."""
+    has a digit and an upper-case letter, or is long (hex keys); a Slack token, a digit; a
+    Hugging Face token, letters of both cases (an identifier has one)."""
     if name == "openai-key" and not token.startswith(("sk-proj-", "sk-svcacct-", "sk-admin-")):
         return (any(c.isdigit() for c in token)
                 and (any(c.isupper() for c in token) or len(token) >= 35))
     if name == "slack-token":
         return any(c.isdigit() for c in token)
+    if name == "huggingface-token":
+        return any(c.isupper() for c in token) and any(c.islower() for c in token[3:])
     return True
 
 
@@ -437,11 +464,17 @@ def _spans(value: str, found: Secrets, pos: int = 0) -> list[Span]:
             spans.append((at, at + len(secret), name, at))
             at = value.find(secret, at + 1)
     short = len(value) - pos <= _SHORT
-    for i, (name, starts, _) in enumerate(SHAPES):
-        if short and all(value.find(t, pos) < 0 for t in starts):
-            continue  # no `re` for a plain line (the hooks'), nor a pass per shape
+    for i, (shapes, _) in enumerate(SHAPES):
+        if short:  # no `re` for a plain line (the hooks'), nor a pass per shape
+            for fixed in _STARTS[i]:
+                if value.find(fixed, pos) >= 0:
+                    break
+            else:
+                continue
         for match in _compiled()[i].finditer(value, pos):
             start, end = origin = match.span()
+            name = next((n for n, starts in shapes if value.startswith(starts, start)),
+                        shapes[-1][0])
             if name == "url-password":
                 start, end = match.span("pw")
                 if value.startswith(_MARK, start):

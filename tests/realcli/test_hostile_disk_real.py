@@ -25,6 +25,10 @@ Measured on 7a494af (before the fixes), every test failed:
   one's environment, and GEMINI_SYSTEM_MD replaced gemini's instructions.
 - bashrc: gemini wrote 1 of its 2 scripted turns in the research and in the synthesis (the
   banner came before the hook's JSON); the loop file said 2 and the seat was "capped".
+
+On e525b49 (issue 31), the instruction-file test failed: codex's second research turn sent
+the AGENTS.override.md its first turn wrote, and gemini's refinement and synthesis sent the
+TEAM.md its research wrote (named by the user's `context.fileName`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,7 @@ from .helpers import (
     run_files,
     secrets_in,
 )
-from .server import CLI_OF, ScriptedServer
+from .server import CLI_OF, HOSTILE, ScriptedServer
 
 pytestmark = pytest.mark.realcli
 
@@ -415,4 +419,53 @@ def test_a_bashrc_that_prints_does_not_shorten_gemini(
         if (status, iteration, len(turns)) != ("complete", 2, 2):
             problems.append(f"gemini's {phase}: {status} at iteration {iteration}, after "
                             f"{len(turns)} of its scripted 2 turns {error}".rstrip())
+    verdict(problems + common(server, run, before, files))
+
+
+@pytest.mark.timeout(600)
+def test_instruction_files_an_agent_writes_steer_none_of_its_later_turns(
+        cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
+    """codex writes an AGENTS.override.md in its research's first turn; each of codex's
+    turns is its own `codex exec resume`, which loads the folder's instruction files anew,
+    so the second turn must not carry it (issue 31). gemini writes TEAM.md, which the user's
+    gemini settings name as a context file (`context.fileName`): its refinement and its
+    synthesis must not carry it."""
+    settings = Path(cli_env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json"
+    user = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**user, "context": {"fileName": ["GEMINI.md", "TEAM.md"]}}))
+    files = user_files(cli_env)
+    before = fingerprint(files)
+    project = tmp_path / "project"
+    project.mkdir()
+    # The file's text is made by the shell, so only a CLI that loaded the file sends it.
+    override = "printf 'OVERRIDE-PLANTED-%s' 42 > {dir}/AGENTS.override.md"
+    server.script = {
+        "openai": {"finish_after": 1,
+                   "reports": {"codex-report.md": {"finish_after": 2, "probe": [override]}}},
+        "gemini": {"finish_after": 1,
+                   "reports": {"gemini-report.md": {"finish_after": 1,
+                                                    "hostile": ["{dir}/TEAM.md"]}}}}
+    result = run_bounded([*COUNCIL, "--agents", "gemini,codex", "--synthesizer", "gemini",
+                          "--no-verify", "--debate", "off", "--dissent", "off", TOPIC],
+                         cwd=project, env=cli_env, bound=480)
+    run = the_run(project / "research")
+    problems = ended(result, "2 of 2", run)
+    research = [r for r in server.records("openai")
+                if str(r.get("report_path") or "").endswith("/codex-report.md")]
+    turns = [r for r in research if str(r.get("answer")).startswith("tool apply_patch ")]
+    if len(turns) != 2:
+        problems.append(f"codex's research wrote {len(turns)} of its scripted 2 turns")
+    first = next((i for i, r in enumerate(research) if r in turns), len(research))
+    if any("OVERRIDE-PLANTED-42" in json.dumps(r.get("body")) for r in research[first + 1:]):
+        problems.append("codex's second turn loaded the AGENTS.override.md its first wrote")
+    later = [r for r in server.records("gemini")
+             if not str(r.get("report_path") or "").endswith("/gemini-report.md")]
+    if not later:
+        problems.append("gemini made no request after its research")
+    if any(HOSTILE.strip() in json.dumps(r.get("body")) for r in later):
+        problems.append("gemini's later phases loaded the TEAM.md its research wrote")
+    log = (run / "progress.log").read_text()
+    for name in ("AGENTS.override.md", "TEAM.md"):
+        if f"moved {name}, which an agent wrote into its folder" not in log:
+            problems.append(f"progress.log does not say {name} was moved")
     verdict(problems + common(server, run, before, files))

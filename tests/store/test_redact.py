@@ -43,6 +43,11 @@ TOKEN = "ghp_planted-0f9e8d7c6b5a"
     ("TEST_DATABASE_URL", "postgres://localhost/test", True),
     ("GIT_REMOTE_URL", "https://x-token@github.com/o/r", True),  # a URL variable with a user
     ("HTTPS_PROXY", "http://bob:hunter2@proxy:3128", True),  # any variable with a password
+    # issue 31: more names redaction missed
+    ("DOCKER_AUTH_CONFIG", '{"auths": {"r.io": {"auth": "dXNlcjpwYXNzd29yZA=="}}}', True),
+    ("STRIPE_SK", "sk_live_0123456789abcdefABCDEF", True),
+    ("GPG_PASSPHRASE", "correct horse battery staple", True),
+    ("SIGNING_KEY_PASSPHRASE", "Tr0ub4dor&3", True),
     # ...and what is not a secret
     ("API_BASE_URL", "https://api.example.com/v1", False),
     ("DOCS_URL", "https://docs.example.com", False),
@@ -57,6 +62,8 @@ TOKEN = "ghp_planted-0f9e8d7c6b5a"
     ("CI_PASS", "true", False),
     ("COOKIE_MODE", "disabled", False),
     ("PATHEXT", "/usr/local/bin", False),
+    ("DOCKER_AUTH_CONFIG", "disabled", False),  # one lowercase word is a setting
+    ("TASK", "sk_live_mode", False),
 ])
 def test_which_variables_are_secrets(name: str, value: str, secret: bool) -> None:
     assert redact.is_secret(name, value) is secret
@@ -187,7 +194,8 @@ SHAPED = {
     "openai-key": ["sk-" + "T3BlbkFJ" * 6, "sk-proj-" + "abc_DEF-123" * 5,
                    "sk-" + "0123456789abcdef" * 2 + "012"],
     "anthropic-key": ["sk-ant-api03-" + "Ab3_-xY" * 13, "sk-ant-oat01-" + "q" * 40],
-    "slack-token": ["xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "xoxp-1-2-3-4-abcdef"],
+    "slack-token": ["xoxb-1234567890-0987654321-AbCdEfGhIjKlMnOp", "xoxp-1-2-3-4-abcdef",
+                    "xapp-1-A0123BCDE45-1234567890123-" + "0a1b2c3d4e" * 6],
     "aws-access-key": ["AKIAIOSFODNN7EXAMPLE", "ASIAY34FZKBOKMUTVV7A"],
     "google-api-key": ["AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe"],
     "google-oauth-token": ["ya29.a0AfH6SMBx3Jk-lmnopqrstuvwxyz012345"],
@@ -195,6 +203,15 @@ SHAPED = {
     "npm-token": ["npm_" + "aB3dE6gH9j" * 3 + "K2mN5p"],
     "jwt": ["eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
             "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"],
+    # issue 31: the shapes redaction missed
+    "stripe-key": ["sk_live_" + "51HaBcD3eFgH" * 8, "rk_live_" + "0aB1cD2eF3gH4iJ5kL6mN7oP",
+                   "sk_test_4eC39HqLyjWDarjtT1zdp7dc"],
+    "huggingface-token": ["hf_" + "AbCdEfGhIjKlMnOpQrStUvWxYzAbCdEfGh"],
+    "sendgrid-key": ["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"],
+    "pypi-token": ["pypi-AgEIcHlwaS5vcmcCJGE0ZjM1ZWM0LWQ2ZTgtNDk5Ny05MWE0LTJmNDAwNjcxYzQ1"
+                   "ZQACKlszLCJhYmNkZWYiXQAABiDx"],
+    "docker-token": ["dckr_pat_" + "Ab3-Cd4_Ef5Gh6Ij7Kl8Mn9Op0Q"],
+    "digitalocean-token": ["dop_v1_" + "0123456789abcdef" * 4],
 }
 
 
@@ -220,6 +237,10 @@ the query https://example.org/search?q=user:name@host&page=2 is a plain URL.
 A UUID 123e4567-e89b-12d3-a456-426614174000, a digest
 sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08,
 AKIA is an AWS prefix, eyJ starts a JWT, and xoxb- a Slack token.
+Stripe's sk_live_ and rk_live_ prefixes, sk_live_mode, hf_hub_download and
+hf_transformers_cache, hf_abcdefghijklmnopqrstuvwxyzabcdefgh, xapp-config, the
+xapp-1-short one, SG.Smith and SG.a.b, pypi-server, pypi-AgE, dckr_pat_ alone, dckr_pat_x,
+dop_v1_ and dop_v1_0123abcd are words, not tokens. We do; docs do_v1_setup.
 Timing: 2024-05-01T12:00:00Z, version 1.2.3, commit 3db2217e.
 """
 
