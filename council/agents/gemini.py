@@ -115,7 +115,8 @@ class GeminiAdapter:
             "tools": gemini_settings(job.tools),
             # The whole loop runs in this one process: every request of it counts, the ones
             # after each AfterAgent continuation too (base.turn_cap). Past the cap gemini
-            # makes no more requests; council's hook still ends the loop at its own cap.
+            # makes no more requests and exits 53 ("turn limit exceeded"); met at a
+            # continuation, it answers nothing and council's hook ends the loop at its cap.
             "model": {"maxSessionTurns": turn_cap(job.max_iterations)},
             "hooks": {
                 "AfterAgent": [
