@@ -21,6 +21,22 @@ HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
 # The hooks' HOME, in the job's private folder: empty, council's, out of every agent's reach.
 HOOK_HOME = "hook-home"
 
+# The most model requests one iteration of a seat's loop may make (see turn_cap).
+TURNS_PER_ITERATION = 50
+
+
+def turn_cap(max_iterations: int) -> int:
+    """The most model requests one CLI process of a seat may make: claude's `--max-turns` and
+    gemini's `model.maxSessionTurns` both count every request of the process, the ones after
+    each hook continuation included, and both CLIs loop a seat's whole phase in one process.
+
+    Why TURNS_PER_ITERATION is 50: an iteration makes one request per search, page read or
+    file write, plus the one answering council's continuation (evidence/estimate.py counts
+    two at the least). A thorough iteration reads a few dozen sources; 50 leaves it room, yet
+    a model that keeps calling tools inside one turn is stopped after 50 requests per
+    iteration instead of running on until the phase's time limit or the budget."""
+    return max(1, max_iterations) * TURNS_PER_ITERATION
+
 
 @dataclass(frozen=True)
 class AgentJob:

@@ -14,6 +14,7 @@ from council.agents.base import (
     failure,
     json_events,
     model_args,
+    turn_cap,
 )
 from council.agents.toolsets import claude_args
 from council.evidence.ledger import Usage, estimate
@@ -58,6 +59,9 @@ class ClaudeAdapter:
             # MCP servers only from a --mcp-config a seat's extra_args names: a .mcp.json an
             # agent or a cloned project left in the folder starts no server as the user.
             "--strict-mcp-config",
+            # Every model request of the process counts, the ones after each Stop-hook block
+            # too (base.turn_cap); past it claude exits 1 with "error_max_turns".
+            "--max-turns", str(turn_cap(job.max_iterations)),
             # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
             "--permission-mode", "acceptEdits",
             "--allowedTools", ALLOWED_TOOLS,

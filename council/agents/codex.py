@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,19 @@ from council.agents.base import (
     model_args,
 )
 from council.agents.toolsets import codex_args
+from council.errors import CouncilError
 from council.evidence.ledger import Usage, estimate
+from council.store import agentfs
 
 PROFILE = "council"
+# codex 0.169's system-wide config layer, read below the user's.
+SYSTEM_CONFIG = Path("/etc/codex/config.toml")
+# The most of one codex config file council reads: they hold a few KB.
+CONFIG_LIMIT = 4 << 20
+
+
+class CodexConfigError(CouncilError):
+    """A codex config file that names MCP servers is not a plain file council can read."""
 
 
 def install_root() -> str | None:
@@ -37,15 +47,110 @@ def install_root() -> str | None:
     return str(next((p for p in real.parents if p.name == "node_modules"), real.parent))
 
 
+def codex_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The folder codex reads its settings and login from, and the one council's codex
+    processes get as CODEX_HOME: $CODEX_HOME, else ~/.codex."""
+    environ = os.environ if environ is None else environ
+    return Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+
+
+def _read_config(path: Path, strict: bool = False) -> dict[str, Any]:
+    """One codex config file, read bounded, without following a link or blocking on a FIFO
+    (agentfs); {} when there is none, or it does not parse (codex then says so itself).
+    `strict`: a file that is there but is not a plain file (a link, a FIFO) raises
+    CodexConfigError instead of counting as empty."""
+    try:
+        data = agentfs.read(path, CONFIG_LIMIT)
+    except FileNotFoundError:
+        return {}
+    except agentfs.UnsafeFile as exc:
+        if strict:
+            raise CodexConfigError(
+                f"{exc}: council reads codex's config only as a plain file, to turn off the "
+                "MCP servers it names; put the file itself there") from exc
+        return {}
+    except OSError:
+        return {}
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
 def _user_config(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The user's codex config.toml (in CODEX_HOME, else ~/.codex), or {} when there is none
     or it does not parse."""
-    environ = os.environ if environ is None else environ
-    home = Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
-    try:
-        return tomllib.loads((home / "config.toml").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    return _read_config(codex_home(environ) / "config.toml")
+
+
+def selected_profile(extra_args: Sequence[str]) -> str | None:
+    """The profile a seat's extra_args select (`-p NAME`, `--profile NAME`, `--profile=NAME`,
+    `-pNAME`): codex 0.169 then layers `$CODEX_HOME/NAME.config.toml` over the user's config
+    (a `profile = ...` key in config.toml is an error there, and `[profiles.NAME]` tables hold
+    no MCP servers)."""
+    chosen = None
+    args = list(extra_args)
+    for i, arg in enumerate(args):
+        if arg in ("-p", "--profile") and i + 1 < len(args):
+            chosen = args[i + 1]
+        elif arg.startswith("--profile="):
+            chosen = arg.partition("=")[2]
+        elif arg.startswith("-p") and len(arg) > 2 and not arg.startswith("--"):
+            chosen = arg[2:]
+    return chosen
+
+
+def user_mcp_servers(extra_args: Sequence[str] = (),
+                     environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """The names of the MCP servers codex would start for a seat: the `[mcp_servers]` of the
+    system config, the user's config.toml and the profile the seat selects. A project's
+    `.codex/config.toml` is not read: `mcp_args` keeps codex from loading it.
+
+    Raises CodexConfigError when one of those files is there but is not a plain file: then
+    council cannot know which servers it would start."""
+    files = [SYSTEM_CONFIG, codex_home(environ) / "config.toml"]
+    profile = selected_profile(extra_args)
+    if profile and profile not in (".", "..") and "/" not in profile and "\0" not in profile:
+        files.append(codex_home(environ) / f"{profile}.config.toml")
+    names: dict[str, None] = {}
+    for path in files:
+        servers = _read_config(path, strict=True).get("mcp_servers")
+        if isinstance(servers, dict):
+            names.update(dict.fromkeys(str(name) for name in servers))
+    return tuple(names)
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string (a quoted key): `"`, `\\` and every control character
+    escaped, so a server named `a.b`, `a b` or `x"=y` stays one key."""
+    out = []
+    for char in text:
+        if char in ('"', "\\") or ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def mcp_args(extra_args: Sequence[str] = (),
+             environ: Mapping[str, str] | None = None) -> list[str]:
+    """codex starts no MCP server of the user's: each one its configs name is turned off.
+
+    - `-c mcp_servers={"<name>"={enabled=false}, ...}`: an override is merged into the
+      config table by table, so this turns off each named server and keeps the rest of its
+      entry. One inline table, because codex splits a `-c` key at every dot, quotes or not
+      (`mcp_servers."a.b".enabled=false` fails to load). Only names a config defines: a
+      server named here and nowhere else fails codex's start ("invalid transport");
+      `mcp_servers={}` changes nothing.
+    - `-c project_root_markers=[]`: the project root is then the agent's own folder, so no
+      `.codex/config.toml` of a folder above it (the user's project, a cloned repository, even
+      a trusted one) adds servers, hooks or settings, and no AGENTS.md above it is read."""
+    args = ["-c", "project_root_markers=[]"]
+    names = user_mcp_servers(extra_args, environ)
+    if names:
+        table = ", ".join(f"{toml_string(name)}={{enabled=false}}" for name in names)
+        args += ["-c", f"mcp_servers={{{table}}}"]
+    return args
 
 
 def legacy_sandbox(environ: Mapping[str, str] | None = None) -> bool:
@@ -119,6 +224,9 @@ class CodexAdapter:
             # environment. "core" leaves HOME, PATH, SHELL, USER, LOGNAME and TMPDIR, so no
             # key, codex's own included, is one `env` away from the model.
             "-c", 'shell_environment_policy.inherit="core"',
+            # No MCP server but the ones a seat's extra_args give: codex starts them as the
+            # user, outside the sandbox, and offers their tools to the model.
+            *mcp_args(job.seat.extra_args),
         ]
         if job.seat.effort:
             args += ["-c", f"model_reasoning_effort={job.seat.effort}"]
@@ -145,8 +253,7 @@ class CodexAdapter:
         if job.home is None:
             return {}
         job.home.mkdir(parents=True, exist_ok=True)
-        codex_home = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
-        return {"HOME": str(job.home), "CODEX_HOME": codex_home}
+        return {"HOME": str(job.home), "CODEX_HOME": str(codex_home())}
 
     def lost_session(self, said: str) -> bool:
         return "no rollout found for thread id" in said  # rc 1, on stderr

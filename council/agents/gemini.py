@@ -25,6 +25,7 @@ from council.agents.base import (
     failure,
     json_events,
     model_args,
+    turn_cap,
 )
 from council.agents.toolsets import gemini_settings
 from council.evidence.ledger import Usage, estimate
@@ -62,6 +63,21 @@ def thinking(effort: str) -> dict[str, Any]:
     }}
 
 
+# The one MCP server name a council gemini allows (`--allowed-mcp-server-names`); no config
+# names a server so, so gemini starts none. gemini 0.61 checks the list before it starts a
+# server (McpClientManager.isBlockedBySettings), for the user's, the system's, the
+# workspace's, `mcp.serverCommand`'s and an extension's servers alike. On the command line it
+# replaces every settings file's `mcp.allowed` and `mcp.excluded`; a workspace `mcp.allowed`
+# would not do: gemini intersects it with the user's, and an empty intersection allows all.
+# An empty name (gemini's own "allow none" idiom) crashes 0.61's policy engine at start.
+NO_MCP_SERVER = "council-allows-no-mcp-server"
+
+
+def mcp_args() -> list[str]:
+    """gemini starts no MCP server of the user's (a seat's extra_args may allow one)."""
+    return ["--allowed-mcp-server-names", NO_MCP_SERVER]
+
+
 def hook_env(home: Path) -> dict[str, str]:
     """What gemini merges into the hook shell's environment (the hook's `env`, read in 0.61's
     hook runner): an empty HOME of council's, with no ~/.bashrc in it; SHLVL=1, so bash counts
@@ -97,6 +113,11 @@ class GeminiAdapter:
             "general": {"maxAttempts": 3},
             # Only the tools the phase needs (no invoke_agent, enter_plan_mode…).
             "tools": gemini_settings(job.tools),
+            # The whole loop runs in this one process: every request of it counts, the ones
+            # after each AfterAgent continuation too (base.turn_cap). Past the cap gemini
+            # makes no more requests and exits 53 ("turn limit exceeded"); met at a
+            # continuation, it answers nothing and council's hook ends the loop at its cap.
+            "model": {"maxSessionTurns": turn_cap(job.max_iterations)},
             "hooks": {
                 "AfterAgent": [
                     {"matcher": "*",
@@ -115,6 +136,7 @@ class GeminiAdapter:
             # No extensions: council's own (extensions/gemini) would see this agent's prompts
             # and stops too, and a user's extension has no business in a research seat.
             "-e", "none",
+            *mcp_args(),
             # auto_edit offers write_file and replace but no shell.
             "--approval-mode", "auto_edit",
             "-o", "stream-json",

@@ -1,18 +1,22 @@
 """`cli/<claude|codex|gemini>[/<model>]`: an Inspect model that asks an agent CLI, headless,
 through the user's own login (a subscription works), with no tools.
 
-Each call is one CLI process in a throwaway folder, started as council starts its agents
+Each call is one CLI process in a throwaway folder of council's own (under the user's cache
+folder, never $TMPDIR: see call_root), started as council starts its agents
 (spawn.py: its own session, stopped as a tree), with the allow-listed environment
 (agents/environment.py), the prompt on stdin (never on an argv) and JSON events on stdout,
 read with the CLI's adapter for the answer, the error and the usage. No tools: claude gets
 `--tools ""`, gemini an empty `tools.core` in its workspace settings; codex always has its
 shell, so it runs in council's read-nothing sandbox profile in an empty folder, without web
-search. Each call holds one of the vendor's slots (slots.py), like a council run's agents."""
+search. No MCP server of the user's starts: claude gets `--strict-mcp-config`, codex and
+gemini the switches their seats get (agents/codex.py, agents/gemini.py). Each call holds one
+of the vendor's slots (slots.py), like a council run's agents."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,12 +34,11 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from council import spawn
-from council.agents import adapter_for
+from council.agents import adapter_for, codex, gemini
 from council.agents.base import json_events, read_usage
-from council.agents.codex import sandbox_args
 from council.agents.environment import agent_env
-from council.agents.gemini import write_workspace
 from council.config import CLIS
+from council.errors import CouncilError
 from council.evaluation import slots
 from council.readiness.preflight import check
 
@@ -48,6 +51,27 @@ MAX_CONNECTIONS = 4  # judge calls in flight at once (each is a CLI process)
 
 class JudgeError(RuntimeError):
     """The judge CLI failed; the message is its own one-line reason."""
+
+
+def call_root() -> Path:
+    """The folder each judge call's own folder is made in: `$XDG_CACHE_HOME/council/judge`,
+    else `~/.cache/council/judge`, 0700 and this user's, with an empty `.git` folder in it.
+
+    Not $TMPDIR: gemini and codex walk up from their folder to the project root (the first
+    folder holding `.git`) and read every GEMINI.md or AGENTS.md on the way, so another local
+    user's /tmp/.git and /tmp/GEMINI.md became the judge's instructions. Here the walk ends
+    at this folder, whose only entries are council's."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    root = base / "council" / "judge"
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = root.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise JudgeError(f"{root} is not a folder of this user's: remove it, and council "
+                         "makes its own there")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        root.chmod(0o700)
+    (root / ".git").mkdir(mode=0o700, exist_ok=True)
+    return root
 
 
 def split_name(model_name: str) -> tuple[str, str | None]:
@@ -75,10 +99,11 @@ def argv(cli: str, model: str | None, folder: Path) -> list[str]:
                 "--settings", json.dumps({"disableAllHooks": True}), *chosen]
     if cli == "codex":
         return ["codex", "exec", "--json", "--skip-git-repo-check", "-C", str(folder),
-                *sandbox_args(), "-c", "web_search=disabled", "--disable", "plugins",
+                *codex.sandbox_args(), "-c", "web_search=disabled", "--disable", "plugins",
                 "--disable", "unbounded_connection_retries",
-                "-c", 'shell_environment_policy.inherit="core"', *chosen, "-"]
-    return ["gemini", "-e", "none", "-o", "stream-json", *chosen]
+                "-c", 'shell_environment_policy.inherit="core"', *codex.mcp_args(), *chosen,
+                "-"]
+    return ["gemini", "-e", "none", *gemini.mcp_args(), "-o", "stream-json", *chosen]
 
 
 def environment(cli: str, folder: Path) -> dict[str, str]:
@@ -90,7 +115,7 @@ def environment(cli: str, folder: Path) -> dict[str, str]:
         home = folder / "home"
         home.mkdir(exist_ok=True)
         env["HOME"] = str(home)  # its shell's ~ leads nowhere; its login stays the user's
-        env["CODEX_HOME"] = os.environ.get("CODEX_HOME") or str(Path.home() / ".codex")
+        env["CODEX_HOME"] = str(codex.codex_home())
     else:
         # The folder is council's own; trusted, it loads the settings that take the tools.
         env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
@@ -102,7 +127,7 @@ def prepare_folder(cli: str, folder: Path) -> None:
     if cli == "gemini":
         # No built-in tool at all (an empty allow-list), few retries; an empty .env ends
         # gemini's search for one in the folders above.
-        write_workspace(folder, {"tools": {"core": []}, "general": {"maxAttempts": 3}})
+        gemini.write_workspace(folder, {"tools": {"core": []}, "general": {"maxAttempts": 3}})
 
 
 def answer_text(cli: str, log: Path) -> str:
@@ -155,17 +180,20 @@ class CliJudge(ModelAPI):
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo],
                        tool_choice: ToolChoice, config: GenerateConfig) -> ModelOutput:
         adapter = adapter_for(self.cli)
-        with tempfile.TemporaryDirectory(prefix="council-judge-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="call-", dir=call_root()) as tmp:
             folder = Path(tmp)
             prepare_folder(self.cli, folder)
             prompt, out, err = folder / "prompt.md", folder / "out.jsonl", folder / "err.log"
             prompt.write_text(transcript(input), encoding="utf-8")
+            try:
+                command = tuple(argv(self.cli, self.cli_model, folder))
+            except CouncilError as exc:  # a codex config council cannot read safely
+                raise JudgeError(f"judge cli:{self.model_name}: {exc}") from exc
             async with slots.holding({self.cli: 1}, slots.per_vendor()):
                 with anyio.fail_after(timeout()):
                     code = await spawn.run(
-                        tuple(argv(self.cli, self.cli_model, folder)), cwd=folder,
-                        env=environment(self.cli, folder), stdout=out, stderr=err,
-                        stdin_file=prompt, grace=GRACE)
+                        command, cwd=folder, env=environment(self.cli, folder), stdout=out,
+                        stderr=err, stdin_file=prompt, grace=GRACE)
             error = adapter.outcome(out, code).error
             text = answer_text(self.cli, out)
             used = read_usage(adapter, out, self.cli_model)

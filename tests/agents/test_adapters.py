@@ -6,13 +6,18 @@ import json
 import os
 import shlex
 import subprocess
+import tomllib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import FAKES_BIN
 
 from council.agents import adapter_for
-from council.agents.base import AgentJob
+from council.agents import codex as codex_agent
+from council.agents import gemini as gemini_agent
+from council.agents.base import TURNS_PER_ITERATION, AgentJob, turn_cap
+from council.agents.codex import CodexConfigError
 from council.config import Seat
 
 
@@ -274,3 +279,107 @@ def test_gemini_outcome(tmp_path: Path, code: int, events: list[object],
 def test_each_cli_says_in_its_own_words_that_a_session_is_gone(cli: str, said: str,
                                                                lost: bool) -> None:
     assert adapter_for(cli).lost_session(said) is lost
+
+
+# ------------------------------------------------------------ MCP servers and turn caps
+def mcp_override(argv: list[str]) -> dict[str, object] | None:
+    """The table of codex's `-c mcp_servers=…`, parsed as codex parses a -c value (TOML), or
+    None when there is none."""
+    values = [argv[i + 1] for i, a in enumerate(argv) if a == "-c"]
+    tables = [tomllib.loads(f"x = {v.partition('=')[2]}")["x"] for v in values
+              if v.partition("=")[0] == "mcp_servers"]
+    assert len(tables) <= 1
+    return tables[0] if tables else None
+
+
+def test_codex_turns_off_every_mcp_server_its_configs_name(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """codex starts the user's servers as the user, outside the sandbox: each one the system
+    config, the user's config.toml and the seat's profile name is turned off, names with a
+    dot, a space or a quote included (codex splits a -c key at every dot)."""
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    (home / "config.toml").write_text(
+        'model = "m"\n[mcp_servers.github]\ncommand = "gh-mcp"\n'
+        '[mcp_servers."council.research"]\ncommand = "council"\n'
+        '[mcp_servers."a b\\"=c"]\nurl = "http://127.0.0.1:1/mcp"\n'
+        '[profiles.p.mcp_servers.ignored]\ncommand = "x"\n')  # codex 0.169 reads no such table
+    system = tmp_path / "etc-codex.toml"
+    system.write_text('[mcp_servers.fleet]\ncommand = "fleet"\n')
+    monkeypatch.setattr(codex_agent, "SYSTEM_CONFIG", system)
+    (home / "work.config.toml").write_text('[mcp_servers.db]\ncommand = "db"\n')
+    off = {name: {"enabled": False} for name in ("fleet", "github", "council.research",
+                                                 'a b"=c')}
+    adapter = adapter_for("codex")
+
+    plain = job(tmp_path / "1", Seat("codex", "codex"))
+    first, resumed = list(adapter.prepare(plain).argv), list(adapter.resume(plain, "t", "go").argv)
+    for argv in (first, resumed):  # resume does not remember config: every call says it
+        assert mcp_override(argv) == off
+        # No `.codex/config.toml` above the agent's folder (a trusted project's) is loaded.
+        assert argv[argv.index("project_root_markers=[]") - 1] == "-c"
+    # A profile the seat selects adds its servers; an unselected profile's would make codex
+    # refuse to start ("invalid transport": a server named only in an override).
+    for args in (("-p", "work"), ("--profile=work",), ("--profile", "work"), ("-pwork",)):
+        profiled = job(tmp_path / args[0].strip("-="), Seat("codex", "codex", extra_args=args))
+        assert mcp_override(list(adapter.prepare(profiled).argv)) == {**off, "db": off["fleet"]}
+
+
+def test_codex_names_no_server_when_no_config_has_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "empty-codex-home"))
+    monkeypatch.setattr(codex_agent, "SYSTEM_CONFIG", tmp_path / "no-such.toml")
+    argv = list(adapter_for("codex").prepare(job(tmp_path, Seat("codex", "codex"))).argv)
+    assert mcp_override(argv) is None
+    assert "project_root_markers=[]" in argv
+
+
+def test_codex_refuses_a_config_it_cannot_read_as_a_plain_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config.toml that is a link (or a FIFO) is not followed: council cannot know which
+    servers it names, so the seat fails, saying why, rather than letting codex start them."""
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    elsewhere = tmp_path / "elsewhere.toml"
+    elsewhere.write_text('[mcp_servers.github]\ncommand = "gh-mcp"\n')
+    (home / "config.toml").symlink_to(elsewhere)
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    with pytest.raises(CodexConfigError, match=r"config\.toml is a link to .*elsewhere\.toml"):
+        adapter_for("codex").prepare(job(tmp_path, Seat("codex", "codex")))
+    os.unlink(home / "config.toml")
+    os.mkfifo(home / "config.toml")
+    with pytest.raises(CodexConfigError, match="a FIFO"):
+        adapter_for("codex").prepare(job(tmp_path / "2", Seat("codex", "codex")))
+
+
+@pytest.mark.parametrize("name", ["plain", "a.b", "a b", 'q"=x', "back\\slash", "tab\there",
+                                  "del\x7f", "é✓"])
+def test_a_server_name_is_one_toml_key(name: str) -> None:
+    table = tomllib.loads(f"x = {{{codex_agent.toml_string(name)}={{enabled=false}}}}")["x"]
+    assert table == {name: {"enabled": False}}
+
+
+def test_gemini_allows_no_mcp_server_and_caps_its_session(tmp_path: Path) -> None:
+    j = job(tmp_path, Seat("gemini", "gemini", model="pro"))
+    argv = list(adapter_for("gemini").prepare(j).argv)
+    # gemini checks this list before it starts any server, whichever settings file names it.
+    assert argv[argv.index("--allowed-mcp-server-names") + 1] == gemini_agent.NO_MCP_SERVER
+    assert gemini_agent.NO_MCP_SERVER  # an empty name crashes gemini 0.61 at start
+    settings = json.loads((j.cwd / ".gemini" / "settings.json").read_text())
+    # The hook loop runs in this one process: the session's cap covers every iteration.
+    assert settings["model"]["maxSessionTurns"] == j.max_iterations * TURNS_PER_ITERATION
+
+
+def test_claude_caps_its_requests_by_the_iteration_cap(tmp_path: Path) -> None:
+    for n in (1, 12):
+        j = replace(job(tmp_path / str(n), Seat("claude", "claude")), max_iterations=n)
+        argv = list(adapter_for("claude").prepare(j).argv)
+        assert argv.count("--max-turns") == 1
+        assert int(argv[argv.index("--max-turns") + 1]) == n * TURNS_PER_ITERATION
+        assert "--strict-mcp-config" in argv
+
+
+def test_turn_cap_scales_with_the_iteration_cap() -> None:
+    assert [turn_cap(n) for n in (1, 2, 10)] == [50, 100, 500]
+    assert turn_cap(0) == TURNS_PER_ITERATION  # never 0, which both CLIs read as "no cap"

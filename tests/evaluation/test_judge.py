@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import anyio
@@ -13,6 +14,7 @@ import pytest
 from fakes import FAKES_BIN
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
 
+from council.agents.gemini import NO_MCP_SERVER
 from council.evaluation import judge, judging
 from council.evaluation.questions import Criterion
 
@@ -36,6 +38,23 @@ def test_no_cli_is_offered_a_tool(tmp_path: Path) -> None:
     settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
     assert settings["tools"]["core"] == []  # an empty allow-list: no built-in tool at all
     assert (tmp_path / ".gemini" / ".env").read_text() == ""
+
+
+def test_no_judge_starts_a_users_mcp_server(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a seat: claude only --mcp-config's servers, codex each configured one turned off and
+    no project's config, gemini a server list that names none of the user's."""
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    (home / "config.toml").write_text('[mcp_servers."github.main"]\ncommand = "gh-mcp"\n')
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    assert "--strict-mcp-config" in judge.argv("claude", None, tmp_path)
+    codex = judge.argv("codex", None, tmp_path)
+    overrides = [codex[i + 1] for i, a in enumerate(codex) if a == "-c"]
+    assert 'mcp_servers={"github.main"={enabled=false}}' in overrides
+    assert "project_root_markers=[]" in overrides
+    gemini = judge.argv("gemini", None, tmp_path)
+    assert gemini[gemini.index("--allowed-mcp-server-names") + 1] == NO_MCP_SERVER
 
 
 def test_each_cli_gets_only_its_own_variables(tmp_path: Path,
@@ -101,6 +120,47 @@ def test_a_judgement_through_each_cli(judge_path: Path, cli: str) -> None:
     assert output.usage.input_tokens > 0
     (call,) = [json.loads(line) for line in judge_path.read_text().splitlines()]
     assert (call["cli"], call["kind"]) == (cli, "rubric")
+
+
+def test_each_call_works_in_a_folder_of_councils_not_in_tmpdir(
+        judge_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In $TMPDIR another local user's /tmp/.git and /tmp/GEMINI.md (or AGENTS.md) became the
+    judge's project and its instructions: each call now works in a folder under council's
+    own 0700 cache folder, whose `.git` ends gemini's and codex's walk up."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    model = judge.CliJudge("codex")
+
+    async def ask() -> object:
+        return await model.generate([ChatMessageUser(content="Q")], [], "auto",
+                                    GenerateConfig())
+
+    anyio.run(ask)
+    (call,) = [json.loads(line) for line in judge_path.read_text().splitlines()]
+    folder = Path(call["argv"][call["argv"].index("-C") + 1])  # codex's working folder
+    root = tmp_path / "cache" / "council" / "judge"
+    assert folder.parent == root  # not $TMPDIR (main's tempfile.TemporaryDirectory())
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert (root / ".git").is_dir()
+    assert not folder.exists()  # removed after the call
+    assert [p.name for p in root.iterdir()] == [".git"]
+
+
+def test_the_judges_folder_must_be_this_users(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "cache" / "council" / "judge"
+    root.mkdir(parents=True, mode=0o755)
+    root.chmod(0o755)
+    assert judge.call_root() == root
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700  # made private again
+    (root / ".git").rmdir()
+    root.rmdir()
+    other = tmp_path / "someone-elses"
+    other.mkdir()
+    root.symlink_to(other)  # never worked in through a link
+    with pytest.raises(judge.JudgeError, match="not a folder of this user's"):
+        judge.call_root()
+    assert not (other / ".git").exists()
 
 
 def test_a_failing_judge_says_why(judge_path: Path, tmp_path: Path,
