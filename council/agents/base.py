@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any, Protocol
 
 from council.agents.toolsets import write_system
 from council.config import Seat
+from council.errors import CouncilError
 from council.evidence.ledger import Usage
 from council.graph import WEB
 
@@ -233,3 +235,25 @@ def failure(cli: str, returncode: int | None, message: str | None,
     if message:
         parts.append(" ".join(message.split())[:300])
     return ": ".join(parts)
+
+
+def private_root(name: str) -> Path:
+    """A folder of council's for one-off CLI calls outside a run (the eval's judge, `doctor
+    --live`): `$XDG_CACHE_HOME/council/<name>`, else `~/.cache/council/<name>`, 0700 and this
+    user's, with an empty `.git` folder in it.
+
+    Not $TMPDIR: gemini and codex walk up from their folder to the project root (the first
+    folder holding `.git`) and read every GEMINI.md or AGENTS.md on the way, so another local
+    user's /tmp/.git and /tmp/GEMINI.md became the CLI's instructions. Here the walk ends at
+    this folder, whose only entries are council's."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    root = base / "council" / name
+    root.mkdir(mode=0o700, parents=True, exist_ok=True)
+    info = root.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+        raise CouncilError(f"{root} is not a folder of this user's: remove it, and council "
+                           "makes its own there")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        root.chmod(0o700)
+    (root / ".git").mkdir(mode=0o700, exist_ok=True)
+    return root

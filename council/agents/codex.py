@@ -55,19 +55,20 @@ def codex_home(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def _read_config(path: Path, strict: bool = False) -> dict[str, Any]:
-    """One codex config file, read bounded, without following a link or blocking on a FIFO
-    (agentfs); {} when there is none, or it does not parse (codex then says so itself).
-    `strict`: a file that is there but is not a plain file (a link, a FIFO) raises
-    CodexConfigError instead of counting as empty."""
+    """One codex config file of the user's, read bounded and never blocking on a FIFO
+    (agentfs.read_own: a link, a dotfiles manager's, is followed as codex follows it); {}
+    when there is none, or it does not parse (codex then says so itself). `strict`: a file
+    that is there but is not a plain file (a FIFO, a device) raises CodexConfigError
+    instead of counting as empty."""
     try:
-        data = agentfs.read(path, CONFIG_LIMIT)
+        data = agentfs.read_own(path, CONFIG_LIMIT)
     except FileNotFoundError:
         return {}
     except agentfs.UnsafeFile as exc:
         if strict:
             raise CodexConfigError(
-                f"{exc}: council reads codex's config only as a plain file, to turn off the "
-                "MCP servers it names; put the file itself there") from exc
+                f"{exc}: council reads codex's config to turn off the MCP servers it names, "
+                "and can only read a plain file") from exc
         return {}
     except OSError:
         return {}
@@ -106,8 +107,8 @@ def user_mcp_servers(extra_args: Sequence[str] = (),
     system config, the user's config.toml and the profile the seat selects. A project's
     `.codex/config.toml` is not read: `mcp_args` keeps codex from loading it.
 
-    Raises CodexConfigError when one of those files is there but is not a plain file: then
-    council cannot know which servers it would start."""
+    Raises CodexConfigError when one of those files is there but is not a plain file (a
+    FIFO, a device): then council cannot know which servers it would start."""
     files = [SYSTEM_CONFIG, codex_home(environ) / "config.toml"]
     profile = selected_profile(extra_args)
     if profile and profile not in (".", "..") and "/" not in profile and "\0" not in profile:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,11 +34,11 @@ from inspect_ai.tool import ToolChoice, ToolInfo
 
 from council import spawn
 from council.agents import adapter_for, codex, gemini
-from council.agents.base import json_events, read_usage
+from council.agents.base import json_events, private_root, read_usage
 from council.agents.environment import agent_env
 from council.config import CLIS
 from council.errors import CouncilError
-from council.evaluation import slots
+from council.evaluation import judging, slots
 from council.readiness.preflight import check
 
 PROVIDER = "cli"
@@ -54,24 +53,11 @@ class JudgeError(RuntimeError):
 
 
 def call_root() -> Path:
-    """The folder each judge call's own folder is made in: `$XDG_CACHE_HOME/council/judge`,
-    else `~/.cache/council/judge`, 0700 and this user's, with an empty `.git` folder in it.
-
-    Not $TMPDIR: gemini and codex walk up from their folder to the project root (the first
-    folder holding `.git`) and read every GEMINI.md or AGENTS.md on the way, so another local
-    user's /tmp/.git and /tmp/GEMINI.md became the judge's instructions. Here the walk ends
-    at this folder, whose only entries are council's."""
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    root = base / "council" / "judge"
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    info = root.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
-        raise JudgeError(f"{root} is not a folder of this user's: remove it, and council "
-                         "makes its own there")
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        root.chmod(0o700)
-    (root / ".git").mkdir(mode=0o700, exist_ok=True)
-    return root
+    """The folder each judge call's own folder is made in (agents.base.private_root)."""
+    try:
+        return private_root("judge")
+    except CouncilError as exc:
+        raise JudgeError(str(exc)) from exc
 
 
 def split_name(model_name: str) -> tuple[str, str | None]:
@@ -198,7 +184,7 @@ class CliJudge(ModelAPI):
             text = answer_text(self.cli, out)
             used = read_usage(adapter, out, self.cli_model)
         if error or not text.strip():
-            raise JudgeError(f"judge cli:{self.model_name}: {error or 'empty answer'}")
+            raise JudgeError(judging.failure(f"cli:{self.model_name}", error))
         output = ModelOutput.from_content(model=self.model_name, content=text)
         output.usage = ModelUsage(input_tokens=used.tokens_in, output_tokens=used.tokens_out,
                                   total_tokens=used.tokens, total_cost=used.cost_usd)

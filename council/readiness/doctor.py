@@ -12,7 +12,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from council.agents import adapter_for
+from council.agents import adapter_for, codex, gemini
+from council.agents.base import private_root
 from council.agents.codex import legacy_sandbox
 from council.agents.environment import agent_env
 from council.config import CLIS, Overrides, Seat, load_options
@@ -65,19 +66,33 @@ def environment_lines() -> list[str]:
     return lines
 
 
+def live_argv(cli: str, folder: str) -> list[str]:
+    """The tiny prompt's command line: headless, and (as for an agent of a run) starting none
+    of the user's MCP servers."""
+    if cli == "claude":
+        return ["claude", "-p", LIVE_PROMPT, "--output-format", "stream-json", "--verbose",
+                "--max-turns", "2", "--strict-mcp-config"]
+    if cli == "codex":
+        return ["codex", "exec", "--json", "--skip-git-repo-check", "-s", "read-only",
+                "-C", folder, *codex.mcp_args(), LIVE_PROMPT]
+    return ["gemini", "-p", LIVE_PROMPT, "-o", "stream-json", *gemini.mcp_args()]
+
+
 def live(cli: str) -> str:
     """One tiny real prompt through the CLI, as council drives it: `ok in 2.1 s` or why not."""
-    with tempfile.TemporaryDirectory(prefix="council-doctor-") as tmp:
-        # An empty .gemini/.env ends gemini's search for a .env (the temp folder's parents
-        # are anyone's), as in every agent's folder.
+    # In a folder of council's, not $TMPDIR (agents.base.private_root), starting none of the
+    # user's MCP servers, as an agent of a run would.
+    try:
+        root = private_root("doctor")
+    except CouncilError as exc:
+        return f"cannot start: {exc}"
+    with tempfile.TemporaryDirectory(prefix="live-", dir=root) as tmp:
+        # An empty .gemini/.env ends gemini's search for a .env, as in every agent's folder.
         scratch_folder(Path(tmp))
-        argv = {
-            "claude": ["claude", "-p", LIVE_PROMPT, "--output-format", "stream-json",
-                       "--verbose", "--max-turns", "2"],
-            "codex": ["codex", "exec", "--json", "--skip-git-repo-check", "-s", "read-only",
-                      "-C", tmp, LIVE_PROMPT],
-            "gemini": ["gemini", "-p", LIVE_PROMPT, "-o", "stream-json"],
-        }[cli]
+        try:
+            argv = live_argv(cli, tmp)
+        except CouncilError as exc:  # a codex config council cannot read safely
+            return f"cannot start: {exc}"
         log = Path(tmp) / "out.jsonl"
         # gemini runs headless only in a trusted folder (the temp dir is council's own)
         env = {**agent_env(cli), "GEMINI_CLI_NO_RELAUNCH": "true",

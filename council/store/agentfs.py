@@ -133,6 +133,24 @@ def read(path: str | os.PathLike[str], limit: int) -> bytes:
     return b"".join(chunks(path, limit))
 
 
+def read_own(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most `limit` bytes of a file of the user's own setup (a CLI's config in their
+    home), which the CLI itself reads through a link (a dotfiles manager's): the link is
+    followed, but anything but a regular file at its end (a FIFO, a device) raises
+    UnsafeFile at once, never blocking."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError | PermissionError):
+            raise
+        raise UnsafeFile(f"{os.fspath(path)} is {describe(path)}, not a plain file") from exc
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UnsafeFile(f"{os.fspath(path)} is {describe(os.path.realpath(path))}, not a "
+                             "plain file")
+        return handle.read(limit)
+
+
 def tail(path: str | os.PathLike[str], limit: int, start: int = 0) -> tuple[bytes, bool]:
     """The plain file's last `limit` bytes at most, none before byte `start`, and whether
     anything after `start` was left out (the first line may then be cut). Raises as

@@ -31,3 +31,22 @@ def test_live_gemini_loads_no_env_file_from_around_its_folder(
     (dotenv,) = [e for e in events if e["event"] == "dotenv"]
     assert dotenv["path"].endswith("/.gemini/.env")
     assert dotenv["names"] == []
+
+
+def test_the_live_check_starts_none_of_the_users_mcp_servers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`doctor --live` drives each CLI as an agent of a run is driven: none of the user's MCP
+    servers start, and the call runs in a folder of council's, not $TMPDIR."""
+    from council.agents.base import private_root
+    from council.readiness.doctor import live_argv
+
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text('[mcp_servers.github]\ncommand = "gh-mcp"\n')
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    assert "--strict-mcp-config" in live_argv("claude", "/x")
+    assert 'mcp_servers={"github"={enabled=false}}' in live_argv("codex", "/x")
+    assert "--allowed-mcp-server-names" in live_argv("gemini", "/x")
+    root = private_root("doctor")
+    assert root.is_relative_to(Path.home() / ".cache")
+    assert (root / ".git").is_dir()
