@@ -13,10 +13,8 @@ can rebuild it for any run, including runs made before this page existed."""
 
 from __future__ import annotations
 
-import calendar
 import json
 import re
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +34,7 @@ from council.store.loop import MARKER
 from council.store.state import RunState
 from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
 from council.views.report import PROVENANCE_HEADING, REPORT_PHASES, STAMP
+from council.views.status import epoch
 
 PAGE = "report.html"
 SOURCES_FILE = "sources.json"
@@ -246,20 +245,11 @@ def _ledger(ws: Workspace, state: RunState) -> dict[str, Any]:
     return sources.build(texts).to_dict()
 
 
-def _epoch(stamp: str | None) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
-    except ValueError:
-        return None
-
-
 def _lanes(state: RunState) -> tuple[list[Lane], float]:
     """Each agent's phases as bars on one time axis (percent of the run), and its length."""
     spans = [(s, e) for rec in state.agents.values() for ap in rec.phases.values()
-             if (s := _epoch(ap.started_at)) is not None
-             and (e := _epoch(ap.ended_at) or _epoch(state.updated_at) or s) is not None]
+             if (s := epoch(ap.started_at)) is not None
+             and (e := epoch(ap.ended_at) or epoch(state.updated_at) or s) is not None]
     if not spans:
         return [], 0.0
     begin = min(s for s, _ in spans)
@@ -268,11 +258,11 @@ def _lanes(state: RunState) -> tuple[list[Lane], float]:
     for name, rec in state.agents.items():
         bars, started = [], []
         for phase, ap in rec.phases.items():
-            start = _epoch(ap.started_at)
+            start = epoch(ap.started_at)
             if start is None:
                 continue
             started.append(ap)
-            end = _epoch(ap.ended_at) or _epoch(state.updated_at) or start
+            end = epoch(ap.ended_at) or epoch(state.updated_at) or start
             used = Usage.from_dict(ap.usage)
             x = (start - begin) / length * 100
             bars.append(Bar(round(x, 2), round(max((end - start) / length * 100, 0.6), 2),

@@ -48,10 +48,15 @@ class AgentRow:
     quiet_s: float | None = None  # a running agent: seconds since its last output
 
 
-def _epoch(stamp: str | None) -> float | None:
-    if not stamp:
+def epoch(stamp: str | None) -> float | None:
+    """A state's UTC time in seconds, or None: none recorded, or not a time council writes
+    (a state.yaml that came in a tarball says what it likes)."""
+    if not stamp or not isinstance(stamp, str):
         return None
-    return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+    try:
+        return float(calendar.timegm(time.strptime(stamp, "%Y-%m-%dT%H:%M:%SZ")))
+    except ValueError:
+        return None
 
 
 def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[AgentRow]:
@@ -65,7 +70,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
             out.append(AgentRow(name, rec.cli, "-", "pending", 0, 0, None, None, None))
             continue
         ap = rec.phases[phase]
-        start, end = _epoch(ap.started_at), _epoch(ap.ended_at)
+        start, end = epoch(ap.started_at), epoch(ap.ended_at)
         elapsed = None if start is None else (end or now) - start
         size = next((info.st_size for path in (ws.working_output(name, phase),
                                                 ws.published_output(name, phase))
@@ -281,8 +286,8 @@ def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False)
     """`council list`: one row per run, with a header row."""
     table = _table(LIST_COLUMNS, styled, wrap=("topic",))
     for state, ws in runs:
-        start = _epoch(state.created_at)
-        end = _epoch(state.ended_at) or time.time()
+        start = epoch(state.created_at)
+        end = epoch(state.ended_at) or time.time()
         duration = "-" if start is None else _duration(end - start)
         spent = ledger.spent(state)
         table.add_row(*_cells(state.id, shown_phase(state, ws), state.created_at, duration,

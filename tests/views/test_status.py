@@ -182,3 +182,16 @@ def test_a_shipped_latest_with_a_restored_mtime_is_not_the_latest(tmp_path: Path
     named = invoke("status", RUN_ID, "--research-dir", str(tmp_path))  # read, and said so
     assert "a shipped topic" in named
     assert "not made by council on this machine" in named
+
+
+def test_a_planted_state_with_odd_times_is_listed_not_a_crash(tmp_path: Path) -> None:
+    """A state.yaml from a tarball says what it likes in its times: list and status show
+    the run, with no duration, rather than an internal error."""
+    shipped = Workspace(tmp_path / RUN_ID)
+    shipped.root.mkdir()
+    create_state(shipped.root, RunState(id=shipped.id, topic="odd", created_at="yesterday",
+                                        options={}, ended_at="2026-13-45T99:00:00Z"))
+    listed = invoke("list", "--research-dir", str(tmp_path))
+    assert "odd" in listed
+    assert "not made by council on this machine" in listed
+    assert "odd" in invoke("status", RUN_ID, "--research-dir", str(tmp_path))
