@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 _CHUNK = 1 << 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_APPEND_FLAGS = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                 | os.O_CLOEXEC)
 
 
 class UnsafeFile(OSError):
@@ -76,34 +78,25 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     FileNotFoundError when nothing is there, PermissionError when it may not be read, and
     UnsafeFile for anything but a regular file with one link. Never blocks: a FIFO opens at
     once, and is refused."""
-    try:
-        fd = os.open(path, _READ_FLAGS)
-    except OSError as exc:
-        if isinstance(exc, FileNotFoundError | PermissionError):
-            raise
-        # ELOOP: the name is a link; ENXIO: a socket; others: say what stands there.
-        raise UnsafeFile(f"{os.fspath(path)} is {describe(path)}, not a plain file") from exc
-    try:
-        _check(fd, path)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return _open_plain(path, _READ_FLAGS)
 
 
 def open_append(path: str | os.PathLike[str], mode: int = 0o644) -> int:
     """A descriptor for appending to the plain file at `path` (made when missing; the caller
-    closes it): never through a link (O_NOFOLLOW), never waiting on a FIFO (O_NONBLOCK), and
-    refused (UnsafeFile) unless it is a regular file with one link. For every file council
-    appends to in a run folder (progress.log, events.jsonl, the CLIs' logs): a folder that
-    came in a tarball may hold a link to `~/.bashrc` at any of those names."""
+    closes it), raising as `open_regular` does. For every file council appends to in a run
+    folder (progress.log, events.jsonl, the CLIs' logs): a folder that came in a tarball may
+    hold a link to `~/.bashrc`, or a FIFO, at any of those names."""
+    return _open_plain(path, _APPEND_FLAGS, mode)
+
+
+def _open_plain(path: str | os.PathLike[str], flags: int, mode: int = 0o600) -> int:
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
-                     | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+        fd = os.open(path, flags, mode)
     except OSError as exc:
         if isinstance(exc, FileNotFoundError | PermissionError):
             raise
-        # ELOOP: a link; ENXIO: a FIFO with no reader, or a socket
+        # ELOOP: the name is a link; ENXIO: a socket, or a FIFO with no reader to write to;
+        # others: say what stands there.
         raise UnsafeFile(f"{os.fspath(path)} is {describe(path)}, not a plain file") from exc
     try:
         _check(fd, path)
