@@ -13,8 +13,9 @@ Then every command a user or an MCP client would point at it: council cancel (wi
 without an id), status, resume, the MCP tools cancel_research, research_status and
 start_research with the planted key, and council eval over the log folder. The test
 asserts that no file outside the new runs changed, that the test's own session was not
-signalled, that no CLI started with the planted extra_args, and that each refusal is one
-line within its bound.
+signalled, that no CLI started with the planted extra_args, that nothing imported the
+`council/` package standing in the project folder (eval's runs included), and that each
+refusal is one line within its bound.
 
 On e525b49 (before the fix): `council cancel` appended a progress line naming the planted
 agent to ~/.bashrc and SIGKILLed the live session's members; start_research with the key
@@ -64,6 +65,7 @@ RUBRIC = json.dumps({"criteria": [{"id": "c1", "met": True, "reason": "scripted"
 VERDICTS = json.dumps({"verdicts": [{"id": "p1", "verdict": "supported", "reason": "x"}]})
 JUDGE = {"answers": [{"contains": '{"verdicts"', "text": VERDICTS},
                      {"contains": '{"criteria"', "text": RUBRIC}]}
+ENTRY = Path(sys.executable).parent / "council"  # the installed `council` command
 REFUSAL_S = 30  # each refusal answers at once; the bound only keeps a hang from lasting
 
 
@@ -167,8 +169,7 @@ async def mcp_calls(env: dict[str, str], project: Path,
                     start: dict[str, Any]) -> dict[str, tuple[bool, str]]:
     """Each MCP tool call a client could make at the planted runs, through `council mcp`:
     (whether it was a tool error, its text)."""
-    params = StdioServerParameters(command=sys.executable, args=["-m", "council", "mcp"],
-                                   env=env, cwd=project)
+    params = StdioServerParameters(command=str(ENTRY), args=["mcp"], env=env, cwd=project)
     out: dict[str, tuple[bool, str]] = {}
     with (project.parent / "mcp-stderr.log").open("a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), \
@@ -208,6 +209,12 @@ def test_a_planted_run_is_never_acted_on(cli_env: dict[str, str], server: Script
     options = {"seats": seats(script, tmp_path), "profile": "test"}
     project = tmp_path / "project"
     research = project / "research"
+    # A `council` package in the folder (a benchmark checkout's, a clone's): nothing council
+    # starts from here may import it.
+    (project / "council").mkdir(parents=True)
+    for name in ("__init__.py", "__main__.py"):
+        (project / "council" / name).write_text(
+            f"open({str(tmp_path / 'imported')!r}, 'a').write({name!r})\n")
     leader = session[0]
     plant(research / PLANTED, topic="planted", phase="research", options=options, home=home,
           agents={"codex": {"cli": "codex", "phases": {"research": {
@@ -230,9 +237,8 @@ def test_a_planted_run_is_never_acted_on(cli_env: dict[str, str], server: Script
                  sample / "20261120-080808-aaaaaa"]
     before = fingerprint(untouched)
 
-    def council(*args: str) -> Any:
-        return run_bounded([sys.executable, "-m", "council", *args], cwd=project, env=cli_env,
-                           bound=REFUSAL_S)
+    def council(*args: str) -> Any:  # as a user types it: the installed entry point
+        return run_bounded([str(ENTRY), *args], cwd=project, env=cli_env, bound=REFUSAL_S)
 
     answers = {" ".join(args): council(*args) for args in (
         ("cancel",), ("cancel", PLANTED), ("cancel", HOSTILE), ("status",),
@@ -267,7 +273,7 @@ def test_a_planted_run_is_never_acted_on(cli_env: dict[str, str], server: Script
     questions = tmp_path / "questions.jsonl"
     questions.write_text(json.dumps(QUESTION) + "\n")
     evaluated = subprocess.run(
-        [sys.executable, "-m", "council", "eval", str(questions), "--config", "single:claude",
+        [str(ENTRY), "eval", str(questions), "--config", "single:claude",
          "--judge", "cli:gemini", "--log-dir", str(log_dir), "--test"],
         env=cli_env, cwd=project, capture_output=True, text=True, timeout=420,
         stdin=subprocess.DEVNULL)
@@ -284,6 +290,7 @@ def test_a_planted_run_is_never_acted_on(cli_env: dict[str, str], server: Script
     assert not (tmp_path / "pwned").exists()
     assert all(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in session)
     assert not marker.exists(), "a CLI started the planted seat's MCP server"
+    assert not (tmp_path / "imported").exists(), "the folder's council package was imported"
     sent = (tmp_path / "server-log.jsonl").read_text()
     assert TOKEN not in sent
     assert PRIVATE_KEY not in sent
