@@ -85,7 +85,8 @@ def adoption(ws: Workspace) -> list[str]:
              f"config: {json.dumps(options.config_file) if options.config_file else 'none'}"
              f" ({json.dumps(options.config_trust or 'not judged')} where it was made)"]
     for seat in options.seats:
-        bits = [f"cli {seat.cli}", f"model {json.dumps(seat.model)}"]
+        bits = [f"cli {seat.cli}",
+                f"model {json.dumps(seat.model) if seat.model else 'its CLI default'}"]
         bits += [f"extra_args {json.dumps(list(seat.extra_args))}"] if seat.extra_args else []
         bits += [f"env {json.dumps(list(seat.env))}"] if seat.env else []
         bits += [f"fallback {seat.fallback}"] if seat.fallback else []
