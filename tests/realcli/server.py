@@ -69,8 +69,10 @@ one by one, each ``{"tool": name, "args": {...}}``, once the previous one's resu
 an entry with ``"until": REGEX`` is called again until its latest result matches (a poll).
 After the last entry it answers ``FINAL_TEXT``. The log keeps the last call's result
 (``tool_result``, its first 20,000 characters). While the due tool is not offered yet
-but claude's ``WaitForMcpServers`` is (its MCP servers are still connecting), the model
-calls that first (at most WAITS times), as a model that needs the tool would.
+but claude's ``ToolSearch`` is (claude 2.1.33x defers MCP tools' definitions), the model
+selects it there first; while claude's ``WaitForMcpServers`` is (its MCP servers are still
+connecting), it calls that first; each at most WAITS times, as a model that needs the tool
+would.
 ``{run_id}`` in a string of ``args`` is the first council run id
 (``YYYYMMDD-HHMMSS-xxxxxx``) any tool result held::
 
@@ -315,6 +317,9 @@ def _first_report_path(texts: list[str]) -> str | None:
 
 WAIT_TOOL = "WaitForMcpServers"  # claude offers it while an MCP server is connecting
 WAITS = 5
+# claude 2.1.33x defers the definitions of most tools, MCP tools included: the model names
+# one in a ToolSearch call (`select:<name>`) and can call it from the next request on.
+SEARCH_TOOL = "ToolSearch"
 RUN_ID_RE = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{6}\b")
 
 
@@ -784,14 +789,19 @@ class _Handler(BaseHTTPRequestHandler):
         tool = text = None
         calls = settings.get("tool_calls") or []
         if conv.report_path is None and calls and (offers(body, calls[0]["tool"])
-                                                   or offers(body, WAIT_TOOL)):
+                                                   or offers(body, WAIT_TOOL)
+                                                   or offers(body, SEARCH_TOOL)):
             history = anthropic_tool_history(body)
             if history:  # what the last call gave the model, for the test to read
                 record["tool_result"] = history[-1][1][:20000]
             due = next_tool_call(calls, history)
             waited = sum(name == WAIT_TOOL for name, _ in history)
-            if due is not None and not offers(body, due[0]) and waited < WAITS:
-                due = (WAIT_TOOL, {})
+            searched = sum(name == SEARCH_TOOL for name, _ in history)
+            if due is not None and not offers(body, due[0]):
+                if offers(body, SEARCH_TOOL) and searched < WAITS:
+                    due = (SEARCH_TOOL, {"query": f"select:{due[0]}"})
+                elif offers(body, WAIT_TOOL) and waited < WAITS:
+                    due = (WAIT_TOOL, {})
             if due is None:
                 text = FINAL_TEXT
                 record["answer"] = "tool_calls done"
