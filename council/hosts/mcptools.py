@@ -1,16 +1,18 @@
 """What each of `council mcp`'s tools and resources does, in council's own terms: the
-arguments each takes (declared once: the JSON Schemas the clients see and the checks are
-read from the same table), what it answers (a text for the model, and the same facts as
-data whose JSON Schema is declared here too), and the one-line error of a request that
-cannot be served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
+arguments each takes (`council run`'s options are options.py's, the tools' own are declared
+here the same way: each kind gives the JSON Schema the clients see and the check), what it
+answers (a text for the model, and the same facts as data: one dataclass per tool gives
+both the data and its JSON Schema), and the one-line error of a request that cannot be
+served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
 
 A request is checked as `council run` checks it: the topic (size, encoding, empty), the
 options (`load_options`: a project's ./council.yaml only once trusted, trust.py), the
 CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
-the line `council run` prints for it, click's wording included. A started run is the same
-supervised run as `council run`'s, detached from the server (detach.py), and recorded
-once per request (mcprequests.py). A run is started only while the machine runs fewer than
-its max_runs (run/supervisor.py), and has a budget by default (MCP_MAX_COST).
+the line `council run` prints for it, click's wording included (options.Option.take). A
+started run is the same supervised run as `council run`'s, detached from the server
+(detach.py), and recorded once per request (mcprequests.py). A run is started only while the
+machine runs fewer than its max_runs (run/supervisor.py), and has a budget by default
+(MCP_MAX_COST).
 
 The data must stand on its own: given both, Claude Code (2.1.197, seen offline) shows its
 model the structured content as JSON and not the text. So the data carries what the text
@@ -363,9 +365,9 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     if known is not None:
         return _again(find_run(known, base, act="resume"), base)
     call.progress(10, "checking the request: options, config file, CLIs")
+    given = {option.name: args[option.name] for option in for_mcp()}
     options = with_budget(load_options(Overrides(
-        test=bool(args["test"]), agents=names or None, max_iterations=args["max_iterations"],
-        max_cost=args["max_cost"], verify=args["verify"], mode=args["mode"])))
+        **{**given, "test": bool(args["test"]), "agents": names or None})))
     options, notes = preflight.prepare(options, explicit=bool(names))
     ensure_base(base)
     from council.run import supervisor
