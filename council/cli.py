@@ -109,8 +109,9 @@ def _click_option(option: options.Option) -> Callable[[F], F]:
 def _click_type(kind: options.Kind) -> click.ParamType[Any]:
     if isinstance(kind, options.Number):
         if kind.whole:
-            return click.IntRange(min=int(kind.minimum), min_open=kind.above)
-        return click.FloatRange(min=kind.minimum, min_open=kind.above)
+            return click.IntRange(min=int(kind.minimum), min_open=kind.above,
+                                  max=None if kind.maximum is None else int(kind.maximum))
+        return click.FloatRange(min=kind.minimum, min_open=kind.above, max=kind.maximum)
     if isinstance(kind, options.Choice):
         return click.Choice(kind.values)
     if isinstance(kind, options.File):

@@ -3,10 +3,12 @@ give it (`council run`'s command line, a config file, a host's /council:deep-res
 
 The rest is made from this table, the way nox declares its options and pre-commit its config
 schema (cfgv): click's options for `council run` (cli.py), the config file's keys and checks
-(config.load_options), the hosts' command grammar (hosts/flow.py), and the check of the options
-a run stored in its state (config.RunOptions.from_dict). A default that differs by profile says
-so once (PerProfile). Adding an option is one entry here and, if the run keeps it, its field of
-RunOptions; tests/test_options.py proves that every surface matches this table.
+(config.load_options), the hosts' command grammar (hosts/flow.py), the MCP server's
+start_research arguments with their JSON Schemas and checks (hosts/mcptools.py, MCP_CLIENT),
+and the check of the options a run stored in its state (config.RunOptions.from_dict). A default
+that differs by profile says so once (PerProfile). Adding an option is one entry here and, if
+the run keeps it, its field of RunOptions; tests/test_options.py proves that every surface
+matches this table.
 
 Imported by the hosts' prompt hook once a prompt is the command: stdlib only, cheap.
 """
@@ -20,7 +22,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from council.errors import ConfigError
+from council.errors import ConfigError, UsageError
 
 # Where an option may be given. Each option that is a RunOptions field is also stored in the
 # run's state.yaml and read back from it.
@@ -37,7 +39,8 @@ DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
 
 
 class Invalid(ValueError):
-    """A value a kind refused; the message is what follows the option's name."""
+    """A value a kind refused; the message is what follows the option's name (check, read),
+    or click's words for it (take)."""
 
 
 # ---------------------------------------------------------------- kinds: type and check
@@ -51,14 +54,45 @@ class Number:
     minimum: float
     above: bool = True  # strictly above the minimum (False: the minimum itself is allowed)
     whole: bool = False
+    maximum: float | None = None  # allowed itself
 
     def check(self, value: Any) -> Any:
         kinds = (int,) if self.whole else (int, float)
         if (isinstance(value, bool) or not isinstance(value, kinds)
-                or not math.isfinite(value) or value < self.minimum
-                or (self.above and value == self.minimum)):
+                or not self.within(value)):
             raise Invalid(f"must be {self.what}")
         return value if self.whole else float(value)
+
+    def within(self, value: float) -> bool:
+        low = self.minimum < value if self.above else self.minimum <= value
+        return (math.isfinite(value) and low
+                and (self.maximum is None or value <= self.maximum))
+
+    def take(self, value: Any) -> Any:
+        if self.whole and isinstance(value, float) and value.is_integer():
+            value = int(value)  # JSON has one kind of number: 3.0 is 3
+        kinds = (int,) if self.whole else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise Invalid(f"{value!r} is not a valid {'integer' if self.whole else 'float'}.")
+        value = value if self.whole else float(value)
+        if not self.within(value):
+            raise Invalid(f"{value} is not in the range {self.bounds()}.")
+        return value
+
+    def bounds(self) -> str:
+        """The range as click describes it ("x>=1", "0<=x<=55"), from the bounds click gets
+        (cli._click_type)."""
+        low: float = int(self.minimum) if self.whole else self.minimum
+        if self.maximum is None:
+            return f"x{'>' if self.above else '>='}{low}"
+        return f"{low}{'<' if self.above else '<='}x<={self.maximum}"
+
+    def schema(self) -> dict[str, Any]:
+        bounds: dict[str, Any] = {"exclusiveMinimum" if self.above else "minimum":
+                                  int(self.minimum) if self.whole else self.minimum}
+        if self.maximum is not None:
+            bounds["maximum"] = self.maximum
+        return {"type": "integer" if self.whole else "number", **bounds}
 
     def read(self, word: str) -> Any:
         try:
@@ -87,6 +121,14 @@ class Choice:
     def read(self, word: str) -> Any:
         return self.check(word)
 
+    def take(self, value: Any) -> Any:
+        if isinstance(value, str) and value in self.values:
+            return value
+        raise Invalid(f"{value!r} is not one of {', '.join(map(repr, self.values))}.")
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "enum": list(self.values)}
+
 
 @dataclass(frozen=True)
 class Flag:
@@ -102,18 +144,41 @@ class Flag:
     def read(self, word: str) -> Any:
         raise Invalid("takes no value")
 
+    def take(self, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise Invalid(f"{value!r} is not a valid boolean.")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "boolean"}
+
 
 @dataclass(frozen=True)
 class Text:
     """A non-empty string (an agent's name, say: which ones exist is a rule of config.py)."""
 
+    longest: int | None = None  # characters
+
     def check(self, value: Any) -> Any:
         if not isinstance(value, str) or not value:
             raise Invalid("must be a non-empty string")
+        if self.longest is not None and len(value) > self.longest:
+            raise Invalid(f"must be at most {self.longest} characters")
         return value
 
     def read(self, word: str) -> Any:
         return self.check(word)
+
+    def take(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise Invalid(f"{value!r} is not text.")
+        if self.longest is not None and len(value) > self.longest:
+            raise Invalid(f"it is longer than {self.longest} characters.")
+        return value  # empty as click's STRING takes it: its reader says what empty means
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", **({} if self.longest is None else
+                                     {"maxLength": self.longest})}
 
 
 @dataclass(frozen=True)
@@ -132,6 +197,18 @@ class Names:
     def read(self, word: str) -> Any:
         return self.check(self.split(word))
 
+    def take(self, value: Any) -> Any:
+        """A list, or the command line's word "claude,codex"; empty is the reader's to
+        refuse (Overrides: "--agents needs at least one agent name")."""
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise Invalid(f"{value!r} is not a list of names.")
+        return [name for v in value if (name := v.strip())]
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": {"type": "string"}}
+
     @staticmethod
     def split(word: str) -> tuple[str, ...]:
         return tuple(name for part in word.split(",") if (name := part.strip()))
@@ -148,6 +225,14 @@ class File:
 
     def read(self, word: str) -> Any:
         return self.check(word)
+
+    def take(self, value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            raise Invalid(f"{value!r} is not a file's path.")
+        return Path(value)
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string"}
 
 
 Kind = Number | Choice | Flag | Text | Names | File
@@ -216,6 +301,20 @@ class Option:
         except Invalid as exc:
             raise ConfigError(f"{self.flag} {exc}") from None
 
+    def take(self, value: Any, label: str | None = None) -> Any:
+        """A value as JSON gives it (an MCP client's argument), typed, or a UsageError in the
+        words click refuses `council run`'s value with, its kind's bounds being click's
+        (cli._click_type): "Invalid value for '--max-cost': 0.0 is not in the range x>0."
+        (label: how the value is named, the flag by default)."""
+        try:
+            return self.kind.take(value)
+        except Invalid as exc:
+            raise UsageError(f"Invalid value for '{label or self.flag}': {exc}") from None
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of its values, with its bounds and its help."""
+        return {**self.kind.schema(), "description": self.help_text()}
+
 
 def _shown(value: Any) -> str:
     if isinstance(value, PerProfile):
@@ -238,7 +337,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("test", Flag(), False,
            "Cheapest models and 2 iterations per agent: for trying council out.",
            COMMANDS, field=False),
-    Option("agents", Names(), None, "Comma-separated agent names to run (default: all).",
+    Option("agents", Names(), None, "The agents to run, by name: comma-separated on a command "
+           "line (default: each one installed and logged in).",
            COMMANDS, field=False, optional=True),
     Option("synthesizer", Text(), "claude",
            "Agent that writes the final report (default {default}).", RUN_AND_CONFIG),
@@ -330,10 +430,20 @@ MACHINE: tuple[Option, ...] = (
 OPTION: Mapping[str, Option] = {option.name: option for option in OPTIONS}
 FIELDS = tuple(option for option in OPTIONS if option.field)
 
+# The options an MCP client gives start_research (hosts/mcptools.py), in its order. A client
+# is a model, not the user: it may say what a run researches and how much it may spend, never
+# which config file or commands it obeys, nor the machine's limits.
+MCP_CLIENT = ("agents", "mode", "verify", "max_iterations", "max_cost", "test")
+
 
 def given_on(source: str) -> tuple[Option, ...]:
     """The options a user may give on `source` (CLI, CONFIG or HOST), in declared order."""
     return tuple(option for option in OPTIONS if source in option.given)
+
+
+def for_mcp() -> tuple[Option, ...]:
+    """The options an MCP client may give (MCP_CLIENT), declared here."""
+    return tuple(OPTION[name] for name in MCP_CLIENT)
 
 
 def defaults(profile: str) -> dict[str, Any]:

@@ -189,3 +189,101 @@ def test_a_run_has_a_time_limit_by_default_and_its_plan_says_it(tmp_path: Path) 
     assert plan(unlimited)[-1] == ("limits: no budget set (--max-cost), no time limit per "
                                    "phase (--timeout)")
     assert "(default 3600;" in options.OPTION["timeout"].help_text()
+
+
+# ---------------------------------------------------------------- a toy option, added once
+
+TOY = Option("toy", options.Number("a whole number from 1 to 9", 1, above=False, whole=True,
+                                   maximum=9), None, "A toy option, for this test.",
+             options.EVERYWHERE, field=False, optional=True)
+
+
+@pytest.fixture
+def with_toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """options.py as it would be with TOY declared (and offered to MCP clients); the modules
+    that build their surface when imported are imported afresh, then put back."""
+    import importlib
+    import sys
+
+    import council
+    import council.hosts
+
+    for package, name in ((council, "cli"), (council.hosts, "mcptools")):
+        module = f"{package.__name__}.{name}"
+        importlib.import_module(module)  # as declared, before the toy
+        monkeypatch.setattr(package, name, getattr(package, name))  # put back after
+        monkeypatch.delitem(sys.modules, module)
+    declared = (*OPTIONS, TOY)
+    monkeypatch.setattr(options, "OPTIONS", declared)
+    monkeypatch.setattr(options, "OPTION", {option.name: option for option in declared})
+    monkeypatch.setattr(options, "MCP_CLIENT", (*options.MCP_CLIENT, TOY.name))
+
+
+def test_a_toy_option_declared_once_is_on_every_surface_with_its_bounds(
+        with_toy: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+    import sys
+
+    from click.testing import CliRunner
+
+    from council.errors import UsageError
+
+    fresh_cli = importlib.import_module("council.cli")
+    mcptools = importlib.import_module("council.hosts.mcptools")
+    assert fresh_cli is not cli
+
+    # `council run --help`: the flag, its help and its range, as click shows it.
+    shown = CliRunner().invoke(fresh_cli.main, ["run", "--help"], terminal_width=200).output
+    assert re.search(r"--toy INTEGER RANGE\s+A toy option, for this test\.\s+\[1<=x<=9\]",
+                     shown), shown
+    # ... and the line `council run` prints for a value out of its range.
+    monkeypatch.setattr(sys, "argv", ["council", "run", "--toy", "10", "How do tides work?"])
+    with pytest.raises(SystemExit) as exited:
+        fresh_cli.entry()
+    assert exited.value.code == 2
+    line = capsys.readouterr().err.splitlines()[0]
+    assert line == "council: error: Invalid value for '--toy': 10 is not in the range 1<=x<=9."
+
+    # MCP's start_research: the same bounds in its schema, the same line for the same value.
+    start = mcptools.BY_NAME["start_research"]
+    schema = mcptools.input_schema(start.params)["properties"]["toy"]
+    assert schema == {"type": "integer", "minimum": 1, "maximum": 9,
+                      "description": "A toy option, for this test."}
+    for value in (10, 0):
+        with pytest.raises(UsageError) as refused:
+            mcptools.parse(start.params, "start_research", {"topic": "t", "toy": value})
+        assert mcptools.error_line(refused.value) == (
+            f"council: error: Invalid value for '--toy': {value} is not in the range "
+            "1<=x<=9.")
+    assert mcptools.parse(start.params, "start_research", {"topic": "t", "toy": 9})["toy"] == 9
+
+    # The hosts' grammar: a word it takes a value for, read and bounded by the declaration.
+    assert grammar()[1]["--toy"] == "toy"
+    assert Overrides(toy="9") == {"toy": 9}
+    for word in ("10", "0"):
+        with pytest.raises(ConfigError, match=r"^--toy must be a whole number from 1 to 9$"):
+            Overrides(toy=word)
+
+    # A config file (the user's own: a project's council.yaml is checked the same way, and
+    # obeyed once trusted): a key it knows, checked as declared.
+    (tmp_path / "config").mkdir()
+    config = tmp_path / "config" / "config.yaml"
+    config.write_text("colour: red\n")
+    with pytest.raises(ConfigError, match=r"\(known: .*\btoy\b"):
+        load_options(Overrides())
+    config.write_text("toy: 10\n")
+    with pytest.raises(ConfigError, match=r"config\.yaml: toy must be a whole number from 1 "
+                                          r"to 9$"):
+        load_options(Overrides())
+    config.write_text("toy: 9\n")
+    load_options(Overrides())  # within its bounds: taken
+
+
+def test_the_toy_is_gone_once_the_test_is_over() -> None:
+    """The fixture put the declaration and the modules built from it back."""
+    from council.hosts import mcptools
+
+    assert "toy" not in options.OPTION
+    assert "toy" not in {p.name for p in mcptools.START_PARAMS}
+    assert "toy" not in {p.name for p in cli.run.params}

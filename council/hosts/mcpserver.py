@@ -11,9 +11,9 @@ FastMCP is called in mcp 2), because council needs what MCPServer decides for it
   pydantic's multi-line validation report.
 - Each tool answers with a text written for the model and the same facts as structured
   data; MCPServer derives the text from the data.
-- The arguments are declared once, in mcptools.py, and the same declaration gives the JSON
-  Schemas and the checks (in the command line's words); MCPServer derives schemas from
-  Python signatures.
+- The arguments are declared once (`council run`'s options in options.py, the tools' own in
+  mcptools.py), and the same declaration gives the JSON Schemas and the checks (in the
+  command line's words); MCPServer derives schemas from Python signatures.
 
 The low-level server still does the protocol: the handshake of every version the SDK speaks,
 the capabilities (from the handlers given), progress tokens, and stdio framing (while it

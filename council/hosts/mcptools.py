@@ -1,16 +1,18 @@
 """What each of `council mcp`'s tools and resources does, in council's own terms: the
-arguments each takes (declared once: the JSON Schemas the clients see and the checks are
-read from the same table), what it answers (a text for the model, and the same facts as
-data whose JSON Schema is declared here too), and the one-line error of a request that
-cannot be served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
+arguments each takes (`council run`'s options are options.py's, the tools' own are declared
+here the same way: each kind gives the JSON Schema the clients see and the check), what it
+answers (a text for the model, and the same facts as data: one dataclass per tool gives
+both the data and its JSON Schema), and the one-line error of a request that cannot be
+served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
 
 A request is checked as `council run` checks it: the topic (size, encoding, empty), the
 options (`load_options`: a project's ./council.yaml only once trusted, trust.py), the
 CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
-the line `council run` prints for it, click's wording included. A started run is the same
-supervised run as `council run`'s, detached from the server (detach.py), and recorded
-once per request (mcprequests.py). A run is started only while the machine runs fewer than
-its max_runs (run/supervisor.py), and has a budget by default (MCP_MAX_COST).
+the line `council run` prints for it, click's wording included (options.Option.take). A
+started run is the same supervised run as `council run`'s, detached from the server
+(detach.py), and recorded once per request (mcprequests.py). A run is started only while the
+machine runs fewer than its max_runs (run/supervisor.py), and has a budget by default
+(MCP_MAX_COST).
 
 The data must stand on its own: given both, Claude Code (2.1.197, seen offline) shows its
 model the structured content as JSON and not the text. So the data carries what the text
@@ -24,9 +26,9 @@ import io
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin, get_type_hints
 
 from council import graph
 from council.config import Overrides, RunOptions, load_options, plan_lines
@@ -34,7 +36,7 @@ from council.errors import CouncilError, UsageError
 from council.evidence import ledger
 from council.evidence.estimate import plan_lines as estimate_lines
 from council.hosts import mcprequests
-from council.options import MODES
+from council.options import Kind, Number, Option, Text, for_mcp
 from council.readiness import preflight
 from council.run import detach
 from council.store import agentfs
@@ -94,6 +96,145 @@ class Answer:
     text: str
     data: dict[str, Any]
 
+    @classmethod
+    def of(cls, text: str, facts: Any) -> Answer:
+        """An answer whose data is `facts`, an instance of its tool's answer type."""
+        return cls(text, asdict(facts))
+
+
+# ---------------------------------------------------------------- what the tools answer
+# Each tool's structured answer is typed once, here: its JSON Schema (the tool's
+# outputSchema) and its data are made from the same dataclass.
+
+
+@dataclass(frozen=True)
+class Paths:
+    run_dir: str
+    progress_log: str
+    final_report: str
+    report_html: str
+    sources_json: str
+
+
+@dataclass(frozen=True)
+class Uris:
+    final_report: str
+    report_html: str
+    sources_json: str
+
+
+@dataclass(frozen=True)
+class Started:
+    run_id: str
+    reused: bool
+    phase: str
+    supervisor_pid: int | None
+    profile: str
+    agents: list[str]
+    synthesizer: str
+    plan: list[str]
+    notes: list[str]
+    paths: Paths
+    resources: Uris
+    next: str
+
+
+@dataclass(frozen=True)
+class Spent:
+    tokens: int
+    cost_usd: float | None
+    estimated: bool
+
+
+@dataclass(frozen=True)
+class AgentState:
+    agent: str
+    cli: str
+    phase: str
+    status: str
+    iteration: int
+    max_iterations: int
+    tokens: int
+    cost_usd: float | None
+    cost_estimated: bool
+    error: str | None
+    last_event: str | None
+
+
+@dataclass(frozen=True)
+class Status:
+    run_id: str
+    topic: str
+    phase: str
+    percent: int
+    ended: bool
+    plan: str
+    error: str | None
+    created_at: str
+    ended_at: str | None
+    supervisor_pid: int | None
+    spent: Spent
+    budget_exhausted: str | None
+    agents: list[AgentState]
+    progress: list[str]
+    paths: Paths
+    next: str
+
+
+@dataclass(frozen=True)
+class Report:
+    run_id: str
+    done: bool
+    phase: str
+    percent: int
+    error: str | None
+    markdown: str | None
+    paths: Paths
+    resources: Uris
+    next: str
+
+
+@dataclass(frozen=True)
+class Cancelled:
+    run_id: str
+    message: str
+    phase: str
+
+
+@dataclass(frozen=True)
+class Listed:
+    run_id: str
+    phase: str
+    created_at: str
+    ended_at: str | None
+    cost_usd: float | None
+    cost_estimated: bool
+    topic: str
+
+
+@dataclass(frozen=True)
+class Runs:
+    runs: list[Listed]
+    latest: str | None
+
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def json_schema(kind: Any) -> dict[str, Any]:
+    """The JSON Schema of an answer's type: a dataclass is an object that has every field,
+    `X | None` may be null, `list[X]` is an array of X."""
+    if is_dataclass(kind):
+        hints = get_type_hints(kind)
+        properties = {f.name: json_schema(hints[f.name]) for f in fields(kind)}
+        return {"type": "object", "properties": properties, "required": list(properties)}
+    if get_origin(kind) is list:
+        return {"type": "array", "items": json_schema(get_args(kind)[0])}
+    inner = [arg for arg in get_args(kind) if arg is not type(None)]
+    if len(inner) == 1:  # X | None
+        return {"type": [json_schema(inner[0])["type"], "null"]}
+    return {"type": _JSON_TYPES[kind]}
+
 
 def error_line(exc: BaseException) -> str:
     """The line `council` prints for this error; for an untrusted config or a run folder
@@ -112,51 +253,62 @@ def error_line(exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Param:
-    """One argument of a tool: its JSON Schema, and the `council run` option it stands
-    for (named in its errors as the command line names it)."""
+    """One argument of a tool: an option, whose kind (council/options.py) gives its JSON
+    Schema and its check. A `council run` option is named in errors by its flag, as click
+    names it there; a tool's own argument by its name."""
 
-    name: str
-    schema: dict[str, Any]
-    flag: str | None = None
+    option: Option
     required: bool = False
+    run: bool = False  # one of `council run`'s options
+    note: str = ""  # what the description adds for an MCP client
+
+    @property
+    def name(self) -> str:
+        return self.option.name
+
+    @property
+    def flag(self) -> str | None:
+        return self.option.flag if self.run else None
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        schema = self.option.schema()
+        if self.note:
+            schema["description"] += " " + self.note
+        return schema
 
 
-def _param(name: str, kind: str, description: str, flag: str | None = None,
-           required: bool = False, **schema: Any) -> Param:
-    return Param(name, {"type": kind, "description": description, **schema}, flag, required)
+def _own(name: str, kind: Kind, help: str, required: bool = False) -> Param:
+    """A tool's own argument, declared as a run option is (no default, no surface)."""
+    return Param(Option(name, kind, None, help, field=False, optional=True), required)
 
 
-RUN_PARAM = _param("run_id", "string", "A run id (YYYYMMDD-HHMMSS-xxxxxx), as start_research "
-                "and list_research give it.", pattern=r"^\d{8}-\d{6}-[0-9a-f]{6}$")
-START_PARAMS = (
-    _param("topic", "string", "The research question, in words (up to 1,000,000 bytes).",
-           required=True),
-    _param("agents", "array", "Which agents research, e.g. [\"claude\", \"codex\"] "
-           "(default: every CLI that is installed and logged in).", "--agents",
-           items={"type": "string"}),
-    _param("mode", "string", "What the research is for: mapping a field (exploratory, the "
-           "default), meeting rules (compliance), or choosing (decision).", "--mode",
-           enum=list(MODES)),
-    _param("verify", "boolean", "Scope the question, then cross-check claims and coverage "
-           "with agents of other vendors before the synthesis (default: on, off with test).",
-           "--verify"),
-    _param("max_iterations", "integer", "Each agent's iteration cap per phase.",
-           "--max-iterations", minimum=1),
-    _param("max_cost", "number", f"Budget in USD (default {MCP_MAX_COST:g}, or the config "
-           "file's): once spent, agents stop after their current turn and the run goes on to "
-           "the synthesis.", "--max-cost",
-           exclusiveMinimum=0),
-    _param("test", "boolean", "Cheapest models and 2 iterations per agent, for trying "
-           "council out.", "--test"),
-    _param("request_key", "string", "Your own key for this request (an idempotency key): "
-           "asking again with the same key and arguments, even after a restart, returns "
-           "the same run instead of starting another.", maxLength=200),
-)
+RUN_ID = _own("run_id", Text(), "A run id (YYYYMMDD-HHMMSS-xxxxxx), as start_research "
+              "and list_research give it.", required=True)
+# An MCP run's budget is its own (MCP_MAX_COST): the description says it.
+NOTES = {"max_cost": f"An MCP run's default: {MCP_MAX_COST:g}, or the config file's."}
+
+
+def start_params() -> tuple[Param, ...]:
+    """start_research's arguments: the topic, `council run`'s options an MCP client may give
+    (council/options.py's MCP_CLIENT), and the request's own key."""
+    return (
+        _own("topic", Text(), "The research question, in words (up to 1,000,000 "
+             "bytes).", required=True),
+        *(Param(option, run=True, note=NOTES.get(option.name, ""))
+          for option in for_mcp()),
+        _own("request_key", Text(longest=200), "Your own key for this request (an "
+             "idempotency key): asking again with the same key and arguments, even after a "
+             "restart, returns the same run instead of starting another."))
+
+
+START_PARAMS = start_params()
 STATUS_PARAMS = (
-    Param("run_id", {**RUN_PARAM.schema, "description": "The run (default: the newest run)."}),
-    _param("wait", "integer", f"Seconds to wait for the run to end before answering (0 to "
-           f"{MAX_WAIT}; default 0). Progress notifications are sent meanwhile to a client "
-           "that asked for them.", minimum=0, maximum=MAX_WAIT),
+    _own("run_id", Text(), "The run (default: the newest run)."),
+    _own("wait", Number(f"a whole number of seconds from 0 to {MAX_WAIT}", 0,
+                                above=False, whole=True, maximum=MAX_WAIT),
+         f"Seconds to wait for the run to end before answering (0 to {MAX_WAIT}; default "
+         "0). Progress notifications are sent meanwhile to a client that asked for them."),
 )
 
 
@@ -183,49 +335,9 @@ def parse(params: tuple[Param, ...], tool: str, arguments: Mapping[str, Any] | N
 
 
 def check_value(param: Param, value: Any) -> Any:
-    """One value, checked as click checks the command line's (same words), or as its JSON
-    Schema says for an argument with no command-line option."""
-    label = param.flag or param.name
-    bad = f"Invalid value for '{label}': "
-    schema = param.schema
-    kind = schema["type"]
-    if kind == "boolean":
-        if not isinstance(value, bool):
-            raise UsageError(f"{bad}{value!r} is not a valid boolean.")
-        return value
-    if kind == "integer":
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise UsageError(f"{bad}{value!r} is not a valid integer.")
-        low, high = schema.get("minimum"), schema.get("maximum")
-        if (low is not None and value < low) or (high is not None and value > high):
-            bounds = " and ".join(b for b in (f"x>={low}" if low is not None else "",
-                                              f"x<={high}" if high is not None else "") if b)
-            ranged = f"{low}<=x<={high}" if low is not None and high is not None else bounds
-            raise UsageError(f"{bad}{value} is not in the range {ranged}.")
-        return value
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise UsageError(f"{bad}{value!r} is not a valid float.")
-        low = schema.get("exclusiveMinimum")
-        if low is not None and value <= low:
-            raise UsageError(f"{bad}{float(value)} is not in the range x>{low}.")
-        return float(value)
-    if kind == "array":
-        if isinstance(value, str):  # the command line's spelling, "claude,codex"
-            value = value.split(",")
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise UsageError(f"{bad}{value!r} is not a list of names.")
-        return [v.strip() for v in value if v.strip()]
-    if not isinstance(value, str):
-        raise UsageError(f"{bad}{value!r} is not text.")
-    if "enum" in schema and value not in schema["enum"]:
-        choices = ", ".join(repr(c) for c in schema["enum"])
-        raise UsageError(f"{bad}{value!r} is not one of {choices}.")
-    if len(value) > schema.get("maxLength", len(value)):
-        raise UsageError(f"{bad}it is longer than {schema['maxLength']} characters.")
-    return value
+    """One value, checked by its option's kind as click checks the command line's (same
+    bounds, same words; options.Option.take)."""
+    return param.option.take(value, param.flag or param.name)
 
 
 def input_schema(params: tuple[Param, ...]) -> dict[str, Any]:
@@ -253,9 +365,9 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     if known is not None:
         return _again(find_run(known, base, act="resume"), base)
     call.progress(10, "checking the request: options, config file, CLIs")
+    given = {option.name: args[option.name] for option in for_mcp()}
     options = with_budget(load_options(Overrides(
-        test=bool(args["test"]), agents=names or None, max_iterations=args["max_iterations"],
-        max_cost=args["max_cost"], verify=args["verify"], mode=args["mode"])))
+        **{**given, "test": bool(args["test"]), "agents": names or None})))
     options, notes = preflight.prepare(options, explicit=bool(names))
     ensure_base(base)
     from council.run import supervisor
@@ -349,11 +461,9 @@ def _started(ws: Workspace, options: RunOptions, notes: list[str],
               f"follow it: research_status with run_id {ws.id} (wait up to {MAX_WAIT} s "
               f"for its end), or tail -f {ws.root / PROGRESS_FILE}",
               f"when it is done: get_report with run_id {ws.id}"]
-    return Answer("\n".join(lines), {
-        "run_id": ws.id, "reused": reused, "phase": phase, "supervisor_pid": pid,
-        "profile": options.profile, "agents": seats, "synthesizer": options.synthesizer,
-        "plan": plan, "notes": notes, "paths": paths(ws), "resources": uris(ws.id),
-        "next": next_step(ws.id, phase)})
+    return Answer.of("\n".join(lines), Started(
+        ws.id, reused, phase, pid, options.profile, seats, options.synthesizer, plan,
+        list(notes), paths(ws), uris(ws.id), next_step(ws.id, phase)))
 
 
 # ---------------------------------------------------------------- research_status
@@ -365,32 +475,23 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
     state = readable(ws.root)
     phase = shown_phase(state, ws)
     percent = progress_percent(state, _planned(state))
-    rows = status.rows(state, ws)
+    shown = status.overview(state, ws, phase="starting (its supervisor is starting up)"
+                            if phase == "starting" else None)
     spent = ledger.spent(state)
     holder = live_supervisor(ws.root)  # before the log: once it has let go, every line is in
     lines = tail(ws.root / PROGRESS_FILE, PROGRESS_LINES)
-    text = f"run {ws.id}: {phase} ({percent}%)\n\n" + _plain(status.status_view(state, ws))
-    if phase == "starting":
-        text = text.replace(f"interrupted in {state.phase} (no supervisor): council resume "
-                            f"{state.id}", "starting (its supervisor is starting up)")
+    text = f"run {ws.id}: {phase} ({percent}%)\n\n" + _plain(status.render(shown))
     if lines:
         text += "\n\nlast lines of progress.log:\n" + "\n".join(lines)
     text += f"\n\nnext: {next_step(ws.id, phase)}"
-    return Answer(text, {
-        "run_id": ws.id, "topic": _cut(state.topic, TOPIC_SHOWN), "phase": phase,
-        "percent": percent, "ended": ended(phase, holder is not None),
-        "plan": status.plan_line(state),
-        "error": state.error, "created_at": state.created_at, "ended_at": state.ended_at,
-        "supervisor_pid": holder.pid if holder else None,
-        "spent": {"tokens": spent.tokens, "cost_usd": spent.cost_usd,
-                  "estimated": spent.estimated},
-        "budget_exhausted": state.budget_exhausted,
-        "agents": [{"agent": r.agent, "cli": r.cli, "phase": r.phase, "status": r.status,
-                    "iteration": r.iteration, "max_iterations": r.max_iterations,
-                    "tokens": r.tokens, "cost_usd": r.cost_usd,
-                    "cost_estimated": r.cost_estimated, "error": r.error,
-                    "last_event": r.last_event} for r in rows],
-        "progress": lines, "paths": paths(ws), "next": next_step(ws.id, phase)})
+    return Answer.of(text, Status(
+        ws.id, _cut(state.topic, TOPIC_SHOWN), phase, percent, ended(phase, holder is not None),
+        status.plan_line(state), state.error, state.created_at, state.ended_at,
+        holder.pid if holder else None, Spent(spent.tokens, spent.cost_usd, spent.estimated),
+        state.budget_exhausted,
+        [AgentState(r.agent, r.cli, r.phase, r.status, r.iteration, r.max_iterations, r.tokens,
+                    r.cost_usd, r.cost_estimated, r.error, r.last_event) for r in shown.agents],
+        lines, paths(ws), next_step(ws.id, phase)))
 
 
 def ended(phase: str, held: bool) -> bool:
@@ -505,24 +606,21 @@ def get_report(args: dict[str, Any], call: Call) -> Answer:
     ws = find_run(args["run_id"], call.base)
     state = readable(ws.root)
     phase = shown_phase(state, ws)
-    data: dict[str, Any] = {"run_id": ws.id, "done": False, "phase": phase,
-                            "percent": progress_percent(state, _planned(state)),
-                            "error": state.error, "markdown": None, "paths": paths(ws),
-                            "resources": uris(ws.id), "next": next_step(ws.id, phase)}
+    where = paths(ws)
+    report = Report(ws.id, False, phase, progress_percent(state, _planned(state)),
+                    state.error, None, where, uris(ws.id), next_step(ws.id, phase))
     if state.phase != "done" or not ws.final_report.is_file():
         why = f": {state.error}" if state.error else ""
         what = {"failed": "failed", "cancelled": "was cancelled"}.get(phase)
         text = (f"run {ws.id} {what}{why}; it has no final report. Its agents' reports are "
                 f"in {ws.root}" if what else
-                f"run {ws.id} is not done: it is {phase} ({data['percent']}%). Ask again "
+                f"run {ws.id} is not done: it is {phase} ({report.percent}%). Ask again "
                 f"once research_status says done (it can wait up to {MAX_WAIT} s).")
-        return Answer(text, data)
+        return Answer.of(text, report)
     markdown = read_text(ws.final_report, MAX_REPORT_BYTES)
-    data.update(done=True, markdown=markdown)
-    where = paths(ws)
-    text = (markdown.rstrip("\n") + f"\n\n---\nfinal report: {where['final_report']}\n"
-            f"report page: {where['report_html']}\nsources: {where['sources_json']}")
-    return Answer(text, data)
+    text = (markdown.rstrip("\n") + f"\n\n---\nfinal report: {where.final_report}\n"
+            f"report page: {where.report_html}\nsources: {where.sources_json}")
+    return Answer.of(text, replace(report, done=True, markdown=markdown))
 
 
 def cancel(args: dict[str, Any], call: Call) -> Answer:
@@ -531,14 +629,13 @@ def cancel(args: dict[str, Any], call: Call) -> Answer:
 
     ws = find_run(args["run_id"], call.base, act="cancel")
     message = cancel_run(ws)
-    return Answer(message, {"run_id": ws.id, "message": message,
-                            "phase": shown_phase(readable(ws.root), ws)})
+    return Answer.of(message, Cancelled(ws.id, message, shown_phase(readable(ws.root), ws)))
 
 
 def list_research(args: dict[str, Any], call: Call) -> Answer:
     """list_research: every run of the research folder, oldest first."""
     listed: list[tuple[RunState, Workspace]] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[Listed] = []
     unreadable: list[str] = []
     for ws in list_runs(call.base):
         try:
@@ -548,10 +645,8 @@ def list_research(args: dict[str, Any], call: Call) -> Answer:
             continue
         listed.append((state, ws))
         spent = ledger.spent(state)
-        rows.append({"run_id": ws.id, "phase": shown_phase(state, ws),
-                     "created_at": state.created_at, "ended_at": state.ended_at,
-                     "cost_usd": spent.cost_usd, "cost_estimated": spent.estimated,
-                     "topic": _cut(state.topic, 200)})
+        rows.append(Listed(ws.id, shown_phase(state, ws), state.created_at, state.ended_at,
+                           spent.cost_usd, spent.estimated, _cut(state.topic, 200)))
     try:
         latest: str | None = find_run(None, call.base).id
     except CouncilError:
@@ -559,7 +654,7 @@ def list_research(args: dict[str, Any], call: Call) -> Answer:
     text = _plain(status.runs_table(listed)) if listed else \
         f"no council runs yet in {call.base}"
     text = "\n".join([text, *unreadable] + ([f"latest: {latest}"] if latest else []))
-    return Answer(text, {"runs": rows, "latest": latest})
+    return Answer.of(text, Runs(rows, latest))
 
 
 def _cut(text: str, limit: int) -> str:
@@ -579,20 +674,18 @@ def read_text(path: Path, limit: int) -> str:
 # ---------------------------------------------------------------- paths and resources
 
 
-def paths(ws: Workspace) -> dict[str, str]:
-    return {"run_dir": str(ws.root), "progress_log": str(ws.root / PROGRESS_FILE),
-            "final_report": str(ws.final_report), "report_html": str(ws.root / "report.html"),
-            "sources_json": str(ws.root / "sources.json")}
+def paths(ws: Workspace) -> Paths:
+    return Paths(str(ws.root), str(ws.root / PROGRESS_FILE), str(ws.final_report),
+                 str(ws.root / "report.html"), str(ws.root / "sources.json"))
 
 
 def uri(run_id: str, name: str) -> str:
     return f"council://runs/{run_id}/{name}"
 
 
-def uris(run_id: str) -> dict[str, str]:
-    return {"final_report": uri(run_id, "final-report.md"),
-            "report_html": uri(run_id, "report.html"),
-            "sources_json": uri(run_id, "sources.json")}
+def uris(run_id: str) -> Uris:
+    return Uris(uri(run_id, "final-report.md"), uri(run_id, "report.html"),
+                uri(run_id, "sources.json"))
 
 
 @dataclass(frozen=True)
@@ -656,30 +749,21 @@ def read_resource(address: str, base: Path) -> tuple[str, str]:
 # ---------------------------------------------------------------- the tools
 
 
-def _object(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
-    return {"type": "object", "properties": properties,
-            "required": list(properties) if required is None else required}
-
-
-_S, _I, _B = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-_S0, _I0, _N0 = ({"type": ["string", "null"]}, {"type": ["integer", "null"]},
-                 {"type": ["number", "null"]})
-_LINES = {"type": "array", "items": _S}
-_PATHS = _object({k: _S for k in ("run_dir", "progress_log", "final_report", "report_html",
-                                   "sources_json")})
-_URIS = _object({k: _S for k in ("final_report", "report_html", "sources_json")})
-
-
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
     title: str
     description: str
     params: tuple[Param, ...]
-    output: dict[str, Any]
+    answer: type  # its data's type
     run: Callable[[dict[str, Any], Call], Answer]
     read_only: bool = True
     idempotent: bool = True
+
+    @property
+    def output(self) -> dict[str, Any]:
+        """The tool's outputSchema."""
+        return json_schema(self.answer)
 
 
 TOOLS = (
@@ -690,51 +774,32 @@ TOOLS = (
         "report. Answers at once with the run id, its plan and paths; the run goes on "
         "detached (minutes to an hour). Follow it with research_status, then get_report.",
         START_PARAMS,
-        _object({"run_id": _S, "reused": _B, "phase": _S, "supervisor_pid": _I0,
-                 "profile": _S, "agents": _LINES, "synthesizer": _S, "plan": _LINES,
-                 "notes": _LINES, "paths": _PATHS, "resources": _URIS, "next": _S}),
-        start, read_only=False, idempotent=False),
+        Started, start, read_only=False, idempotent=False),
     ToolSpec(
         "research_status", "Research council status",
         "A run's phase, how far it is, each agent's state, tokens and cost, and the last "
         "progress lines (the newest run by default). With wait, answers when the run ends "
         f"or after that many seconds (up to {MAX_WAIT}).",
         STATUS_PARAMS,
-        _object({"run_id": _S, "topic": _S, "phase": _S, "percent": _I, "ended": _B,
-                 "plan": _S, "error": _S0, "created_at": _S, "ended_at": _S0,
-                 "supervisor_pid": _I0,
-                 "spent": _object({"tokens": _I, "cost_usd": _N0, "estimated": _B}),
-                 "budget_exhausted": _S0,
-                 "agents": {"type": "array", "items": _object({
-                     "agent": _S, "cli": _S, "phase": _S, "status": _S, "iteration": _I,
-                     "max_iterations": _I, "tokens": _I, "cost_usd": _N0,
-                     "cost_estimated": _B, "error": _S0, "last_event": _S0})},
-                 "progress": _LINES, "paths": _PATHS, "next": _S}),
-        run_status),
+        Status, run_status),
     ToolSpec(
         "get_report", "Research council report",
         "The final report of a finished run, as markdown, with the paths of its report "
         "page (report.html) and sources (sources.json). A run that is not done says so, "
         "with its phase.",
-        (Param("run_id", RUN_PARAM.schema, required=True),),
-        _object({"run_id": _S, "done": _B, "phase": _S, "percent": _I, "error": _S0,
-                 "markdown": _S0, "paths": _PATHS, "resources": _URIS, "next": _S}),
-        get_report),
+        (RUN_ID,),
+        Report, get_report),
     ToolSpec(
         "cancel_research", "Cancel a research council",
         "Stop a running council: its agents are stopped and its files kept "
         "(`council resume RUN_ID` in a terminal continues it).",
-        (Param("run_id", RUN_PARAM.schema, required=True),),
-        _object({"run_id": _S, "message": _S, "phase": _S}),
-        cancel, read_only=False),
+        (RUN_ID,),
+        Cancelled, cancel, read_only=False),
     ToolSpec(
         "list_research", "List research councils",
         "Every council run of this project's research folder: id, phase, start, cost and "
         "topic, and which one is the latest.",
         (),
-        _object({"runs": {"type": "array", "items": _object({
-            "run_id": _S, "phase": _S, "created_at": _S, "ended_at": _S0, "cost_usd": _N0,
-            "cost_estimated": _B, "topic": _S})}, "latest": _S0}),
-        list_research),
+        Runs, list_research),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}

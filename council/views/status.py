@@ -215,16 +215,26 @@ def agents_table(agent_rows: Sequence[AgentRow], styled: bool = False) -> Table:
     return table
 
 
-def status_view(state: RunState, ws: Workspace, now: float | None = None,
-                styled: bool = False) -> Group:
-    """`council status`: a few lines about the run (id, topic, phase, plan, spending), then
-    the agents' table."""
-    from rich.console import Group
-    from rich.table import Table
+@dataclass(frozen=True)
+class Overview:
+    """What `council status` shows, as data: the run's facts (name, value) in order, one row
+    per agent, and the notes under the table. The MCP server's research_status answers with
+    them too, in its own words where it knows more (a run that is starting)."""
 
-    phase = shown_phase(state, ws)
-    if phase == "interrupted":
-        phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
+    facts: list[tuple[str, str]]
+    agents: list[AgentRow]
+    notes: list[str]
+
+
+def overview(state: RunState, ws: Workspace, now: float | None = None,
+             phase: str | None = None) -> Overview:
+    """The run's facts (id, topic, phase, plan, spending, score), its agents' rows and notes.
+    `phase`: how to say the phase, for a caller that knows better (default: the shown phase,
+    with how to resume an interrupted run)."""
+    if phase is None:
+        phase = shown_phase(state, ws)
+        if phase == "interrupted":
+            phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
     facts = [("run", state.id), ("topic", _one_line(state.topic, 200)), ("phase", phase),
              ("plan", plan_line(state))]
     if state.error:
@@ -239,13 +249,7 @@ def status_view(state: RunState, ws: Workspace, now: float | None = None,
         facts.append(("score", f"{done['score']}/100 completeness (cap {done['cap']}: "
                                f"{done['cap_reason']}"
                                + (", provisional" if state.phase != "done" else "") + ")"))
-    header = Table.grid(padding=(0, 2))
-    header.add_column(no_wrap=True)
-    header.add_column(overflow="fold")
-    for key, value in facts:
-        header.add_row(*_cells(key, value))
     agent_rows = rows(state, ws, now)
-    parts: list[RenderableType] = [header, "", agents_table(agent_rows, styled)]
     notes = []
     if any(r.status == "queued" for r in agent_rows):
         limit = state.options.get("max_parallel")
@@ -253,8 +257,29 @@ def status_view(state: RunState, ws: Workspace, now: float | None = None,
                      + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))
     if ws.final_report.is_file():
         notes.append(f"final report: {ws.final_report}")
-    if notes:
-        parts += ["", *_cells(*notes)]
+    return Overview(facts, agent_rows, notes)
+
+
+def status_view(state: RunState, ws: Workspace, now: float | None = None,
+                styled: bool = False) -> Group:
+    """`council status`: a few lines about the run (id, topic, phase, plan, spending), then
+    the agents' table."""
+    return render(overview(state, ws, now), styled)
+
+
+def render(shown: Overview, styled: bool = False) -> Group:
+    """An overview as `council status` prints it: its facts, the agents' table, its notes."""
+    from rich.console import Group
+    from rich.table import Table
+
+    header = Table.grid(padding=(0, 2))
+    header.add_column(no_wrap=True)
+    header.add_column(overflow="fold")
+    for key, value in shown.facts:
+        header.add_row(*_cells(key, value))
+    parts: list[RenderableType] = [header, "", agents_table(shown.agents, styled)]
+    if shown.notes:
+        parts += ["", *_cells(*shown.notes)]
     return Group(*parts)
 
 

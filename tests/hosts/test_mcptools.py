@@ -17,6 +17,7 @@ from council.config import Overrides, load_options
 from council.errors import CouncilError, UsageError
 from council.hosts import mcprequests, mcptools
 from council.hosts.mcptools import START_PARAMS, STATUS_PARAMS, TOOLS, Param
+from council.options import Choice, Option
 from council.run import detach, supervisor
 from council.run.pipeline import set_phase
 from council.run.supervisor import start_run
@@ -219,7 +220,7 @@ def test_tail_gives_the_last_lines_of_a_long_log(tmp_path: Path) -> None:
 
 
 def test_a_param_without_a_flag_is_named_by_its_name() -> None:
-    param = Param("colour", {"type": "string", "enum": ["red"]})
+    param = Param(Option("colour", Choice(("red",)), None, "A colour."))
     with pytest.raises(UsageError, match=r"^Invalid value for 'colour': 'blue' is not one of "
                                          r"'red'\.$"):
         mcptools.check_value(param, "blue")
