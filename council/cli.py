@@ -14,15 +14,11 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from council import __version__, options, paths
-from council.config import Overrides, load_options, plan_lines
 from council.errors import CouncilError, UsageError
-from council.evidence.estimate import plan_lines as estimate_lines
-from council.graph import plan
-from council.readiness import preflight
-from council.run import crash, supervisor
+from council.run import crash, prepare, supervisor
 from council.run.cancel import cancel_run, pick
 from council.store.state import load_state, readable
-from council.store.workspace import ensure_base, find_run, list_runs
+from council.store.workspace import find_run, list_runs
 from council.topic import read_topic
 from council.views import status
 
@@ -137,21 +133,20 @@ def run_options(func: F) -> F:
 def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir: Path | None,
         **given: Any) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
-    text = read_topic(topic, topic_file)
-    overrides = Overrides(**given)
-    opts, notes = preflight.prepare(load_options(overrides), explicit="agents" in overrides)
+    text = read_topic(topic, topic_file)  # checked, naming where it came from
     base = _research_dir(research_dir)
-    ensure_base(base)  # before the plan: a run that cannot start says so first
+    prepared = prepare.prepare(prepare.Request(text, "the command line", given, base))
+    opts = prepared.options
     # This process is the run's supervisor: it holds one of the machine's run slots from
     # before the run exists (a refused run leaves no folder) to its end.
     with supervisor.reserve(base=base) as slot:
-        for line in notes:
+        for line in prepared.notes:
             click.echo(f"council: {line}", err=True)
-        for line in [*plan(opts), *estimate_lines(opts), *plan_lines(opts)]:
+        for line in prepared.plan:
             click.echo(line)
         if confirm and not _confirmed("Start the council?"):
             raise UsageError("not started")
-        ws = supervisor.start_run(text, opts, base)
+        ws = prepare.start(prepared, base)
         click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
         click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")

@@ -31,6 +31,7 @@ from council.hosts.base import COMMAND, Host
 
 if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for none of it
     from council.config import RunOptions
+    from council.run.prepare import Prepared
     from council.store.sessions import Request
     from council.store.state import RunState
 
@@ -84,18 +85,21 @@ def on_prompt(host: Host, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_request(args: str, host: Host | None = None) -> tuple[str, RunOptions]:
-    """The topic and run options of a request, or the CouncilError that says why it cannot
-    run."""
-    from council.config import Overrides, load_options
-    from council.readiness import preflight
-    from council.topic import check_topic
+    """The topic and run options of a request (run/prepare.py, as every entry point checks
+    one), or the CouncilError that says why it cannot run. The research folder is not
+    checked here: the prompt hook records the request in it, and a write error there gets
+    advice of its own (_reason)."""
+    prepared = _prepare(args, host)
+    return prepared.topic, prepared.options
+
+
+def _prepare(args: str, host: Host | None) -> Prepared:
+    from council.run import prepare
 
     request = parse_request(args)
     typed = host.typed if host else f"/{COMMAND}"
-    topic = check_topic(request.topic, f"the {typed} command")
-    overrides = Overrides(**request.given())  # each word read and checked as declared
-    options, _ = preflight.prepare(load_options(overrides), explicit="agents" in overrides)
-    return topic, plugin_limits(options)
+    return prepare.prepare(prepare.Request(request.topic, f"the {typed} command",
+                                           request.given(), limits=plugin_limits))
 
 
 def _reason(exc: Exception, base: Path, host: Host) -> str:
@@ -264,10 +268,10 @@ def _interrupted(base: Path, stale: list[Request]) -> str | None:
 
 
 def _start(base: Path, args: str, host: Host) -> str:
-    from council.run.supervisor import start_run
+    from council.run import prepare
 
-    topic, options = check_request(args, host)  # again: the config or a login may have changed
-    return start_run(topic, options, base).id
+    prepared = _prepare(args, host)  # again: the config or a login may have changed
+    return prepare.start(prepared, base).id
 
 
 def _bind(base: Path, session_id: str, request: Request, run_id: str) -> None:

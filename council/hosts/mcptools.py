@@ -5,9 +5,9 @@ answers (a text for the model, and the same facts as data: one dataclass per too
 both the data and its JSON Schema), and the one-line error of a request that cannot be
 served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
 
-A request is checked as `council run` checks it: the topic (size, encoding, empty), the
-options (`load_options`: a project's ./council.yaml only once trusted, trust.py), the
-CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
+A request is checked by run/prepare.py, as `council run`'s is: the topic (size, encoding,
+empty), the options (`load_options`: a project's ./council.yaml only once trusted, trust.py),
+the CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
 the line `council run` prints for it, click's wording included (options.Option.take). A
 started run is the same supervised run as `council run`'s, detached from the server
 (detach.py), and recorded once per request (mcprequests.py). A run is started only while the
@@ -31,20 +31,18 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from council import graph
-from council.config import Overrides, RunOptions, load_options, plan_lines
+from council.config import RunOptions
 from council.errors import CouncilError, UsageError
 from council.evidence import ledger
-from council.evidence.estimate import plan_lines as estimate_lines
 from council.hosts import mcprequests
 from council.options import Kind, Number, Option, Text, for_mcp
-from council.readiness import preflight
-from council.run import detach
+from council.run import detach, prepare
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.provenance import ForeignRunError
 from council.store.runlock import live_supervisor
 from council.store.state import RunState, load_state, readable
-from council.store.workspace import Workspace, ensure_base, find_run, list_runs
+from council.store.workspace import Workspace, find_run, list_runs
 from council.topic import check_topic
 from council.trust import UntrustedConfig
 from council.views import status
@@ -366,16 +364,15 @@ def start(args: dict[str, Any], call: Call) -> Answer:
         return _again(find_run(known, base, act="resume"), base)
     call.progress(10, "checking the request: options, config file, CLIs")
     given = {option.name: args[option.name] for option in for_mcp()}
-    options = with_budget(load_options(Overrides(
-        **{**given, "test": bool(args["test"]), "agents": names or None})))
-    options, notes = preflight.prepare(options, explicit=bool(names))
-    ensure_base(base)
     from council.run import supervisor
 
+    prepared = prepare.prepare(prepare.Request(
+        topic, "start_research", {**given, "test": bool(args["test"]), "agents": names or None},
+        base, limits=with_budget))
     supervisor.check_room()  # at the machine's max_runs: refused, and no run folder made
 
     def create() -> str:
-        return supervisor.start_run(topic, options, base).id
+        return prepare.start(prepared, base).id
 
     run_id, new = mcprequests.claim(base, key, digest, create)
     ws = find_run(run_id, base, act="resume")
@@ -388,7 +385,7 @@ def start(args: dict[str, Any], call: Call) -> Answer:
     refused = _refusal(ws, began + ANSWER_S + REFUSAL_S)
     if refused is not None:  # another run took the last slot after check_room looked
         raise supervisor.TooManyRuns(refused)
-    return _started(ws, options, notes, launched, reused=False)
+    return _started(ws, prepared.options, prepared.notes, launched, reused=False)
 
 
 def _refusal(ws: Workspace, deadline: float) -> str | None:
@@ -448,7 +445,7 @@ def _started(ws: Workspace, options: RunOptions, notes: list[str],
     pid = holder.pid if holder else (launched.pid if launched else None)
     phase = shown_phase(state, ws)
     seats = [s.name for s in options.seats]
-    plan = [*graph.plan(options), *estimate_lines(options), *plan_lines(options)]
+    plan = prepare.plan(options)
     head = (f"this request already started council run {ws.id}; nothing new was started"
             if reused else f"council run {ws.id}: {len(seats)} agents ({', '.join(seats)}), "
             f"profile {options.profile}")
