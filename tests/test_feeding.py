@@ -9,13 +9,13 @@ from pathlib import Path
 
 from council import graph
 from council.config import Overrides, RunOptions, load_options
+from council.evidence import finalreport as report
 from council.hosts import handover
 from council.phases import RunContext, synthesis
 from council.run.supervisor import start_run
 from council.store.owner import owned
 from council.store.state import AgentPhase, RunState, load_state, update_state
 from council.store.workspace import Workspace
-from council.views import report
 
 
 def interrupted_refinement(tmp_path: Path) -> tuple[Workspace, RunOptions]:
