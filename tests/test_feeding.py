@@ -91,6 +91,7 @@ def test_the_hand_back_asks_what_the_synthesis_seat_is_asked(tmp_path: Path) -> 
     pen = seats[0].name
     inputs = ws.peers_dir(pen, graph.SYNTHESIS.name)
     host = handover.handover(ws, load_state(ws.root))
-    assert f"{inputs}/dissent.md" in seat and f"{ws.root}/counterpoints.md" in host
+    assert f"{inputs}/dissent.md" in seat
+    assert f"{ws.root}/counterpoints.md" in host
     assert host == seat.replace(str(ws.working_output(pen, graph.SYNTHESIS.name)),
                                 str(ws.final_report)).replace(str(inputs), str(ws.root))
