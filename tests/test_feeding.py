@@ -9,13 +9,13 @@ from pathlib import Path
 
 from council import graph
 from council.config import Overrides, RunOptions, load_options
+from council.evidence import finalreport as report
 from council.hosts import handover
 from council.phases import RunContext, synthesis
 from council.run.supervisor import start_run
 from council.store.owner import owned
 from council.store.state import AgentPhase, RunState, load_state, update_state
 from council.store.workspace import Workspace
-from council.views import report
 
 
 def interrupted_refinement(tmp_path: Path) -> tuple[Workspace, RunOptions]:
@@ -75,3 +75,23 @@ def test_a_finished_refinement_feeds_what_follows(tmp_path: Path) -> None:
         source, seats = RunContext(ws, owner, options, "q").contributors()
     assert (source, [s.name for s in seats]) == ("refinement", ["claude"])
     assert "claude-refined.md" in handover.handover(ws, load_state(ws.root))
+
+
+def test_the_hand_back_asks_what_the_synthesis_seat_is_asked(tmp_path: Path) -> None:
+    """One prompt builder (synthesis.prompt): the host's session is asked exactly what a
+    seat would be, but for where it reads the reports, the memo and the counterpoints (the
+    run folder, not a seat's inputs folder) and where it writes (the final report)."""
+    ws, options = interrupted_refinement(tmp_path)
+    (ws.root / "dissent.md").write_text("# dissent\n")
+    (ws.root / "counterpoints.md").write_text("# counterpoints\n")
+    with owned(ws.root) as owner:
+        ctx = RunContext(ws, owner, options, "q")
+        source, seats = ctx.contributors()
+        seat = synthesis.task(ctx, graph.SYNTHESIS, seats[0], seats, source).prompt
+    pen = seats[0].name
+    inputs = ws.peers_dir(pen, graph.SYNTHESIS.name)
+    host = handover.handover(ws, load_state(ws.root))
+    assert f"{inputs}/dissent.md" in seat
+    assert f"{ws.root}/counterpoints.md" in host
+    assert host == seat.replace(str(ws.working_output(pen, graph.SYNTHESIS.name)),
+                                str(ws.final_report)).replace(str(inputs), str(ws.root))

@@ -1,6 +1,7 @@
 """The package's floors go one way: cli → hosts/evaluation → run → phases → views → seat →
-readiness → agents → evidence → store. Read from the source (every import, lazy ones
-included), so a cycle or a climb back up fails here rather than in a newcomer's head."""
+readiness → agents → evidence → store, and the engine (run, phases, seat) never imports the
+views. Read from the source (every import, lazy ones included), so a cycle or a climb back up
+fails here rather than in a newcomer's head."""
 
 from __future__ import annotations
 
@@ -54,8 +55,9 @@ def test_there_are_no_import_cycles() -> None:
 
 # The packages, from the top floor down. A module may import its own package and any floor
 # below it, never one above: the hosts and the eval drive runs, a run drives its phases,
-# the phases seats (and render through the views), a seat drives an agent, and everything
-# keeps its files through the store.
+# the phases seats, a seat drives an agent, and everything keeps its files through the store.
+# The views render what a run wrote, for the cli and the hosts: they sit below the engine so
+# they can read its records (evidence, store), and the engine imports none of them (below).
 FLOORS = ("hosts evaluation", "run", "phases", "views", "seat", "readiness", "agents",
           "evidence", "store")
 # The top-level modules: the cli above every floor; what a run is declared as (its graph,
@@ -92,6 +94,22 @@ def test_no_floor_imports_one_above_it() -> None:
                    if ((there := floor(dep)) is not None and there < here)
                    or dep in ENTRY]
     assert climbs == []
+
+
+# The engine: what runs a run. The views are a leaf for it: whatever it wants rendered (the
+# page at a run's end) is handed down by the cli or the hosts (supervisor.execute's publish).
+ENGINE = {"run", "phases", "seat"}
+# Allowed by name while cli.py and hosts/flow.py call supervisor.execute without `publish`:
+# its default (supervisor._page_writer) still reaches the page. It goes when they pass it.
+VIEWS_IN_THE_ENGINE = {"council.run.supervisor → council.views",
+                       "council.run.supervisor → council.views.page"}
+
+
+def test_the_engine_imports_no_view() -> None:
+    found = {f"{name} → {dep}" for name, deps in imports().items()
+             if name.split(".")[1:2] and name.split(".")[1] in ENGINE
+             for dep in deps if dep.split(".")[1:2] == ["views"]}
+    assert found == VIEWS_IN_THE_ENGINE
 
 
 def test_the_declarations_sit_below_every_floor() -> None:

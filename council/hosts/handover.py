@@ -5,42 +5,31 @@ ended), reads the state and passes it in: the run's file (state.StateFile)."""
 
 from __future__ import annotations
 
-from council import graph, prompts
 from council.config import RunOptions
+from council.evidence import finalreport
 from council.phases import synthesis
 from council.phases.synthesis import MAIN_SESSION
 from council.run.pipeline import set_phase
 from council.store import events, loop
 from council.store.runlock import RunLock
 from council.store.state import RunState, States, load_state
-from council.store.workspace import DISSENT, Workspace
-from council.views import page, report
+from council.store.workspace import Workspace
+from council.views import page
 
 __all__ = ["MAIN_SESSION", "complete_handover", "fail_run", "handover"]
 
 
 def handover(ws: Workspace, state: RunState | None = None) -> str:
     """The instructions that hand the synthesis to the main Claude session: the synthesis's
-    own prompt, on the reports the one rule says feed it (report.contributions). `state`: as
-    the host's flow read it, or else read from the run's file (the supervisor has ended)."""
+    own prompt (synthesis.prompt), on the reports the one rule says feed it
+    (finalreport.contributions), where they were published. `state`: as the host's flow read
+    it, or else read from the run's file (the supervisor has ended)."""
     if state is None:
         state = load_state(ws.root)
-    source, names = report.contributions(state)
+    source, names = finalreport.contributions(state)
     options = RunOptions.from_dict(state.options)
     seats = [options.seat(n) for n in names]
-    contributors = [{"name": s.name, "cli": s.cli, "model": s.model,
-                     "path": str(ws.published_output(s.name, source))} for s in seats]
-    dissent = ws.root / DISSENT
-    return prompts.render(
-        graph.SYNTHESIS.prompt, topic=state.topic, contributors=contributors, mode=options.mode,
-        total_agents=len(state.agents), report_path=str(ws.final_report),
-        methodology=synthesis.methodology(state, seats, source),
-        dropped=synthesis.dropped_claims(state), marker=loop.MARKER,
-        verification=report.verification_facts(ws),
-        counterpoints=synthesis.counterpoints(ws),
-        dissent=str(dissent) if dissent.is_file() else None,
-        gap_reports=synthesis.gap_reports(ws, state, seats),
-    )
+    return synthesis.prompt(ws, state, options, seats, source, ws.final_report)
 
 
 def complete_handover(ws: Workspace, states: States) -> bool:
@@ -52,8 +41,8 @@ def complete_handover(ws: Workspace, states: States) -> bool:
     # tools) takes a run as ended once nothing holds it, so after the last progress line.
     with RunLock(ws.root):
         state = states.state
-        _, names = report.contributions(state)
-        report.stamp_final_report(ws, states, names, len(state.agents), MAIN_SESSION)
+        _, names = finalreport.contributions(state)
+        finalreport.stamp_final_report(ws, states, names, len(state.agents), MAIN_SESSION)
         set_phase(ws, states, "done")
         page.publish(ws, states.state)
         events.emit(ws.root, "run", f"done: {ws.final_report}")

@@ -21,6 +21,7 @@ import anyio
 
 from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
+from council.evidence.finalreport import contributions
 from council.graph import GRAPH, SHORT, Phase
 from council.seat import failover
 from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
@@ -29,7 +30,6 @@ from council.store.loop import read_report
 from council.store.owner import StateOwner
 from council.store.state import AgentPhase, RunState
 from council.store.workspace import Workspace
-from council.views import report
 
 T = TypeVar("T")
 
@@ -85,10 +85,10 @@ class RunContext:
 
     def contributors(self) -> tuple[str, list[Seat]]:
         """The phase whose reports the phases after it build on, and the seats that wrote
-        one: the one rule (report.contributions, graph.feeding) the host's hand-off and the
+        one: the one rule (finalreport.contributions, graph.feeding) the host's hand-off and the
         completeness score use too."""
         state = self.owner.state
-        phase, names = report.contributions(state)
+        phase, names = contributions(state)
         return phase, [seat for seat in RunOptions.from_dict(state.options).seats
                        if seat.name in names]
 

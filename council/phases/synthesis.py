@@ -1,8 +1,8 @@
 """The last phase: one seat writes final-report.md from the reports the phases after the
 research build on (graph.feeding), with the claims' verdicts, the gap reports, the dissent
-memo and the antagonist's counterpoints; council then stamps it (report.py). Under a host
-whose own session writes it (the Claude Code plugin), the run hands it over instead
-(handover.py)."""
+memo and the antagonist's counterpoints; council then stamps it (evidence/finalreport.py).
+Under a host whose own session writes it (the Claude Code plugin), the run hands it over
+instead (handover.py), with the same prompt (`prompt`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from council import graph, prompts
-from council.config import Seat
+from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
-from council.evidence import claimcheck, ledger, regression
+from council.evidence import claimcheck, finalreport, ledger, regression
 from council.evidence.ledger import format_usage
 from council.graph import Phase
 from council.phases import RunContext, gapfill, run_parallel, seat_task
@@ -20,8 +20,7 @@ from council.phases.chooser import writer
 from council.seat.runner import SeatTask
 from council.store import events, loop
 from council.store.state import RunState
-from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, GAPS, Workspace
-from council.views import report
+from council.store.workspace import COUNTERPOINTS, DISSENT, GAPS, Workspace
 
 MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
 
@@ -80,6 +79,33 @@ def dropped_claims(state: RunState) -> list[dict[str, Any]]:
             for ap in rec.phases.values() if ap.dropped_claims]
 
 
+def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: list[Seat],
+           source_phase: str, report_path: Path, folder: Path | None = None) -> str:
+    """The synthesis's prompt, the one builder for whoever writes the final report: a seat of
+    the run (`folder`: its inputs folder, where its copies of the reports are) or the host's
+    own session under the Claude Code plugin (handover.py; no folder: the run folder, where
+    the reports were published). Either way it writes to `report_path`."""
+    where = folder if folder is not None else ws.root
+    listed = [{"name": s.name, "cli": s.cli, "model": s.model,
+               "path": str(where / ws.output_name(s.name, source_phase))}
+              for s in contributors]
+    return prompts.render(
+        graph.SYNTHESIS.prompt,
+        topic=state.topic,
+        mode=options.mode,
+        contributors=listed,
+        total_agents=len(state.agents),
+        report_path=str(report_path),
+        methodology=methodology(state, contributors, source_phase),
+        dropped=dropped_claims(state),
+        marker=loop.MARKER,
+        verification=finalreport.verification_facts(ws),
+        counterpoints=str(where / COUNTERPOINTS) if counterpoints(ws) else None,
+        dissent=str(where / DISSENT) if (ws.root / DISSENT).is_file() else None,
+        gap_reports=gap_reports(ws, state, contributors, folder),
+    )
+
+
 def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Seat],
          source_phase: str) -> SeatTask:
     ws = ctx.ws
@@ -87,36 +113,18 @@ def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Se
     inputs_dir = ws.peers_dir(synthesizer.name, phase.name)
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
-    counter = counterpoints(ws)
-    if counter:  # read from the synthesiser's own folder, like the reports
+    if counterpoints(ws):  # read from the synthesiser's own folder, like the reports
         inputs[COUNTERPOINTS] = ws.root / COUNTERPOINTS
     if (ws.root / DISSENT).is_file():
         inputs[DISSENT] = ws.root / DISSENT
-    gaps = gap_reports(ws, state, contributors, inputs_dir)
-    for gap in gaps:
+    for gap in gap_reports(ws, state, contributors, inputs_dir):
         if gap["path"]:
             inputs[Path(gap["path"]).name] = ws.published_output(gap["name"],
                                                                  graph.GAPFILL.name)
-    listed = [{"name": s.name, "cli": s.cli, "model": s.model,
-               "path": str(inputs_dir / ws.output_name(s.name, source_phase))}
-              for s in contributors]
-    prompt = prompts.render(
-        phase.prompt,
-        topic=ctx.topic,
-        mode=ctx.options.mode,
-        contributors=listed,
-        total_agents=len(state.agents),
-        report_path=str(ws.working_output(synthesizer.name, phase.name)),
-        methodology=methodology(state, contributors, source_phase),
-        dropped=dropped_claims(state),
-        marker=loop.MARKER,
-        verification=claimcheck.load(ws.root / CLAIMS),
-        counterpoints=str(inputs_dir / COUNTERPOINTS) if counter else None,
-        dissent=str(inputs_dir / DISSENT) if DISSENT in inputs else None,
-        gap_reports=gaps,
-    )
+    text = prompt(ws, state, ctx.options, contributors, source_phase,
+                  ws.working_output(synthesizer.name, phase.name), inputs_dir)
     pending = dict(ctx.to_run(phase.name, [synthesizer]))
-    return seat_task(phase, synthesizer, prompt, inputs, pending.get(synthesizer),
+    return seat_task(phase, synthesizer, text, inputs, pending.get(synthesizer),
                      own=ctx.options.synthesis_max_iterations)
 
 
@@ -126,7 +134,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     ws, name = ctx.ws, phase.name
     source_phase, survivors = ctx.contributors()
     # Before the synthesis, which is told the score and the gaps.
-    report.record_completeness(ws, ctx.owner)
+    finalreport.record_completeness(ws, ctx.owner)
     if not ctx.synthesise:
         ctx.owner.update(lambda s: setattr(s, "synthesizer", MAIN_SESSION))
         events.emit(ws.root, name, f"handed to the main Claude session: "
@@ -147,8 +155,8 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         if not record.usable:
             raise PhaseFailedError(f"{name} failed: {record.error}; the agents' reports "
                                    f"are kept in {ws.root}")
-    report.stamp_final_report(ws, ctx.owner, [s.name for s in survivors],
-                              len(ctx.options.seats), pen.name)
+    finalreport.stamp_final_report(ws, ctx.owner, [s.name for s in survivors],
+                                   len(ctx.options.seats), pen.name)
 
 
 def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],

@@ -17,14 +17,13 @@ import anyio
 
 from council import graph, phases
 from council.errors import PhaseFailedError
-from council.evidence import claimcheck
+from council.evidence import claimcheck, finalreport
 from council.graph import DONE, GRAPH, NAMES, Facts, Phase
 from council.phases import RunContext, gapfill
 from council.store import events
 from council.store.progress import utc_now
 from council.store.state import RunState, States
 from council.store.workspace import Workspace
-from council.views import report
 
 Runner = Callable[[RunContext, Phase], Awaitable[None]]
 
@@ -89,7 +88,7 @@ def facts(ctx: RunContext, state: RunState) -> Facts:
     state, and claims.json read once)."""
     steps = state.steps or {}
     _, contributors = ctx.contributors()
-    listed = report.verification_facts(ctx.ws)
+    listed = finalreport.verification_facts(ctx.ws)
     judged = None
     if steps.get(graph.CLAIMS.name) is not None:  # the first coverage judgement has ended
         judged = bool(claimcheck.listed(listed))
@@ -116,7 +115,7 @@ def set_phase(ws: Workspace, states: States, phase: str, error: str | None = Non
     """Move the run to `phase` (a graph phase or an end: done, failed, cancelled): in its
     owner during the run, in its file for the host's session that ends a handed-over run."""
     if phase in NAMES:  # a phase boundary: what the next phase reads must be as published
-        report.check_snapshots(ws, states)
+        finalreport.check_snapshots(ws, states)
 
     def change(state: RunState) -> None:
         state.phase = phase

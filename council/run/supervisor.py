@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,6 @@ from council.store.progress import utc_now
 from council.store.runlock import RunLock
 from council.store.state import PHASES, AgentRecord, RunState, create_state
 from council.store.workspace import Workspace, create_workspace
-from council.views import page
 
 EXIT_OK, EXIT_FAILED = 0, 1
 SIGNAL_EXIT = {signal.SIGHUP: 129, signal.SIGINT: 130, signal.SIGTERM: 143}
@@ -49,6 +49,12 @@ HANDED_OVER = "handed over"  # the plugin's session writes the synthesis (handov
 EXIT_REFUSED = UsageError.exit_code  # no run slot: refused before anything was spent
 RUN_SLOTS = "run-slots"  # ~/.cache/council/run-slots/run-<n>.lock
 RUN_KIND = "run"
+
+# What writes the run's page (report.html, views/page.publish) when the run ends: handed down
+# by whoever starts the supervisor (the command line, the hosts' hook), so that the engine
+# never imports the views. It is called before the run's last progress line, which tells a
+# follower the run has ended, so a follower that sees that line finds the page.
+Publish = Callable[[Workspace, RunState], object]
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,8 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
     return ws
 
 
-def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None) -> RunResult:
+def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None,
+            publish: Publish | None = None) -> RunResult:
     """Run every remaining phase of the run in `ws` (all of them for a new run, what is left
     for a resumed one). Holds a run slot (`slot`, the one `council run` took before making
     the run, else one taken here) and the run's lock throughout; never raises for agent
@@ -170,32 +177,46 @@ def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None)
     With `synthesise=False` (a host whose own session writes the report: the Claude Code
     plugin) every phase before the synthesis runs, and the synthesis is handed to that
     session: handover.handover gives it its instructions, handover.complete_handover stamps
-    its report and ends the run."""
+    its report and ends the run.
+
+    `publish` writes the run's page when it ends (failed, cancelled or done); None: the page
+    writer of today's callers (_page_writer)."""
     crash.note_run(ws.root)
+    if publish is None:
+        publish = _page_writer()
     if slot is None:
         try:
             slot = reserve(ws)
         except TooManyRuns as exc:
-            return _refused(ws, str(exc))
+            return _refused(ws, str(exc), publish)
     else:
         slot.label(ws)
     with slot:
-        return _supervise(ws, synthesise)
+        return _supervise(ws, synthesise, publish)
 
 
-def _refused(ws: Workspace, line: str) -> RunResult:
+def _page_writer() -> Publish:
+    """views/page.publish, for the callers that do not hand it down yet (cli.py's run and
+    resume, hosts/flow.py's hook): the one import of the views left in the engine, allowed
+    by name in tests/test_layers.py until those callers pass `publish`."""
+    from council.views import page
+
+    return page.publish
+
+
+def _refused(ws: Workspace, line: str, publish: Publish) -> RunResult:
     """No run slot: a run that had not begun ends failed with the line (its MCP client
     reads why in research_status); one that had is left as it was, to resume later. A run
     another supervisor holds says so instead (RunLock)."""
     with RunLock(ws.root), owned(ws.root) as owner:
         if not begun(owner.state):
             set_phase(ws, owner, "failed", line)
-            page.publish(ws, owner.state)
+            publish(ws, owner.state)
             events.emit(ws.root, "run", f"failed: {line}")
     return RunResult(ws, EXIT_REFUSED, line)
 
 
-def _supervise(ws: Workspace, synthesise: bool) -> RunResult:
+def _supervise(ws: Workspace, synthesise: bool, publish: Publish) -> RunResult:
     # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml,
     # and handed to every phase in the run's context.
     with RunLock(ws.root), owned(ws.root) as owner:
@@ -211,11 +232,11 @@ def _supervise(ws: Workspace, synthesise: bool) -> RunResult:
         if orphans:
             events.emit(ws.root, "run", f"stopped agents left running by an earlier "
                         f"supervisor: {', '.join(orphans)}")
-        return anyio.run(_execute, ws, owner, options, state.topic, synthesise)
+        return anyio.run(_execute, ws, owner, options, state.topic, synthesise, publish)
 
 
 async def _execute(ws: Workspace, owner: StateOwner, options: RunOptions, topic: str,
-                   synthesise: bool) -> RunResult:
+                   synthesise: bool, publish: Publish) -> RunResult:
     limiter = anyio.CapacityLimiter(options.max_parallel) if options.max_parallel else None
     ctx = RunContext(ws, owner, options, topic, synthesise, limiter)
     received: list[signal.Signals] = []
@@ -223,10 +244,10 @@ async def _execute(ws: Workspace, owner: StateOwner, options: RunOptions, topic:
     async with anyio.create_task_group() as root:
         root.start_soon(_watch_signals, root.cancel_scope, received)
         try:
-            result = await _run(ctx)
+            result = await _run(ctx, publish)
         except PhaseFailedError as exc:
             set_phase(ws, owner, "failed", str(exc))
-            page.publish(ws, owner.state)
+            publish(ws, owner.state)
             events.emit(ws.root, "run", f"failed: {exc}")
             result = RunResult(ws, EXIT_FAILED, str(exc))
         finally:
@@ -234,7 +255,7 @@ async def _execute(ws: Workspace, owner: StateOwner, options: RunOptions, topic:
     if received:
         sig = received[0]
         stopped = mark_cancelled(owner, sig.name)
-        page.publish(ws, owner.state)
+        publish(ws, owner.state)
         message = f"cancelled by {sig.name}" + (f"; stopped {', '.join(stopped)}"
                                                 if stopped else "")
         events.emit(ws.root, "run", message)
@@ -254,13 +275,13 @@ async def _watch_signals(scope: anyio.CancelScope, received: list[signal.Signals
                 scope.cancel()
 
 
-async def _run(ctx: RunContext) -> RunResult:
+async def _run(ctx: RunContext, publish: Publish) -> RunResult:
     """The graph, then the run's end: done, or handed to the plugin's session."""
     ws, owner = ctx.ws, ctx.owner
     await run_graph(ctx)
     if owner.state.synthesizer == MAIN_SESSION:
         return RunResult(ws, EXIT_OK, HANDED_OVER)
     set_phase(ws, owner, "done")
-    page.publish(ws, owner.state)  # before the last line, which tells a follower the run has ended
+    publish(ws, owner.state)  # before the last line, which tells a follower the run has ended
     events.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))

@@ -29,11 +29,11 @@ from markupsafe import Markup
 
 from council import graph
 from council.evidence import claimcheck, score, sources
+from council.evidence.finalreport import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
 from council.store.loop import MARKER
 from council.store.state import RunState
 from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
-from council.views.report import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.views.status import epoch
 
 PAGE = "report.html"

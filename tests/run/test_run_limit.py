@@ -130,6 +130,23 @@ def test_a_fresh_run_whose_supervisor_finds_no_slot_ends_failed_with_the_line(
     assert f"run failed: {result.message}" in (ws.root / PROGRESS_FILE).read_text()
 
 
+def test_the_page_at_a_runs_end_is_written_by_the_writer_handed_down(isolated: Path) -> None:
+    """The engine imports no view: whoever starts the supervisor hands it what writes the
+    page (execute's `publish`), called once the run has ended; without one, report.html as
+    before."""
+    given, default = new_run(isolated / "research"), new_run(isolated / "research")
+    written: list[tuple[Workspace, str]] = []
+    held = others_hold()
+    try:
+        supervisor.execute(given, publish=lambda ws, state: written.append((ws, state.phase)))
+        supervisor.execute(default)
+    finally:
+        slots.release(held)
+    assert written == [(given, "failed")]
+    assert not (given.root / "report.html").exists()
+    assert (default.root / "report.html").is_file()
+
+
 def test_a_begun_run_refused_a_slot_is_left_to_resume(isolated: Path) -> None:
     ws = new_run(isolated / "research")
 

@@ -11,10 +11,10 @@ import pytest
 
 from council.config import RunOptions
 from council.errors import PhaseFailedError
+from council.evidence import finalreport as report
 from council.evidence import sources
 from council.store.state import AgentPhase, AgentRecord, RunState, StateFile, create_state
 from council.store.workspace import Workspace
-from council.views import report
 
 SYNTHESIS = "# The answer\n\nThe main session's synthesis, cited [a](https://example.org/a).\n"
 

@@ -1,0 +1,184 @@
+"""The final report's frame, written by council rather than by an agent: the stamp line at the
+top (who contributed, the phases that ran, the score), the completeness score and coverage
+before and after the gap fill, the provenance notes and the Sources rebuilt from the ledger.
+With it, the run's rules that frame rests on: who contributed (`contributions`), the claims'
+verdicts as recorded (`verification_facts`), the completeness record and the check of the
+published snapshots. They are the run's records, not a view of it, so they sit on the evidence
+floor, where the phases, the engine and the hosts' hand-back all read them; views/ only
+renders (page.py shows what this module wrote).
+
+The final report is replaced whole (disk.atomic_write: temp file, fsync, rename), never
+rewritten in place: under the Claude Code plugin it is the main session's synthesis, with no
+other copy, and a full disk or a kill between a truncate and a write would lose it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from council import graph
+from council.config import RunOptions
+from council.errors import PhaseFailedError
+from council.evidence import claimcheck, regression, score, sources
+from council.evidence.coverage import SCOPE
+from council.evidence.coverage import load as load_scope
+from council.store import agentfs, events, loop, snapshots
+from council.store.disk import atomic_write
+from council.store.state import RunState, States
+from council.store.workspace import CLAIMS, Workspace
+
+STAMP = "> council run "
+PROVENANCE = "## Provenance"
+PROVENANCE_HEADING = re.compile(r"^##\s+Provenance\s*$", re.M | re.I)
+# The phases whose seats write research reports: the ledger's sources.
+REPORT_PHASES = tuple(p.name for p in graph.GRAPH if p.report)
+# Read at most this much of the final report: far above any report (an agent's is cut at
+# max_report_bytes, 2 MB by default), and a bound on a sparse or endless file.
+FINAL_REPORT_LIMIT = 32 << 20
+
+
+def read_final_report(ws: Workspace) -> str:
+    """The final report's text, read as what an agent left (agentfs): a link, a FIFO or a
+    device at its name is not published (PhaseFailedError) but never followed or waited on."""
+    try:
+        data = agentfs.read(ws.final_report, FINAL_REPORT_LIMIT)
+    except agentfs.UnsafeFile as exc:
+        raise PhaseFailedError(f"{exc}: the final report was not published") from exc
+    return data.decode("utf-8", errors="replace")
+
+
+def verification_facts(ws: Workspace) -> dict[str, Any] | None:
+    """claims.json as checked (claimcheck.load): what the skip decisions, the synthesis's
+    prompt and the stamp read of the claims and their verdicts, or None before there are any."""
+    return claimcheck.load(ws.root / CLAIMS)
+
+
+def contributions(state: RunState) -> tuple[str, list[str]]:
+    """(the phase whose reports feed the phases after it, the agents that produced a usable
+    one): the one rule (graph.feeding), which the synthesis and the checks before it
+    (RunContext.contributors), the host's hand-off and the completeness score all use."""
+    def usable(phase: str) -> list[str]:
+        return [n for n, rec in state.agents.items()
+                if (ap := rec.phases.get(phase)) is not None and ap.usable]
+
+    phase = graph.feeding(state.steps, lambda p: bool(usable(p.name)))
+    return phase.name, usable(phase.name)
+
+
+def stamp_final_report(ws: Workspace, states: States, contributors: list[str], total: int,
+                       writer: str) -> None:
+    """Put who actually contributed at the top: a degraded run must not read like a full one.
+    `states`: the run's owner (the synthesis), or its file (the host session's hand-back)."""
+    cut = states.state.budget_exhausted
+    facts = verification_facts(ws)
+    checked = claimcheck.summary(facts) if facts else None
+    body = read_final_report(ws)
+    if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
+        body = body.split("\n\n", 1)[-1]
+    ledger = _write_ledger(ws, states.state, body)
+    result = record_completeness(ws, states, ledger)
+    changed = check_snapshots(ws, states)  # with the seats that moved to a fallback CLI
+    state = states.state
+    gaps_filled = gap_fill_ran(state)
+    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
+              f"({', '.join(contributors)}) · {score.headline(result)} · "
+              f"{phases_ran(ws, state)} · synthesised by {writer}"
+              + (f" · claims: {checked}" if checked else "")
+              + (f" · cut short by the budget ({cut})" if cut else "")
+              + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
+              + "\n\n")
+    section = score.section(result)
+    change = claimcheck.coverage_change(facts)
+    if change:
+        section += f"\n{change}\n"
+    if changed:
+        section += (f"\n{PROVENANCE}\n\n" + "".join(f"- {line}\n" for line in changed))
+    if gaps_filled and not change:
+        section += ("\n_The gap-filling round's findings were not judged again: coverage is "
+                    "as judged before it._\n")
+    body = sources.replace_sources(sources.remove_section(
+        sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
+                                   section + "\n" + sources.sources_section(ledger))
+    atomic_write(ws.final_report, header + body)  # redacted there
+
+
+def gap_fill_ran(state: RunState) -> bool:
+    return any((ap := rec.phases.get(graph.GAPFILL.name)) is not None and ap.usable
+               for rec in state.agents.values())
+
+
+def phases_ran(ws: Workspace, state: RunState) -> str:
+    """`scope → research ∥ dissent → refinement → … → synthesis`: the phases that ran, from
+    the graph and the state, with what was skipped or degraded."""
+    steps = state.steps or {}
+    facts = verification_facts(ws)
+    ran = {name for name, what in steps.items() if what == graph.DONE} | {graph.SYNTHESIS.name}
+    if not steps:  # a run made before the graph was recorded: what its files show
+        ran |= {p.name for p in graph.GRAPH if p.loops
+                and any(p.name in rec.phases for rec in state.agents.values())}
+    degraded = {graph.SCOPE.name: not load_scope(ws.root / SCOPE),
+                graph.VERIFICATION.name: facts is not None
+                and facts.get("status") in ("degraded", "extracted")}
+
+    def label(name: str) -> str:
+        shown = graph.BY_NAME[name].label
+        return f"{shown} (degraded)" if degraded.get(name) else shown
+
+    out = " → ".join(" ∥ ".join(label(n) for n in group) for group in graph.groups(ran))
+    first, last = graph.FEEDS[0], graph.FEEDS[-1]
+    if last.name not in ran:
+        out = out.replace(first.label, f"{first.label} → ({last.label} skipped)", 1)
+    return out
+
+
+def record_completeness(ws: Workspace, states: States,
+                        ledger: sources.Ledger | None = None) -> score.Completeness:
+    """The run's completeness score (score.py) from its reports, verdicts and survivors,
+    recorded in the run's state."""
+    state = states.state
+    if ledger is None:
+        ledger = sources.build(_reports(ws, state))
+    _, contributors = contributions(state)
+    result = score.compute(RunOptions.from_dict(state.options).mode,
+                           [s.url for s in ledger.ordered() if s.agents],
+                           verification_facts(ws), len(contributors), len(state.agents))
+    states.update(lambda s: setattr(s, "completeness", result.to_dict()))
+    return result
+
+
+def check_snapshots(ws: Workspace, states: States) -> list[str]:
+    """Name, once each, the published snapshots (or their originals) that changed since
+    publication; returns them all, for the final report's provenance."""
+    state = states.state
+    known = list(state.provenance or [])
+    found = snapshots.changes(ws, state)
+    new = [line for line in found if line not in known]
+    if new:
+        states.update(lambda s: setattr(s, "provenance", [*(s.provenance or []), *new]))
+        for line in new:
+            events.emit(ws.root, "run", f"provenance: {line}")
+    return [*known, *new]
+
+
+def _reports(ws: Workspace, state: RunState) -> list[tuple[str, str, str]]:
+    out = []
+    for name, rec in state.agents.items():
+        for phase in REPORT_PHASES:
+            text = loop.read_report(ws.published_output(name, phase))
+            if text and (ap := rec.phases.get(phase)) is not None and ap.usable:
+                out.append((name, phase, text))
+    return out
+
+
+def _write_ledger(ws: Workspace, state: RunState, final_report: str) -> sources.Ledger:
+    """sources.json from every report of the run; the final report's Sources come from it."""
+    final = graph.SYNTHESIS.name
+    writer = state.synthesizer or final
+    ledger = sources.build([*_reports(ws, state), (writer, final, final_report)])
+    # state keeps the first dropped sources and "… and N more": the URLs and the count apart
+    listed = {name: ap.dropped_sources for name, rec in state.agents.items()
+              for ap in rec.phases.values() if ap.dropped_sources}
+    regressions = {name: urls[:regression.MAX_LISTED] for name, urls in listed.items()}
+    totals = {name: regression.total(urls) for name, urls in listed.items()}
+    sources.write(ws.root / "sources.json", ledger, regressions, totals)
+    return ledger
