@@ -25,6 +25,9 @@ from council.views import status
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from council.store.state import RunState
+    from council.store.workspace import Workspace
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -150,7 +153,7 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
         click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
         click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-        _finish(supervisor.execute(ws, slot=slot))
+        _finish(supervisor.execute(ws, _page, slot=slot))
 
 
 @main.command()
@@ -172,7 +175,7 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
         readable(ws.root)
     click.echo(f"resuming council run {ws.id}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-    _finish(supervisor.execute(ws))
+    _finish(supervisor.execute(ws, _page))
 
 
 @main.command()
@@ -299,6 +302,14 @@ def _confirmed(question: str) -> bool:
     except click.Abort:
         click.echo("", err=True)
         return False
+
+
+def _page(ws: Workspace, state: RunState) -> Path | None:
+    """The run's page at its end (the supervisor's `publish`): imported only then, since
+    markdown and the sanitiser are not needed to start a run."""
+    from council.views import page
+
+    return page.publish(ws, state)
 
 
 def _finish(result: supervisor.RunResult) -> None:

@@ -99,17 +99,13 @@ def test_no_floor_imports_one_above_it() -> None:
 # The engine: what runs a run. The views are a leaf for it: whatever it wants rendered (the
 # page at a run's end) is handed down by the cli or the hosts (supervisor.execute's publish).
 ENGINE = {"run", "phases", "seat"}
-# Allowed by name while cli.py and hosts/flow.py call supervisor.execute without `publish`:
-# its default (supervisor._page_writer) still reaches the page. It goes when they pass it.
-VIEWS_IN_THE_ENGINE = {"council.run.supervisor → council.views",
-                       "council.run.supervisor → council.views.page"}
 
 
 def test_the_engine_imports_no_view() -> None:
     found = {f"{name} → {dep}" for name, deps in imports().items()
              if name.split(".")[1:2] and name.split(".")[1] in ENGINE
              for dep in deps if dep.split(".")[1:2] == ["views"]}
-    assert found == VIEWS_IN_THE_ENGINE
+    assert found == set()
 
 
 def test_the_declarations_sit_below_every_floor() -> None:

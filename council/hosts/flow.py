@@ -303,11 +303,12 @@ def _release(base: Path, session_id: str, request: Request) -> None:
 def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_active: bool,
            fresh: bool) -> dict[str, Any]:
     from council import graph
+    from council.evidence.finalreport import contributions
     from council.hosts import handover
     from council.run import supervisor
     from council.store.state import PHASES, StateFile, load_state
     from council.store.workspace import find_run
-    from council.views import report
+    from council.views import page
 
     assert request.run is not None
     ws = find_run(request.run, base, act="drive")
@@ -320,10 +321,10 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
             # hook was stopped mid-research: that turn ends without it, and the next stop of
             # the session names it (_interrupted). Never restart hours of work here.
             return {}
-        result = supervisor.execute(ws, synthesise=not host.session_synthesises)
+        result = supervisor.execute(ws, page.publish, synthesise=not host.session_synthesises)
         state = load_state(ws.root)
         if state.phase == graph.SYNTHESIS.name and result.exit_code == 0:
-            _, names = report.contributions(state)
+            _, names = contributions(state)
             return host.block(handover.handover(ws, state),
                               f"Research council {ws.id}: {len(names)} of {len(state.agents)} "
                               f"agents contributed; this session writes the final report "

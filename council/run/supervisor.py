@@ -167,8 +167,8 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
     return ws
 
 
-def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None,
-            publish: Publish | None = None) -> RunResult:
+def execute(ws: Workspace, publish: Publish, synthesise: bool = True,
+            slot: RunSlot | None = None) -> RunResult:
     """Run every remaining phase of the run in `ws` (all of them for a new run, what is left
     for a resumed one). Holds a run slot (`slot`, the one `council run` took before making
     the run, else one taken here) and the run's lock throughout; never raises for agent
@@ -179,11 +179,9 @@ def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None,
     session: handover.handover gives it its instructions, handover.complete_handover stamps
     its report and ends the run.
 
-    `publish` writes the run's page when it ends (failed, cancelled or done); None: the page
-    writer of today's callers (_page_writer)."""
+    `publish` writes the run's page when it ends (failed, cancelled or done): the caller's
+    (views/page.publish for the cli and the hosts), so the engine imports no view."""
     crash.note_run(ws.root)
-    if publish is None:
-        publish = _page_writer()
     if slot is None:
         try:
             slot = reserve(ws)
@@ -193,15 +191,6 @@ def execute(ws: Workspace, synthesise: bool = True, slot: RunSlot | None = None,
         slot.label(ws)
     with slot:
         return _supervise(ws, synthesise, publish)
-
-
-def _page_writer() -> Publish:
-    """views/page.publish, for the callers that do not hand it down yet (cli.py's run and
-    resume, hosts/flow.py's hook): the one import of the views left in the engine, allowed
-    by name in tests/test_layers.py until those callers pass `publish`."""
-    from council.views import page
-
-    return page.publish
 
 
 def _refused(ws: Workspace, line: str, publish: Publish) -> RunResult:

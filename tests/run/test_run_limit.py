@@ -12,7 +12,7 @@ import anyio
 import pytest
 from conftest import Council, write_trusted_config
 
-from council import spawn
+from council import cli, spawn
 from council.config import Overrides, load_options, max_runs, trust_file
 from council.errors import ConfigError
 from council.options import EVAL_RUN_ENV, MAX_RUNS_ENV
@@ -120,7 +120,7 @@ def test_a_fresh_run_whose_supervisor_finds_no_slot_ends_failed_with_the_line(
     ws = new_run(isolated / "research")
     held = others_hold()
     try:
-        result = supervisor.execute(ws)
+        result = supervisor.execute(ws, cli._page)
     finally:
         slots.release(held)
     assert result.exit_code == EXIT_REFUSED == 2
@@ -132,14 +132,14 @@ def test_a_fresh_run_whose_supervisor_finds_no_slot_ends_failed_with_the_line(
 
 def test_the_page_at_a_runs_end_is_written_by_the_writer_handed_down(isolated: Path) -> None:
     """The engine imports no view: whoever starts the supervisor hands it what writes the
-    page (execute's `publish`), called once the run has ended; without one, report.html as
-    before."""
+    page (execute's `publish`), called once the run has ended; the command line's writes
+    report.html."""
     given, default = new_run(isolated / "research"), new_run(isolated / "research")
     written: list[tuple[Workspace, str]] = []
     held = others_hold()
     try:
-        supervisor.execute(given, publish=lambda ws, state: written.append((ws, state.phase)))
-        supervisor.execute(default)
+        supervisor.execute(given, lambda ws, state: written.append((ws, state.phase)))
+        supervisor.execute(default, cli._page)
     finally:
         slots.release(held)
     assert written == [(given, "failed")]
@@ -158,7 +158,7 @@ def test_a_begun_run_refused_a_slot_is_left_to_resume(isolated: Path) -> None:
         owner.update(begin)
     held = others_hold()
     try:
-        result = supervisor.execute(ws)
+        result = supervisor.execute(ws, cli._page)
     finally:
         slots.release(held)
     assert result.exit_code == 2
