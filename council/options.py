@@ -4,7 +4,7 @@ give it (`council run`'s command line, a config file, a host's /council:deep-res
 The rest is made from this table, the way nox declares its options and pre-commit its config
 schema (cfgv): click's options for `council run` (cli.py), the config file's keys and checks
 (config.load_options), the hosts' command grammar (hosts/flow.py), and the check of the options
-a run stored in its state (config.RunOptions.from_dict). A default that differs by profile says
+a run stored in its state (RunOptions.from_dict). A default that differs by profile says
 so once (PerProfile). Adding an option is one entry here and, if the run keeps it, its field of
 RunOptions; tests/test_options.py proves that every surface matches this table.
 

@@ -6,7 +6,6 @@ ended), reads the state and passes it in: the run's file (state.StateFile)."""
 from __future__ import annotations
 
 from council import graph, prompts
-from council.config import RunOptions
 from council.phases import synthesis
 from council.phases.synthesis import MAIN_SESSION
 from council.run.pipeline import set_phase
@@ -26,7 +25,7 @@ def handover(ws: Workspace, state: RunState | None = None) -> str:
     if state is None:
         state = load_state(ws.root)
     source, names = report.contributions(state)
-    options = RunOptions.from_dict(state.options)
+    options = state.options
     seats = [options.seat(n) for n in names]
     contributors = [{"name": s.name, "cli": s.cli, "model": s.model,
                      "path": str(ws.published_output(s.name, source))} for s in seats]

@@ -12,6 +12,7 @@ from conftest import wait_for
 from council.config import Overrides, load_options
 from council.errors import StateError
 from council.run.supervisor import start_run
+from council.runoptions import RunOptions
 from council.store.owner import owned
 from council.store.state import RunState, load_state, update_state
 
@@ -215,7 +216,7 @@ def test_a_token_shape_in_the_state_is_redacted(tmp_path: Path) -> None:
     from council.store.state import dump
 
     state = RunState(id="20261122-031441-88dba5", topic="see ghp_" + "a1B2" * 9,
-                     created_at="2026-11-22T03:14:41Z", options={})
+                     created_at="2026-11-22T03:14:41Z", options=RunOptions(seats=()))
     text = dump(state)
     assert "ghp_" + "a1B2" * 9 not in text
     assert "REDACTED:github-token" in text
