@@ -1,9 +1,10 @@
-"""Seats, profiles and run options: what a council is made of, read from YAML and flags.
+"""A run's options as a user gives them: read from the config files (with their trust) and the
+command line, and put together with the rules between them (the synthesiser is an agent of
+the council, compliance research debates).
 
-A *seat* is a named agent: a CLI plus model, reasoning effort, iteration cap and extra
-arguments. Seats let one council hold two claude agents with different models. The other run
-options are declared in options.py, once each: here they are put together, with the rules
-between them (the synthesiser is an agent of the council, compliance research debates).
+The types they become, `Seat` and `RunOptions`, are declared in runoptions.py, below the
+store that parses them from a run's state; they are named here too, for the callers that
+build a run.
 """
 
 from __future__ import annotations
@@ -12,160 +13,26 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from council import options, paths, trust
 from council.errors import ConfigError, UsageError
-from council.options import MAX_ITERATIONS_LIMIT
 from council.options import Overrides as Overrides
+from council.runoptions import CLIS as CLIS
+from council.runoptions import EFFORTS as EFFORTS
+from council.runoptions import PROFILES as PROFILES
+from council.runoptions import RunOptions as RunOptions
+from council.runoptions import Seat as Seat
+from council.runoptions import reject_unknown
 from council.store import agentfs
 
-CLIS = ("claude", "codex", "gemini")
-EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
 SEAT_NAME = paths.SEAT_NAME
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SEATS_KEY = "agents"  # the config file's table of seats, beside the options of options.py
 # A config file is a page of settings: anything longer is refused, not read on (a project's
 # council.yaml may be a link to /dev/zero).
 MAX_CONFIG_BYTES = 1_000_000
-
-
-@dataclass(frozen=True)
-class Seat:
-    """One agent of the council."""
-
-    name: str
-    cli: str
-    model: str | None = None
-    effort: str | None = None
-    max_iterations: int = 10
-    extra_args: tuple[str, ...] = ()
-    # The CLI this seat moves to when its own fails for good (auth, quota, rate limits).
-    fallback: str | None = None
-    # More of council's environment variables this seat's CLI may see, by name (a corporate
-    # proxy's, say): each CLI otherwise gets only an allow-list (agents/environment.py).
-    env: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "cli": self.cli,
-            "model": self.model,
-            "effort": self.effort,
-            "max_iterations": self.max_iterations,
-            "extra_args": list(self.extra_args),
-            "fallback": self.fallback,
-            "env": list(self.env),
-        }
-
-    @classmethod
-    def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
-        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
-                   "env"}
-        _reject_unknown(data, allowed, where)
-        cli = data.get("cli", name if name in CLIS else None)
-        seat = cls(
-            name=name,
-            cli=_str(cli, f"{where}.cli"),
-            model=_opt_str(data.get("model"), f"{where}.model"),
-            effort=_opt_str(data.get("effort"), f"{where}.effort"),
-            max_iterations=_int(data.get("max_iterations", 10), f"{where}.max_iterations"),
-            extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
-            fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
-            env=tuple(_str_list(data.get("env", []), f"{where}.env")),
-        )
-        seat.validate(where)
-        return seat
-
-    def validate(self, where: str) -> None:
-        if not SEAT_NAME.fullmatch(self.name):
-            raise ConfigError(
-                f"{where}: agent name {self.name!r} must be lower-case letters, digits, '-' or '_'"
-            )
-        if self.cli not in CLIS:
-            raise ConfigError(f"{where}: cli {self.cli!r} is not one of {', '.join(CLIS)}")
-        if self.fallback is not None and (self.fallback not in CLIS or
-                                          self.fallback == self.cli):
-            raise ConfigError(f"{where}: fallback must be another CLI than {self.cli} "
-                              f"({', '.join(c for c in CLIS if c != self.cli)})")
-        if self.effort is not None and self.effort not in EFFORTS:
-            raise ConfigError(f"{where}: effort {self.effort!r} is not one of {', '.join(EFFORTS)}")
-        for name in self.env:
-            if not ENV_NAME.fullmatch(name):
-                raise ConfigError(f"{where}.env: {name!r} is not an environment variable name")
-        if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:
-            raise ConfigError(
-                f"{where}: max_iterations must be between 1 and {MAX_ITERATIONS_LIMIT}"
-            )
-
-
-# Seed 001's two profiles, with model names the CLIs accept today (see README).
-PROFILES: dict[str, tuple[Seat, ...]] = {
-    "production": (
-        Seat("claude", "claude", model="opus", effort="high", max_iterations=10),
-        # codex's own default model runs in "code mode", which offers no web_search tool.
-        Seat("codex", "codex", model="gpt-5.5", effort="high", max_iterations=10),
-        Seat("gemini", "gemini", model="pro", max_iterations=10),
-    ),
-    "test": (
-        Seat("claude", "claude", model="haiku", effort="low", max_iterations=2),
-        Seat("codex", "codex", model="gpt-5.5", effort="low", max_iterations=2),
-        Seat("gemini", "gemini", model="flash-lite", max_iterations=2),
-    ),
-}
-_DEFAULT = options.defaults("production")
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Everything a run needs besides the topic; stored in state.yaml so resume sees it. Each
-    field but the seats is an option of options.py, which gives its type, check, help and
-    default (here the production profile's: load_options and from_dict give a test run its
-    own)."""
-
-    seats: tuple[Seat, ...]
-    synthesizer: str = _DEFAULT["synthesizer"]
-    profile: str = _DEFAULT["profile"]
-    timeout: float | None = _DEFAULT["timeout"]
-    grace_period: float = _DEFAULT["grace_period"]
-    idle_timeout: float | None = _DEFAULT["idle_timeout"]
-    max_cost: float | None = _DEFAULT["max_cost"]  # USD for the whole run
-    max_tokens: int | None = _DEFAULT["max_tokens"]
-    verify: bool = _DEFAULT["verify"]  # scope, claim verification and gap fill
-    debate: str = _DEFAULT["debate"]  # the antagonist: auto | force | off
-    mode: str = _DEFAULT["mode"]  # exploratory | compliance | decision
-    synthesis_max_iterations: int = _DEFAULT["synthesis_max_iterations"]
-    config_file: str | None = _DEFAULT["config_file"]
-    config_trust: str | None = _DEFAULT["config_trust"]
-    max_report_bytes: int = _DEFAULT["max_report_bytes"]
-    dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
-    max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
-
-    def seat(self, name: str) -> Seat:
-        for seat in self.seats:
-            if seat.name == name:
-                return seat
-        raise UsageError(f"no agent named {name!r} in this council")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seats": [s.to_dict() for s in self.seats],
-                **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "seats"}}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
-        """The options stored in a run's state, each checked as a config file's would be (a
-        ConfigError names the key). A key an older council did not write takes its default
-        for the run's profile; one it does not know is left (a newer council's)."""
-        if not isinstance(data, Mapping):
-            raise ConfigError("options: expected a mapping of settings")
-        raw = data.get("seats", [])
-        if not isinstance(raw, list) or not all(isinstance(s, Mapping) for s in raw):
-            raise ConfigError("options.seats: expected a list of agents")
-        seats = tuple(Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
-                      for i, s in enumerate(raw))
-        return cls(seats=seats, **options.stored(data, "options"))
 
 
 @dataclass(frozen=True)
@@ -315,7 +182,7 @@ def _build(source: ConfigFile | None, overrides: Overrides
     data: Mapping[str, Any] = source.data if source else {}
     where = str(config_path) if config_path else "config"
     machine = set(_machine_settings(source)) if source else set()  # the user's file only
-    _reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY}
+    reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY}
                     | machine, where)
     value = options.resolve(overrides, data, where)
     profile = value["profile"]
@@ -567,35 +434,3 @@ def _value(value: Any) -> str:
         return f"(a {type(value).__name__})"
     text = json.dumps(value)
     return text if len(text) <= ITEM_CHARS else text[:ITEM_CHARS] + "…"
-
-
-def _reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of settings")
-    unknown = sorted(set(map(str, data)) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"{where}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(allowed))})"
-        )
-
-
-def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: expected a non-empty string")
-    return value
-
-
-def _opt_str(value: Any, where: str) -> str | None:
-    return None if value is None else _str(value, where)
-
-
-def _int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}: expected a whole number")
-    return value
-
-
-def _str_list(value: Any, where: str) -> Sequence[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a list of strings")
-    return value

@@ -5,10 +5,10 @@ The rest is made from this table, the way nox declares its options and pre-commi
 schema (cfgv): click's options for `council run` (cli.py), the config file's keys and checks
 (config.load_options), the hosts' command grammar (hosts/flow.py), the MCP server's
 start_research arguments with their JSON Schemas and checks (hosts/mcptools.py, MCP_CLIENT),
-and the check of the options a run stored in its state (config.RunOptions.from_dict). A default
-that differs by profile says so once (PerProfile). Adding an option is one entry here and, if
-the run keeps it, its field of RunOptions; tests/test_options.py proves that every surface
-matches this table.
+and the check of the options a run stored in its state (runoptions.RunOptions.from_dict). A
+default that differs by profile says so once (PerProfile). Adding an option is one entry here
+and, if the run keeps it, its field of RunOptions; tests/test_options.py proves that every
+surface matches this table.
 
 Imported by the hosts' prompt hook once a prompt is the command: stdlib only, cheap.
 """

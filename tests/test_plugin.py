@@ -21,6 +21,7 @@ from conftest import Council, bind_first, wait_for
 
 from council.errors import UsageError
 from council.hosts.flow import check_request, failure_summary, parse_request
+from council.runoptions import RunOptions
 from council.store import sessions
 from council.store.state import AgentPhase, AgentRecord, RunState
 
@@ -299,7 +300,7 @@ def test_a_hook_error_lets_the_session_stop(council: Council) -> None:
 
 
 def test_failure_summary_says_what_to_do() -> None:
-    state = RunState(id="r", topic="q", created_at="now", options={}, agents={
+    state = RunState(id="r", topic="q", created_at="now", options=RunOptions(seats=()), agents={
         "claude": AgentRecord(cli="claude", phases={"research": AgentPhase(
             status="failed", error="Invalid API key · Fix external API key\nmore",
             failure="auth")}),
@@ -383,7 +384,8 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     options = plugin_limits(RunOptions(seats=PROFILES["production"], timeout=7200,
                                        grace_period=60))
     assert (options.timeout, options.grace_period) == (PHASE_TIMEOUT, 15)
-    state = RunState(id="r", topic="q", created_at="2026-11-22T00:00:00Z", options={})
+    state = RunState(id="r", topic="q", created_at="2026-11-22T00:00:00Z",
+                     options=RunOptions(seats=()))
     ctx = RunContext(Workspace(tmp_path), StateOwner(tmp_path, state, None), options, "q")
     # The longest chain of the phase graph, each phase at its worst: every attempt of a JSON
     # answer (phases.ask_json) timing out, then its grace period.

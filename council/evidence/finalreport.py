@@ -17,7 +17,6 @@ import re
 from typing import Any
 
 from council import graph
-from council.config import RunOptions
 from council.errors import PhaseFailedError
 from council.evidence import claimcheck, regression, score, sources
 from council.evidence.coverage import SCOPE
@@ -139,7 +138,7 @@ def record_completeness(ws: Workspace, states: States,
     if ledger is None:
         ledger = sources.build(_reports(ws, state))
     _, contributors = contributions(state)
-    result = score.compute(RunOptions.from_dict(state.options).mode,
+    result = score.compute(state.options.mode,
                            [s.url for s in ledger.ordered() if s.agents],
                            verification_facts(ws), len(contributors), len(state.agents))
     states.update(lambda s: setattr(s, "completeness", result.to_dict()))

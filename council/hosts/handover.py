@@ -5,7 +5,6 @@ ended), reads the state and passes it in: the run's file (state.StateFile)."""
 
 from __future__ import annotations
 
-from council.config import RunOptions
 from council.evidence import finalreport
 from council.phases import synthesis
 from council.phases.synthesis import MAIN_SESSION
@@ -27,7 +26,7 @@ def handover(ws: Workspace, state: RunState | None = None) -> str:
     if state is None:
         state = load_state(ws.root)
     source, names = finalreport.contributions(state)
-    options = RunOptions.from_dict(state.options)
+    options = state.options
     seats = [options.seat(n) for n in names]
     return synthesis.prompt(ws, state, options, seats, source, ws.final_report)
 

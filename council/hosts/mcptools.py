@@ -435,7 +435,7 @@ def _again(ws: Workspace, base: Path) -> Answer:
     if not begun(state) and live_supervisor(ws.root) is None:
         check_room()
         launched = detach.launch(ws, base)
-    return _started(ws, RunOptions.from_dict(state.options), [], launched, reused=True)
+    return _started(ws, state.options, [], launched, reused=True)
 
 
 def _started(ws: Workspace, options: RunOptions, notes: list[str],
@@ -536,7 +536,7 @@ def starting(state: RunState, now: float | None = None) -> bool:
 
 def _planned(state: RunState) -> list[str]:
     try:
-        return graph.planned(RunOptions.from_dict(state.options))
+        return graph.planned(state.options)
     except (CouncilError, TypeError, ValueError):  # options from another council version
         return []
 

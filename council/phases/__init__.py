@@ -80,7 +80,7 @@ class RunContext:
         and on their fallback CLI where they moved (failover.py)."""
         state = self.owner.state
         dropped = state.dropped or {}
-        return [seat for seat in RunOptions.from_dict(state.options).seats
+        return [seat for seat in state.options.seats
                 if seat.name not in dropped]
 
     def contributors(self) -> tuple[str, list[Seat]]:
@@ -89,14 +89,14 @@ class RunContext:
         completeness score use too."""
         state = self.owner.state
         phase, names = contributions(state)
-        return phase, [seat for seat in RunOptions.from_dict(state.options).seats
+        return phase, [seat for seat in state.options.seats
                        if seat.name in names]
 
     def usable(self, phase: str) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
         state = self.owner.state
         return [
-            seat for seat in RunOptions.from_dict(state.options).seats
+            seat for seat in state.options.seats
             if (rec := state.agents[seat.name].phases.get(phase)) is not None and rec.usable
         ]
 

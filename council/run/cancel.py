@@ -12,7 +12,6 @@ from pathlib import Path
 import psutil
 
 from council import spawn
-from council.config import RunOptions
 from council.errors import CouncilError, UsageError
 from council.store import events, sessions
 from council.store.progress import utc_now
@@ -104,7 +103,7 @@ def cancel_run(ws: Workspace) -> str:
     state = load_state(ws.root)
     if state.phase in ENDED:
         raise CouncilError(f"run {ws.id} has already ended ({state.phase}); nothing to cancel")
-    options = RunOptions.from_dict(state.options)
+    options = state.options
     holder = live_supervisor(ws.root)
     proc = holder.process() if holder else None
     if proc is not None:

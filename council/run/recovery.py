@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from council import graph
-from council.config import RunOptions
 from council.errors import StateError
 from council.store import events, loop, provenance, snapshots
 from council.store.progress import utc_now
@@ -25,8 +24,8 @@ from council.store.state import (
     STATE_FILE,
     AgentPhase,
     AgentRecord,
-    RunState,
     load_state,
+    read_spec,
     replace_state,
 )
 from council.store.workspace import Workspace
@@ -39,13 +38,11 @@ REPORT_PHASES = tuple(p.name for p in graph.GRAPH if p.report and p.per_seat)
 def rebuild(ws: Workspace) -> str:
     """Write a new state.yaml for the run from its folder; one line saying what was kept."""
     try:
-        spec = json.loads((ws.root / RUN_SPEC).read_text(encoding="utf-8"))
-        options = RunOptions.from_dict(spec["options"])
-        state = RunState(id=str(spec["id"]), topic=str(spec["topic"]),
-                         created_at=str(spec["created_at"]), options=dict(spec["options"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        state = read_spec(ws.root)
+    except (OSError, ValueError, KeyError, TypeError, StateError) as exc:
         raise StateError(f"cannot rebuild run {ws.id}: {ws.root / RUN_SPEC} is missing or "
                          f"unreadable ({exc}); the run cannot be resumed") from exc
+    options = state.options
     kept, bound = [], loop.report_bound(options.max_report_bytes)
     for seat in options.seats:
         record = state.agents[seat.name] = AgentRecord(cli=seat.cli, model=seat.model)
@@ -79,7 +76,7 @@ def adoption(ws: Workspace) -> list[str]:
     model, `extra_args`, `env` and `fallback` a resume would start. Values are JSON-quoted:
     the folder's author wrote them, and no escape code or newline reaches the terminal."""
     state = load_state(ws.root)
-    options = RunOptions.from_dict(state.options)
+    options = state.options
     lines = [f"run {ws.id} in {ws.root}: phase {state.phase}, "
              f"topic {json.dumps(' '.join(state.topic.split())[:120])}",
              f"config: {json.dumps(options.config_file) if options.config_file else 'none'}"

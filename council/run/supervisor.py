@@ -158,7 +158,7 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
         id=ws.id,
         topic=topic,
         created_at=utc_now(),
-        options=options.to_dict(),
+        options=options,
         agents={s.name: AgentRecord(cli=s.cli, model=s.model) for s in options.seats},
     )
     create_state(ws.root, state)
@@ -216,7 +216,7 @@ def _supervise(ws: Workspace, synthesise: bool, publish: Publish) -> RunResult:
                 and synthesise and sessions.is_bound(ws.root.parent, ws.id):
             raise CouncilError(f"run {ws.id} is waiting for its Claude Code session to write "
                                "the synthesis; cancel it first to resume it here")
-        options = RunOptions.from_dict(state.options)
+        options = state.options
         orphans = stop_orphans(ws, state, options.grace_period)
         if orphans:
             events.emit(ws.root, "run", f"stopped agents left running by an earlier "

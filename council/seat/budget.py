@@ -20,8 +20,7 @@ def check(ws: Workspace, owner: StateOwner) -> str | None:
         seats = list(state.agents)
         if state.budget_exhausted:
             return state.budget_exhausted, False, seats
-        opts = state.options
-        why = over_budget(spent(state), opts.get("max_cost"), opts.get("max_tokens"))
+        why = over_budget(spent(state), state.options.max_cost, state.options.max_tokens)
         if why:
             state.budget_exhausted = why
         return why, why is not None, seats

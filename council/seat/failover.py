@@ -22,8 +22,8 @@ import re
 import shutil
 from dataclasses import replace
 
-from council.config import PROFILES, RunOptions, Seat
 from council.readiness.preflight import LOGIN
+from council.runoptions import PROFILES, Seat
 from council.store import events
 from council.store.owner import StateOwner
 from council.store.state import RunState
@@ -107,13 +107,13 @@ def give_up(ws: Workspace, owner: StateOwner, seat: Seat, phase: str, kind: str,
     why = f"{kind}: {(error or 'failed').splitlines()[0][:160]}"
 
     def change(state: RunState) -> Seat | None:
-        options = RunOptions.from_dict(state.options)
+        options = state.options
         moved = fallback_seat(options.seat(seat.name), options.profile)
         if moved is None:
             state.dropped = {**(state.dropped or {}), seat.name: why}
             return None
-        state.options = {**state.options, "seats": [
-            (moved if s.name == seat.name else s).to_dict() for s in options.seats]}
+        state.options = replace(options, seats=tuple(
+            moved if s.name == seat.name else s for s in options.seats))
         record = state.agents[seat.name]
         record.cli, record.model = moved.cli, moved.model
         state.provenance = [*(state.provenance or []),

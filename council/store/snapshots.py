@@ -163,7 +163,7 @@ def changes(ws: Workspace, state: RunState) -> list[str]:
     each, the same sentence each time it is found (so a caller can tell new ones). The
     originals are the agents' own files: hashed through agentfs, within the run's report
     bound; one that is now a link, a FIFO or a flood counts as changed."""
-    bound = loop.report_bound(_cap(state))
+    bound = loop.report_bound(state.options.max_report_bytes)
     found = []
     for seat, rec in state.agents.items():
         for phase, ap in rec.phases.items():
@@ -185,8 +185,3 @@ def changes(ws: Workspace, state: RunState) -> list[str]:
                              "folder after it was published; council used the published "
                              f"snapshot (sha256 {ap.sha256[:12]}…)")
     return found
-
-
-def _cap(state: RunState) -> int | None:
-    cap = state.options.get("max_report_bytes")
-    return cap if isinstance(cap, int) else None

@@ -23,9 +23,10 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from council.errors import StateError
+from council.errors import ConfigError, StateError
 from council.graph import NAMES, RESEARCH
 from council.paths import SEAT_NAME
+from council.runoptions import RunOptions
 from council.store import agentfs, disk, redact
 from council.store.progress import utc_now
 
@@ -93,7 +94,9 @@ class RunState:
     id: str
     topic: str
     created_at: str
-    options: dict[str, Any]
+    # Parsed once, when the file is read (RunOptions.from_dict); written back as to_dict, so
+    # state.yaml holds the same mapping it always did.
+    options: RunOptions
     phase: str = RESEARCH.name
     agents: dict[str, AgentRecord] = field(default_factory=dict)
     synthesizer: str | None = None
@@ -125,7 +128,7 @@ class RunState:
             "provenance": self.provenance,
             "dropped": self.dropped,
             "steps": self.steps,
-            "options": self.options,
+            "options": self.options.to_dict(),
             "agents": {
                 name: {
                     "cli": rec.cli,
@@ -160,9 +163,10 @@ class RunState:
                 k in PHASES and isinstance(v, str) for k, v in steps.items())):
             raise StateError(f"{where}: 'steps' must map phase names to what became of them")
         agents_raw = data.get("agents") or {}
-        options = data.get("options") or {}
-        if not isinstance(agents_raw, Mapping) or not isinstance(options, Mapping):
+        if not isinstance(agents_raw, Mapping) or not isinstance(data.get("options") or {},
+                                                                  Mapping):
             raise StateError(f"{where}: 'agents' and 'options' must be mappings")
+        options = stored_options(data.get("options") or {}, where)
         agents = {}
         for name, raw in agents_raw.items():
             if not isinstance(name, str) or not SEAT_NAME.fullmatch(name):
@@ -189,7 +193,7 @@ class RunState:
             id=data["id"],
             topic=data["topic"],
             created_at=data["created_at"],
-            options=dict(options),
+            options=options,
             phase=phase,
             agents=agents,
             synthesizer=data.get("synthesizer"),
@@ -202,6 +206,15 @@ class RunState:
             ended_at=data.get("ended_at"),
             error=data.get("error"),
         )
+
+
+def stored_options(data: Mapping[str, Any], where: str) -> RunOptions:
+    """A run's options as state.yaml or run.json holds them, typed: the one place they are
+    parsed. A bad value is the file's fault, so a StateError naming the file and the key."""
+    try:
+        return RunOptions.from_dict(data)
+    except ConfigError as exc:
+        raise StateError(f"{where}: {exc}") from exc
 
 
 def _record(ap: AgentPhase) -> dict[str, Any]:
@@ -436,9 +449,22 @@ def create_state(run_dir: Path, state: RunState) -> None:
 
     disk.atomic_write(run_dir / RUN_SPEC, json.dumps(
         {"id": state.id, "topic": state.topic, "created_at": state.created_at,
-         "options": state.options}, indent=2, ensure_ascii=False) + "\n")
+         "options": state.options.to_dict()}, indent=2, ensure_ascii=False) + "\n")
     with locked(run_dir):
         _save(run_dir, copy.deepcopy(state))
+
+
+def read_spec(run_dir: Path) -> RunState:
+    """The state the run was created with, from run.json (no agent has a record yet): what
+    `council resume --rebuild` starts from. Raises OSError, ValueError, KeyError, TypeError
+    or StateError for a file that is missing or not one council wrote."""
+    import json
+
+    path = run_dir / RUN_SPEC
+    spec = json.loads(path.read_text(encoding="utf-8"))
+    return RunState(id=str(spec["id"]), topic=str(spec["topic"]),
+                    created_at=str(spec["created_at"]),
+                    options=stored_options(spec["options"], str(path)))
 
 
 def replace_state(run_dir: Path, state: RunState) -> None:

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from council import graph
-from council.config import RunOptions
 from council.errors import CouncilError
 from council.evidence import ledger
 from council.evidence.ledger import format_usage
@@ -187,7 +186,7 @@ def plan_line(state: RunState) -> str:
     it already had."""
     had = {p for rec in state.agents.values() for p in rec.phases}
     try:
-        planned = set(graph.planned(RunOptions.from_dict(state.options)))
+        planned = set(graph.planned(state.options))
     except (CouncilError, TypeError, ValueError):  # options from another council version
         planned = set()
     stages = graph.groups(planned | had)
@@ -252,7 +251,7 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
     agent_rows = rows(state, ws, now)
     notes = []
     if any(r.status == "queued" for r in agent_rows):
-        limit = state.options.get("max_parallel")
+        limit = state.options.max_parallel
         notes.append("queued: waiting for a free process slot"
                      + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))
     if ws.final_report.is_file():

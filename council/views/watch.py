@@ -18,7 +18,6 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 
 from council import graph
-from council.config import RunOptions
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.state import RunState, load_state
@@ -118,7 +117,7 @@ EVERY_SEAT = tuple(p.name for p in graph.GRAPH if p.who == graph.EVERY)
 
 def phases(state: RunState) -> list[str]:
     """The phases this run will have (its options say which), and any it already had."""
-    planned = graph.planned(RunOptions.from_dict(state.options))
+    planned = graph.planned(state.options)
     return [p for p in graph.NAMES if p in planned
             or any(p in rec.phases for rec in state.agents.values())]
 

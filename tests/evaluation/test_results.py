@@ -7,11 +7,13 @@ from pathlib import Path
 import pytest
 
 from council.evaluation import results
+from council.runoptions import RunOptions
 from council.store.state import RunState
 
 
 def state(phase: str) -> RunState:
-    return RunState(id="20261122-031441-88dba5", topic="Q?", created_at="x", options={},
+    return RunState(id="20261122-031441-88dba5", topic="Q?", created_at="x",
+                    options=RunOptions(seats=()),
                     phase=phase)
 
 
@@ -56,12 +58,14 @@ def test_only_a_run_council_made_here_is_reused(isolated: Path) -> None:
     research = isolated / "research"
     planted = research / "29991231-235959-ffffff"
     planted.mkdir(parents=True)
-    create_state(planted, RunState(id=planted.name, topic="q", created_at="x", options={},
+    create_state(planted, RunState(id=planted.name, topic="q", created_at="x",
+                                   options=RunOptions(seats=()),
                                    phase="done"))
     (planted / "final-report.md").symlink_to(isolated / "home" / "id_ed25519")
     assert results.latest(research, "q") is None
     ours = create_workspace(research)
-    create_state(ours.root, RunState(id=ours.id, topic="q", created_at="x", options={}))
+    create_state(ours.root, RunState(id=ours.id, topic="q", created_at="x",
+                                     options=RunOptions(seats=())))
     found = results.latest(research, "q")
     assert found is not None
     assert found[0] == ours

@@ -24,7 +24,7 @@ def a_run(tmp_path: Path) -> Workspace:
     ws.root.mkdir()
     create_state(ws.root, RunState(
         id=ws.id, topic="q", created_at="2026-11-22T03:14:41Z",
-        options=RunOptions(seats=()).to_dict(), phase="synthesis", synthesizer="main-session",
+        options=RunOptions(seats=()), phase="synthesis", synthesizer="main-session",
         agents={"claude": AgentRecord(cli="claude",
                                       phases={"research": AgentPhase(status="complete")})}))
     ws.final_report.write_text(SYNTHESIS)

@@ -11,6 +11,7 @@ from council.agents import adapter_for
 from council.agents.base import LogTail, read_usage
 from council.evidence import ledger
 from council.evidence.ledger import Book, Usage, format_tokens, format_usage, over_budget, price
+from council.runoptions import RunOptions
 from council.store.state import AgentPhase, AgentRecord, RunState
 
 
@@ -170,7 +171,7 @@ def test_the_runs_and_each_agents_spending_come_from_their_records() -> None:
         book.book(Usage(tokens_in, 1, cost))
         return AgentPhase(usage=book.record())
 
-    state = RunState("r", "t", "now", {}, agents={
+    state = RunState("r", "t", "now", RunOptions(seats=()), agents={
         "claude": AgentRecord("claude", phases={"research": phase(100, 0.25),
                                                 "refinement": phase(50, 0.25)}),
         "codex": AgentRecord("codex", phases={"research": phase(10, None),

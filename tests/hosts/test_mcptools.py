@@ -21,6 +21,7 @@ from council.options import Choice, Option
 from council.run import detach, supervisor
 from council.run.pipeline import set_phase
 from council.run.supervisor import start_run
+from council.runoptions import RunOptions
 from council.store import slots
 from council.store.owner import owned
 from council.store.runlock import RunLock
@@ -100,7 +101,8 @@ def record(phases: dict[str, tuple[str, int, int]], steps: dict[str, str] | None
         name: AgentPhase(status=st, iteration=it, max_iterations=cap)
         for name, (st, it, cap) in phases.items()})
     return RunState(id="20261122-031441-88dba5", topic="t", created_at="2026-11-22T03:14:41Z",
-                    options={}, phase=phase, agents={"claude": agent}, steps=steps)
+                    options=RunOptions(seats=()),
+                    phase=phase, agents={"claude": agent}, steps=steps)
 
 
 PLANNED = ["research", "refinement", "synthesis"]

@@ -60,6 +60,7 @@ def test_a_resume_stops_every_phase_a_seat_left_running(tmp_path: Path) -> None:
     """A seat researching and dissenting at once leaves two process sessions when its
     supervisor dies; both go before a resume touches the run."""
     from council.run.cancel import stop_orphans
+    from council.runoptions import RunOptions
     from council.store.state import AgentPhase, AgentRecord, RunState
     from council.store.workspace import Workspace
 
@@ -68,7 +69,8 @@ def test_a_resume_stops_every_phase_a_seat_left_running(tmp_path: Path) -> None:
     try:
         phases = {phase: AgentPhase(status="running", pid=p.pid, pid_started=p.create_time())
                   for phase, p in zip(("research", "dissent"), procs, strict=True)}
-        state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},
+        state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z",
+                         options=RunOptions(seats=()),
                          agents={"codex": AgentRecord(cli="codex", phases=phases)})
         assert stop_orphans(Workspace(tmp_path), state, grace=5) == ["codex"]
         psutil.wait_procs(procs, timeout=10)
@@ -123,6 +125,7 @@ def test_no_orphan_sweep_for_agents_started_before_the_last_boot(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from council import spawn
     from council.run.cancel import since_boot, stop_orphans
+    from council.runoptions import RunOptions
     from council.store.state import AgentPhase, AgentRecord, RunState
     from council.store.workspace import Workspace
 
@@ -140,7 +143,8 @@ def test_no_orphan_sweep_for_agents_started_before_the_last_boot(
     phases = {"research": AgentPhase(status="running", pid=os.getpid(), pid_started=999_000.0),
               "dissent": AgentPhase(status="running", pid=os.getppid(),
                                     pid_started=1_000_500.0)}
-    state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},
+    state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z",
+                     options=RunOptions(seats=()),
                      agents={"codex": AgentRecord(cli="codex", phases=phases)})
     assert stop_orphans(Workspace(tmp_path), state, grace=1) == ["codex"]
     assert swept == [[(os.getppid(), 1_000_500.0)]]

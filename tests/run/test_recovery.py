@@ -7,6 +7,7 @@ from pathlib import Path
 
 from conftest import Council, answer_on_a_terminal
 
+from council.runoptions import RunOptions, Seat
 from council.store import provenance
 from council.store.state import RunState, create_state
 
@@ -18,11 +19,11 @@ def moved_run(council: Council) -> Path:
     """A run the user moved here themselves, with a seat whose extra_args reach a CLI."""
     root = council.research / RUN
     root.mkdir(parents=True)
-    seats = [{"name": "codex", "cli": "codex", "model": "gpt-5.5",
-              "extra_args": ["-c", "mcp_servers.x.command=sh"], "env": ["GITHUB_TOKEN"]},
-             {"name": "claude", "cli": "claude", "model": "opus"}]
+    seats = (Seat("codex", "codex", model="gpt-5.5",
+                  extra_args=("-c", "mcp_servers.x.command=sh"), env=("GITHUB_TOKEN",)),
+             Seat("claude", "claude", model="opus"))
     create_state(root, RunState(id=RUN, topic="moved\x1b[2J here", created_at="x",
-                                options={"seats": seats}, phase="research"))
+                                options=RunOptions(seats=seats), phase="research"))
     return root
 
 

@@ -7,18 +7,24 @@ import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from council.config import Seat
 from council.errors import ConfigError
+from council.run.supervisor import start_run
+from council.runoptions import RunOptions
 from council.seat.failover import (
     BACKOFF,
     MAX_WAIT,
     RETRIES,
     classify,
     fallback_seat,
+    give_up,
     next_step,
     retry_after,
 )
+from council.store.owner import owned
+from council.store.state import load_state
 
 
 @pytest.mark.parametrize(
@@ -93,3 +99,30 @@ def test_a_fallback_must_be_installed_and_another_cli(
     assert moved.extra_args == ()  # claude's flags mean nothing to codex
     with pytest.raises(ConfigError, match="fallback must be another CLI"):
         Seat.from_dict("claude", {"cli": "claude", "fallback": "claude"}, "council.yaml")
+
+
+def test_a_seat_that_gives_up_moves_to_its_fallback_in_the_runs_options(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """give_up edits the run's typed seats: the moved seat is what every later reader of the
+    state gets, and state.yaml holds it as a seat's mapping, like any other."""
+    claude = Seat("claude", "claude", model="opus", fallback="codex")
+    gemini = Seat("gemini", "gemini", model="pro")
+    options = RunOptions(seats=(claude, gemini), synthesizer="claude")
+    ws = start_run("Tides?", options, tmp_path / "research")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text("#!/bin/sh\n")
+    os.chmod(bin_dir / "codex", 0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    with owned(ws.root) as owner:
+        moved = give_up(ws, owner, claude, "research", "auth", "Invalid API key")
+        assert moved is not None
+        assert moved.cli == "codex"
+        assert owner.state.options.seats == (moved, gemini)
+        assert owner.state.agents["claude"].cli == "codex"
+        assert give_up(ws, owner, gemini, "research", "quota", "quota exceeded") is None
+        assert owner.state.options.seats == (moved, gemini)  # dropped, not removed
+        assert owner.state.dropped == {"gemini": "quota: quota exceeded"}
+    stored = yaml.safe_load((ws.root / "state.yaml").read_text())["options"]
+    assert stored["seats"] == [moved.to_dict(), gemini.to_dict()]
+    assert load_state(ws.root).options.seat("claude") == moved

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from council.errors import RunNotFoundError, UsageError
+from council.runoptions import RunOptions
 from council.store import progress, provenance
 from council.store.agentfs import UnsafeFile
 from council.store.state import RunState, create_state
@@ -31,14 +32,15 @@ def planted(base: Path, run_id: str = "20261122-031441-88dba5") -> Path:
     root = base / run_id
     root.mkdir(parents=True)
     create_state(root, RunState(id=run_id, topic="planted", created_at="2026-11-22T03:14:41Z",
-                                options={}))
+                                options=RunOptions(seats=())))
     return root
 
 
 def test_a_run_council_makes_is_its_own_and_a_planted_one_is_not(isolated: Path) -> None:
     base = isolated / "research"
     ws = create_workspace(base)
-    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="x", options={}))
+    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="x",
+                                   options=RunOptions(seats=())))
     shipped = planted(base)
     assert provenance.is_own(ws.root)
     assert not provenance.is_own(shipped)
@@ -61,7 +63,8 @@ def test_a_copy_of_a_run_is_another_folder(isolated: Path) -> None:
 
 def test_a_moved_run_is_foreign_until_adopted(isolated: Path) -> None:
     ws = create_workspace(isolated / "research")
-    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="x", options={}))
+    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="x",
+                                   options=RunOptions(seats=())))
     moved = isolated / "elsewhere" / ws.id
     moved.parent.mkdir()
     ws.root.rename(moved)

@@ -121,11 +121,13 @@ def test_state_yaml_is_redacted_in_its_data_so_it_reads_back_the_same_shape(
     list; and the owner compares the file with what it wrote to spot another writer."""
     import yaml
 
+    from council.runoptions import RunOptions
     from council.store.owner import owned
     from council.store.state import AgentPhase, AgentRecord, RunState, dump, load_state
 
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z", options={},
+    state = RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z",
+                     options=RunOptions(seats=()),
                      agents={"codex": AgentRecord(cli="codex", phases={"research": AgentPhase(
                          status="failed", error=f"{TOKEN} was refused")})})
     text = dump(state)
@@ -137,7 +139,7 @@ def test_state_yaml_is_redacted_in_its_data_so_it_reads_back_the_same_shape(
     run.mkdir()
     from council.store.state import create_state, update_state
     create_state(run, RunState(id="r", topic="q", created_at="2026-11-25T00:00:00Z",
-                               options={}))
+                               options=RunOptions(seats=())))
     with owned(run):
         def fail(s: RunState) -> None:
             s.error = f"{TOKEN} leaked"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from council.runoptions import RunOptions
 from council.store.snapshots import Refused, capture, changes, digest, publish
 from council.store.state import AgentPhase, AgentRecord, RunState
 from council.store.workspace import Workspace
@@ -97,7 +98,7 @@ def test_an_original_turned_into_a_link_counts_as_changed(tmp_path: Path) -> Non
     ws.working_output("codex", "research").write_text("# r\n")
     published = publish(ws.working_output("codex", "research"),
                         ws.published_output("codex", "research"))
-    state = RunState(id="x", topic="q", created_at="now", options={})
+    state = RunState(id="x", topic="q", created_at="now", options=RunOptions(seats=()))
     state.agents["codex"] = AgentRecord(cli="codex", phases={"research": AgentPhase(
         status="complete", sha256=published.sha256)})
     assert changes(ws, state) == []

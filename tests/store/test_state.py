@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import ast
 import errno
 import multiprocessing
 import os
@@ -12,8 +13,9 @@ from conftest import wait_for
 from council.config import Overrides, load_options
 from council.errors import StateError
 from council.run.supervisor import start_run
+from council.runoptions import RunOptions, Seat
 from council.store.owner import owned
-from council.store.state import RunState, load_state, update_state
+from council.store.state import RunState, dump, load_state, update_state
 
 
 def _run(tmp_path: Path) -> Path:
@@ -29,6 +31,37 @@ def test_round_trip_and_schema(tmp_path: Path) -> None:
     state = load_state(root)
     assert state.topic == "What is a topic?"
     assert state.to_dict()["options"]["seats"][0]["name"] == "claude"
+
+
+def test_the_options_are_typed_when_read_and_written_as_they_were(tmp_path: Path) -> None:
+    """Every reader of a run gets its options parsed once, with the file (RunOptions, Seat),
+    and state.yaml holds the same mapping it always did: RunOptions.to_dict."""
+    options = load_options(Overrides(test=True, max_cost=2.5))
+    root = start_run("What is a topic?", options, tmp_path / "research").root
+    text = (root / "state.yaml").read_text()
+    assert yaml.safe_load(text)["options"] == options.to_dict()
+    state = load_state(root)
+    assert state.options == options
+    assert all(isinstance(seat, Seat) for seat in state.options.seats)
+    assert dump(state) == text  # read and written back: not a byte changed
+    update_state(root, lambda s: setattr(s, "phase", "refinement"))
+    again = yaml.safe_load((root / "state.yaml").read_text())
+    assert again["phase"] == "refinement"
+    assert again["options"] == options.to_dict()
+    assert load_state(root).options.max_cost == 2.5
+
+
+def test_only_the_state_parses_a_runs_options() -> None:
+    """RunOptions.from_dict is called where a run's state is read (store/state.py), and
+    nowhere else: every other reader is handed the state's RunOptions."""
+    package = Path(__file__).parents[2] / "council"
+    callers = sorted(
+        str(path.relative_to(package)) for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "from_dict" and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "RunOptions")
+    assert callers == ["store/state.py"]
 
 
 def _bump(root: str) -> None:
@@ -65,6 +98,11 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
         (lambda d: d["agents"].update({"x; touch ~/pwned; #": d["agents"]["claude"]}),
          "agent name 'x; touch ~/pwned; #' is not a seat name"),
         (lambda d: d["agents"]["claude"].update(cli="../../bin/sh"), "cli must be a CLI's name"),
+        # The run's options are parsed with the file: a bad one is the file's, named there.
+        (lambda d: d["options"]["seats"][0].update(cli="sh"),
+         r"state.yaml: options.seats\[0\]: cli 'sh' is not one of"),
+        (lambda d: d["options"].update(timeout="soon"), "state.yaml: options: timeout must be"),
+        (lambda d: d.update(options="all"), "'agents' and 'options' must be mappings"),
     ],
 )
 def test_hand_edited_state_is_a_clear_error(tmp_path: Path, edit: object, message: str) -> None:
@@ -215,7 +253,7 @@ def test_a_token_shape_in_the_state_is_redacted(tmp_path: Path) -> None:
     from council.store.state import dump
 
     state = RunState(id="20261122-031441-88dba5", topic="see ghp_" + "a1B2" * 9,
-                     created_at="2026-11-22T03:14:41Z", options={})
+                     created_at="2026-11-22T03:14:41Z", options=RunOptions(seats=()))
     text = dump(state)
     assert "ghp_" + "a1B2" * 9 not in text
     assert "REDACTED:github-token" in text

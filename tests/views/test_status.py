@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from council import cli
+from council.runoptions import RunOptions
 from council.store import provenance
 from council.store.state import AgentPhase, AgentRecord, RunState, create_state
 from council.store.workspace import Workspace
@@ -28,7 +29,7 @@ def make_run(base: Path, topic: str = "q", error: str | None = None) -> Workspac
     ws.root.mkdir(parents=True)
     started = "2026-11-23T10:00:00Z"
     state = RunState(
-        id=RUN_ID, topic=topic, created_at=started, options={"max_parallel": 1},
+        id=RUN_ID, topic=topic, created_at=started, options=RunOptions(seats=(), max_parallel=1),
         phase="done", ended_at="2026-11-23T10:05:00Z", agents={
             "claude": AgentRecord(cli="claude", phases={"research": AgentPhase(
                 status="complete", iteration=2, max_iterations=2, started_at=started,
@@ -62,7 +63,8 @@ def invoke(*args: str) -> str:
 
 def test_a_running_agent_shows_when_it_last_wrote_anything(tmp_path: Path) -> None:
     ws = Workspace(tmp_path)
-    state = RunState(id="r", topic="q", created_at="2026-11-23T10:00:00Z", options={},
+    state = RunState(id="r", topic="q", created_at="2026-11-23T10:00:00Z",
+                     options=RunOptions(seats=()),
                      phase="research", agents={
                          "claude": AgentRecord(cli="claude", phases={"research": AgentPhase(
                              status="running", started_at="2026-11-23T10:00:00Z")}),
@@ -162,7 +164,8 @@ def test_status_shows_this_machines_latest_run_not_a_shipped_one(tmp_path: Path)
     shipped = Workspace(tmp_path / "29991231-235959-ffffff")  # from a cloned repository
     shipped.root.mkdir()
     create_state(shipped.root, RunState(id=shipped.id, topic="a shipped topic",
-                                        created_at="2999-12-31T23:59:59Z", options={}))
+                                        created_at="2999-12-31T23:59:59Z",
+                                        options=RunOptions(seats=())))
     shown = invoke("status", "--research-dir", str(tmp_path))
     assert "our own topic" in shown
     assert "shipped" not in shown
@@ -174,7 +177,8 @@ def test_a_shipped_latest_with_a_restored_mtime_is_not_the_latest(tmp_path: Path
     shipped = Workspace(tmp_path / RUN_ID)
     shipped.root.mkdir()
     create_state(shipped.root, RunState(id=shipped.id, topic="a shipped topic",
-                                        created_at="2026-11-23T10:00:00Z", options={}))
+                                        created_at="2026-11-23T10:00:00Z",
+                                        options=RunOptions(seats=())))
     point_latest(tmp_path, RUN_ID)
     result = CliRunner().invoke(cli.main, ["status", "--research-dir", str(tmp_path)])
     assert result.exit_code == 1
@@ -190,7 +194,8 @@ def test_a_planted_state_with_odd_times_is_listed_not_a_crash(tmp_path: Path) ->
     shipped = Workspace(tmp_path / RUN_ID)
     shipped.root.mkdir()
     create_state(shipped.root, RunState(id=shipped.id, topic="odd", created_at="yesterday",
-                                        options={}, ended_at="2026-13-45T99:00:00Z"))
+                                        options=RunOptions(seats=()),
+                                        ended_at="2026-13-45T99:00:00Z"))
     listed = invoke("list", "--research-dir", str(tmp_path))
     assert "odd" in listed
     assert "not made by council on this machine" in listed

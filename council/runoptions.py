@@ -1,0 +1,202 @@
+"""A council's seats and a run's options, as types: `Seat` (one agent: a CLI plus model, reasoning
+effort, iteration cap and extra arguments) and `RunOptions` (the seats and every option of
+options.py a run keeps), with their checks and their stored form (to_dict / from_dict).
+
+A declaration, below every floor: config.py builds these from the config file and the command
+line, and the store parses them once, when it reads a run's state.yaml, so every reader of a
+run gets them typed. Pure: no file is read here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import Any
+
+from council import options
+from council.errors import ConfigError, UsageError
+from council.options import MAX_ITERATIONS_LIMIT
+from council.paths import SEAT_NAME
+
+CLIS = ("claude", "codex", "gemini")
+EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Seat:
+    """One agent of the council."""
+
+    name: str
+    cli: str
+    model: str | None = None
+    effort: str | None = None
+    max_iterations: int = 10
+    extra_args: tuple[str, ...] = ()
+    # The CLI this seat moves to when its own fails for good (auth, quota, rate limits).
+    fallback: str | None = None
+    # More of council's environment variables this seat's CLI may see, by name (a corporate
+    # proxy's, say): each CLI otherwise gets only an allow-list (agents/environment.py).
+    env: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "cli": self.cli,
+            "model": self.model,
+            "effort": self.effort,
+            "max_iterations": self.max_iterations,
+            "extra_args": list(self.extra_args),
+            "fallback": self.fallback,
+            "env": list(self.env),
+        }
+
+    @classmethod
+    def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
+        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
+                   "env"}
+        reject_unknown(data, allowed, where)
+        cli = data.get("cli", name if name in CLIS else None)
+        seat = cls(
+            name=name,
+            cli=_str(cli, f"{where}.cli"),
+            model=_opt_str(data.get("model"), f"{where}.model"),
+            effort=_opt_str(data.get("effort"), f"{where}.effort"),
+            max_iterations=_int(data.get("max_iterations", 10), f"{where}.max_iterations"),
+            extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
+            fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
+            env=tuple(_str_list(data.get("env", []), f"{where}.env")),
+        )
+        seat.validate(where)
+        return seat
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Seat:
+        return self  # frozen, and every field is a value (load_state copies whole states)
+
+    def validate(self, where: str) -> None:
+        if not SEAT_NAME.fullmatch(self.name):
+            raise ConfigError(
+                f"{where}: agent name {self.name!r} must be lower-case letters, digits, '-' or '_'"
+            )
+        if self.cli not in CLIS:
+            raise ConfigError(f"{where}: cli {self.cli!r} is not one of {', '.join(CLIS)}")
+        if self.fallback is not None and (self.fallback not in CLIS or
+                                          self.fallback == self.cli):
+            raise ConfigError(f"{where}: fallback must be another CLI than {self.cli} "
+                              f"({', '.join(c for c in CLIS if c != self.cli)})")
+        if self.effort is not None and self.effort not in EFFORTS:
+            raise ConfigError(f"{where}: effort {self.effort!r} is not one of {', '.join(EFFORTS)}")
+        for name in self.env:
+            if not ENV_NAME.fullmatch(name):
+                raise ConfigError(f"{where}.env: {name!r} is not an environment variable name")
+        if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:
+            raise ConfigError(
+                f"{where}: max_iterations must be between 1 and {MAX_ITERATIONS_LIMIT}"
+            )
+
+
+# Seed 001's two profiles, with model names the CLIs accept today (see README).
+PROFILES: dict[str, tuple[Seat, ...]] = {
+    "production": (
+        Seat("claude", "claude", model="opus", effort="high", max_iterations=10),
+        # codex's own default model runs in "code mode", which offers no web_search tool.
+        Seat("codex", "codex", model="gpt-5.5", effort="high", max_iterations=10),
+        Seat("gemini", "gemini", model="pro", max_iterations=10),
+    ),
+    "test": (
+        Seat("claude", "claude", model="haiku", effort="low", max_iterations=2),
+        Seat("codex", "codex", model="gpt-5.5", effort="low", max_iterations=2),
+        Seat("gemini", "gemini", model="flash-lite", max_iterations=2),
+    ),
+}
+_DEFAULT = options.defaults("production")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a run needs besides the topic; stored in state.yaml so resume sees it. Each
+    field but the seats is an option of options.py, which gives its type, check, help and
+    default (here the production profile's: load_options and from_dict give a test run its
+    own)."""
+
+    seats: tuple[Seat, ...]
+    synthesizer: str = _DEFAULT["synthesizer"]
+    profile: str = _DEFAULT["profile"]
+    timeout: float | None = _DEFAULT["timeout"]
+    grace_period: float = _DEFAULT["grace_period"]
+    idle_timeout: float | None = _DEFAULT["idle_timeout"]
+    max_cost: float | None = _DEFAULT["max_cost"]  # USD for the whole run
+    max_tokens: int | None = _DEFAULT["max_tokens"]
+    verify: bool = _DEFAULT["verify"]  # scope, claim verification and gap fill
+    debate: str = _DEFAULT["debate"]  # the antagonist: auto | force | off
+    mode: str = _DEFAULT["mode"]  # exploratory | compliance | decision
+    synthesis_max_iterations: int = _DEFAULT["synthesis_max_iterations"]
+    config_file: str | None = _DEFAULT["config_file"]
+    config_trust: str | None = _DEFAULT["config_trust"]
+    max_report_bytes: int = _DEFAULT["max_report_bytes"]
+    dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
+    max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
+
+    def seat(self, name: str) -> Seat:
+        for seat in self.seats:
+            if seat.name == name:
+                return seat
+        raise UsageError(f"no agent named {name!r} in this council")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seats": [s.to_dict() for s in self.seats],
+                **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "seats"}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
+        """The options stored in a run's state, each checked as a config file's would be (a
+        ConfigError names the key). A key an older council did not write takes its default
+        for the run's profile; one it does not know (a newer council's) is ignored. Called
+        where a run's state is read (store/state.py), nowhere else: every reader of the run
+        gets the state's RunOptions."""
+        if not isinstance(data, Mapping):
+            raise ConfigError("options: expected a mapping of settings")
+        raw = data.get("seats", [])
+        if not isinstance(raw, list) or not all(isinstance(s, Mapping) for s in raw):
+            raise ConfigError("options.seats: expected a list of agents")
+        seats = tuple(Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
+                      for i, s in enumerate(raw))
+        return cls(seats=seats, **options.stored(data, "options"))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RunOptions:
+        return self  # frozen, and every field is a value: a copy of a run's state shares it
+
+
+def reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    """A ConfigError naming the first key of `data` that is not `allowed` (a seat's, a config
+    file's): a typo is refused, not silently ignored."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of settings")
+    unknown = sorted(set(map(str, data)) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(allowed))})"
+        )
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}: expected a non-empty string")
+    return value
+
+
+def _opt_str(value: Any, where: str) -> str | None:
+    return None if value is None else _str(value, where)
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}: expected a whole number")
+    return value
+
+
+def _str_list(value: Any, where: str) -> Sequence[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings")
+    return value
