@@ -27,6 +27,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "the coverage judgement's key (a sub-question's claim ids)",
     ("evidence/score.py", "claims"): "claims.json's key",
     ("config.py", "dissent"): "the option and its config key, --dissent",
+    ("runoptions.py", "dissent"): "the option's field of RunOptions, --dissent",
     ("options.py", "dissent"): "the option and its config key, --dissent",
     ("store/events.py", "scope"): "an event's field (run, or the phase it is about)",
     ("store/progress.py", "scope"): "an event's field (run, or the phase it is about)",
