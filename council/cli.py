@@ -17,7 +17,7 @@ from council import __version__, options, paths
 from council.errors import CouncilError, UsageError
 from council.run import crash, prepare, supervisor
 from council.run.cancel import cancel_run, pick
-from council.store.state import load_state, readable
+from council.store.state import RunEnd, load_state, readable
 from council.store.workspace import find_run, list_runs
 from council.topic import read_topic
 from council.views import status
@@ -381,7 +381,7 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
     ws = find_run(run_id, _research_dir(research_dir))
     state = watch(ws, click.echo)
     shown = status.shown_phase(state, ws)
-    if ws.final_report.is_file() and state.phase == "done":
+    if ws.final_report.is_file() and state.phase == RunEnd.DONE:
         click.echo(f"final report: {ws.final_report}")
     else:
         click.echo(f"run {ws.id} ended: {shown}" + (f" ({state.error})" if state.error else ""))

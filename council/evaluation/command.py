@@ -31,6 +31,7 @@ from council.evidence import ledger
 from council.evidence.ledger import Usage
 from council.graph import plan
 from council.paths import RESEARCH_FOLDER
+from council.store.state import RunEnd
 
 RUNS = "runs"  # DIR/runs/<configuration>/<question>/: the council runs
 INTERRUPTED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
@@ -135,7 +136,7 @@ def pending(prepared: Prepared) -> dict[str, tuple[int, list[Usage]]]:
         for q in prepared.questions:
             research = results.sample_folder(prepared.runs_dir, conf.slug(), q.id) / RESEARCH_FOLDER
             found = results.latest(research, q.question)
-            if found is not None and found[1].phase == "done":
+            if found is not None and found[1].phase == RunEnd.DONE:
                 done.append(ledger.spent(found[1]))
             else:
                 todo += 1

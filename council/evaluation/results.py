@@ -23,11 +23,11 @@ from council.evidence.ledger import Usage
 from council.store import agentfs
 from council.store.disk import atomic_write
 from council.store.runlock import live_supervisor
-from council.store.state import RunState, load_state
+from council.store.state import RunEnd, RunState, load_state
 from council.store.workspace import Workspace, own_runs
 
 REUSE, RESUME, NEW = "reuse", "resume", "new"
-ENDED_BADLY = ("failed",)
+ENDED_BADLY = (RunEnd.FAILED,)
 WALL_FILE = "wall.json"
 MAX_REPORT_BYTES = 64 << 20
 # sources.json and claims.json go into the sample's metadata whole (so a published log bundle
@@ -50,7 +50,7 @@ def decide(state: RunState | None, supervised: bool) -> str:
     running), or start a new one (none yet, or it failed: the failed folder is kept)."""
     if state is None or state.phase in ENDED_BADLY:
         return NEW
-    if state.phase == "done" and not supervised:
+    if state.phase == RunEnd.DONE and not supervised:
         return REUSE
     return RESUME
 

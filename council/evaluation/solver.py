@@ -36,6 +36,7 @@ from council.options import EVAL_RUN_ENV
 from council.paths import RESEARCH_FOLDER, project_config_file
 from council.run.detach import ENTRY
 from council.store.disk import atomic_write
+from council.store.state import RunEnd
 from council.store.workspace import Workspace
 
 MAX_RUNS_ENV = "COUNCIL_EVAL_MAX_RUNS"  # `council eval --max-runs` sets it
@@ -108,7 +109,7 @@ def council_run(configuration: str, runs_dir: str, test: bool = False,
             raise RunFailed(f"council run left no run folder in {research}; see "
                             f"{folder / LOG_ERR}")
         outcome = results.read_outcome(found[0], folder)
-        if outcome.phase != "done" or not outcome.report.strip():
+        if outcome.phase != RunEnd.DONE or not outcome.report.strip():
             raise RunFailed(f"council run {outcome.run_id} ended {outcome.phase}"
                             + (f": {outcome.error}" if outcome.error else ""))
         state.output = ModelOutput.from_content(model=f"council/{conf.name}",

@@ -249,7 +249,7 @@ def _claim(requests: list[Request], prompt_id: str | None
 def _interrupted(base: Path, stale: list[Request]) -> str | None:
     """Runs whose turn ended without their hook finishing (its timeout, a crash, the user
     interrupting): named once, never restarted inside an ordinary stop."""
-    from council.store.state import load_state
+    from council.store.state import ENDED, load_state
     from council.store.workspace import find_run
 
     names = []
@@ -257,8 +257,7 @@ def _interrupted(base: Path, stale: list[Request]) -> str | None:
         if request.run is None:
             continue
         try:
-            ended = load_state(find_run(request.run, base).root).phase in ("done", "failed",
-                                                                           "cancelled")
+            ended = load_state(find_run(request.run, base).root).phase in ENDED
         except Exception:  # a run that cannot be read is still worth naming
             ended = False
         if not ended:
@@ -306,7 +305,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
     from council.evidence.finalreport import contributions
     from council.hosts import handover
     from council.run import supervisor
-    from council.store.state import PHASES, StateFile, load_state
+    from council.store.state import PHASES, RunEnd, StateFile, load_state
     from council.store.workspace import find_run
     from council.views import page
 
@@ -330,10 +329,10 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
                               f"agents contributed; this session writes the final report "
                               f"now ({follow})")
         _release(base, session_id, request)
-        if state.phase == "done" and result.exit_code == 0:
+        if state.phase == RunEnd.DONE and result.exit_code == 0:
             return host.block(finished(ws), f"Research council {ws.id} done: "
                               f"{ws.final_report}")
-        if state.phase == "cancelled":
+        if state.phase == RunEnd.CANCELLED:
             return host.allow(f"Research council {ws.id} was cancelled: {result.message}")
         return tell(host, f"run {ws.id} {state.phase}: "
                     f"{failure_summary(state, result.message)} Reports so far are in "
@@ -380,9 +379,11 @@ def finished(ws: Any) -> str:
 def failure_summary(state: RunState, message: str) -> str:
     """Why the agents failed, by kind, with what to do: "every agent failed" alone does not
     tell a user to log in."""
+    from council.store.state import SeatStatus
+
     failed = []
     for name, rec in state.agents.items():
-        last = next((ap for ap in reversed(rec.phases.values()) if ap.status == "failed"),
+        last = next((ap for ap in reversed(rec.phases.values()) if ap.status == SeatStatus.FAILED),
                     None)
         if last is not None:
             error = (last.error or "failed").splitlines()[0][:160]

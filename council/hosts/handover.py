@@ -7,11 +7,10 @@ from __future__ import annotations
 
 from council.evidence import finalreport
 from council.phases import synthesis
-from council.phases.synthesis import MAIN_SESSION
 from council.run.pipeline import set_phase
 from council.store import events, loop
 from council.store.runlock import RunLock
-from council.store.state import RunState, States, load_state
+from council.store.state import MAIN_SESSION, RunEnd, RunState, States, load_state
 from council.store.workspace import Workspace
 from council.views import page
 
@@ -42,7 +41,7 @@ def complete_handover(ws: Workspace, states: States) -> bool:
         state = states.state
         _, names = finalreport.contributions(state)
         finalreport.stamp_final_report(ws, states, names, len(state.agents), MAIN_SESSION)
-        set_phase(ws, states, "done")
+        set_phase(ws, states, RunEnd.DONE)
         page.publish(ws, states.state)
         events.emit(ws.root, "run", f"done: {ws.final_report}")
     return True
@@ -50,6 +49,6 @@ def complete_handover(ws: Workspace, states: States) -> bool:
 
 def fail_run(ws: Workspace, states: States, reason: str) -> None:
     with RunLock(ws.root):
-        set_phase(ws, states, "failed", reason)
+        set_phase(ws, states, RunEnd.FAILED, reason)
         page.publish(ws, states.state)
         events.emit(ws.root, "run", f"failed: {reason}")

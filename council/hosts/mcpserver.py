@@ -75,6 +75,7 @@ from council.errors import CouncilError
 from council.hosts import mcptools
 from council.hosts.mcptools import Answer, Call
 from council.run import crash
+from council.views.status import INTERRUPTED
 
 Context = ServerRequestContext[Any, Any]
 Report = Callable[[float, str], Coroutine[Any, Any, None]]
@@ -210,7 +211,7 @@ async def wait(args: dict[str, Any], call: Call, report: Report) -> Answer:
             events = [a["last_event"] for a in answer.data["agents"] if a["last_event"]]
             await report(percent, f"{phase} {percent}%" + (f": {events[-1]}" if events else ""))
         left = deadline - anyio.current_time()
-        if answer.data["ended"] or phase == "interrupted" or left <= 0:
+        if answer.data["ended"] or phase == INTERRUPTED or left <= 0:
             return answer
         await anyio.sleep(min(POLL_S, left))  # reading the run's state again, not a sync
 

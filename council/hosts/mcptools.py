@@ -41,13 +41,12 @@ from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.provenance import ForeignRunError
 from council.store.runlock import live_supervisor
-from council.store.state import RunState, load_state, readable
+from council.store.state import ENDED, RunEnd, RunState, load_state, readable
 from council.store.workspace import Workspace, find_run, list_runs
 from council.topic import check_topic
 from council.trust import UntrustedConfig
 from council.views import status
 
-ENDED = ("done", "failed", "cancelled")
 PROGRESS_LINES = 12  # progress.log lines research_status shows
 MAX_WAIT = 55  # seconds research_status may wait: under the 60 s many clients allow a call
 MAX_REPORT_BYTES = 4 << 20  # a final report is read up to this; past it, cut with a note
@@ -419,7 +418,7 @@ def with_budget(options: RunOptions) -> RunOptions:
 def refused_line(state: RunState) -> str | None:
     """Why a run ended before anything was done for it (its supervisor found the machine's
     runs at their limit), or None."""
-    if state.phase != "failed" or state.steps or any(r.phases for r in state.agents.values()):
+    if state.phase != RunEnd.FAILED or state.steps or any(r.phases for r in state.agents.values()):
         return None
     return state.error
 
@@ -501,10 +500,10 @@ def ended(phase: str, held: bool) -> bool:
 def next_step(run_id: str, phase: str) -> str:
     """What the client can do next, in one sentence (some clients show the model only the
     structured data)."""
-    if phase == "done":
+    if phase == RunEnd.DONE:
         return f"get_report with run_id {run_id} gives the final report"
-    what = {"failed": "failed", "cancelled": "was cancelled",
-            "interrupted": "was interrupted (no supervisor holds it)"}.get(phase)
+    what = {RunEnd.FAILED: "failed", RunEnd.CANCELLED: "was cancelled",
+            status.INTERRUPTED: "was interrupted (no supervisor holds it)"}.get(phase)
     if what:
         return (f"the run {what}; `council resume {run_id}` in a terminal continues it; "
                 "research_status says why")
@@ -516,7 +515,7 @@ def shown_phase(state: RunState, ws: Workspace, now: float | None = None) -> str
     """`council status`'s phase, but `starting` for a young run whose detached supervisor
     has not taken it yet (rather than `interrupted`)."""
     phase = status.shown_phase(state, ws)
-    if phase == "interrupted" and starting(state, now):
+    if phase == status.INTERRUPTED and starting(state, now):
         return "starting"
     return phase
 
@@ -545,7 +544,7 @@ def progress_percent(state: RunState, planned: list[str]) -> int:
     """How far the run is, 0-100: its phases that ended (done or skipped) count whole,
     those running count for their agents' share of their iterations (a finished agent's
     whole); 100 only once done."""
-    if state.phase == "done":
+    if state.phase == RunEnd.DONE:
         return 100
     steps = state.steps or {}
     names = list(dict.fromkeys([*planned, *steps]))
@@ -606,9 +605,10 @@ def get_report(args: dict[str, Any], call: Call) -> Answer:
     where = paths(ws)
     report = Report(ws.id, False, phase, progress_percent(state, _planned(state)),
                     state.error, None, where, uris(ws.id), next_step(ws.id, phase))
-    if state.phase != "done" or not ws.final_report.is_file():
+    if state.phase != RunEnd.DONE or not ws.final_report.is_file():
         why = f": {state.error}" if state.error else ""
-        what = {"failed": "failed", "cancelled": "was cancelled"}.get(phase)
+        what = {str(RunEnd.FAILED): "failed",
+                str(RunEnd.CANCELLED): "was cancelled"}.get(phase)
         text = (f"run {ws.id} {what}{why}; it has no final report. Its agents' reports are "
                 f"in {ws.root}" if what else
                 f"run {ws.id} is not done: it is {phase} ({report.percent}%). Ask again "

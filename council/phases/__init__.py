@@ -28,12 +28,12 @@ from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
 from council.store import events
 from council.store.loop import read_report
 from council.store.owner import StateOwner
-from council.store.state import AgentPhase, RunState
+from council.store.state import AgentPhase, RunState, SeatStatus
 from council.store.workspace import Workspace
 
 T = TypeVar("T")
 
-UNFINISHED = ("pending", "queued", "running", "cancelled")
+UNFINISHED = (SeatStatus.PENDING, SeatStatus.QUEUED, SeatStatus.RUNNING, SeatStatus.CANCELLED)
 SHORT_PHASES = tuple(p.name for p in GRAPH if p.length == SHORT)
 
 
@@ -167,8 +167,8 @@ def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
 
 def _queue(state: RunState, task: SeatTask) -> None:
     record = state.agents[task.seat.name].phase(task.phase)
-    if record.status != "running":
-        record.status = "queued"
+    if record.status != SeatStatus.RUNNING:
+        record.status = SeatStatus.QUEUED
 
 
 async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, AgentPhase]:
@@ -183,7 +183,8 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
                 record = fail_seat(ctx.ws, ctx.owner, task.seat.name, task.phase,
                                    f"council error: {exc}")
             step, wait = failover.next_step(
-                record.failure if record.status == "failed" else None, retries, record.error)
+                record.failure if record.status == SeatStatus.FAILED else None, retries,
+                record.error)
             if step == "retry":  # a rate limit: pause, then go on where it stopped
                 retries += 1
                 events.emit(ctx.ws.root, task.phase, f"rate-limited; trying again in {wait:g} s "

@@ -19,10 +19,8 @@ from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.phases.chooser import writer
 from council.seat.runner import SeatTask
 from council.store import events, loop
-from council.store.state import RunState
+from council.store.state import MAIN_SESSION, RunState
 from council.store.workspace import COUNTERPOINTS, DISSENT, GAPS, Workspace
-
-MAIN_SESSION = "main-session"  # the synthesiser when the Claude Code plugin drives the run
 
 
 def methodology(state: RunState, contributors: list[Seat], source_phase: str) -> list[str]:

@@ -16,10 +16,9 @@ from council.errors import CouncilError, UsageError
 from council.store import events, sessions
 from council.store.progress import utc_now
 from council.store.runlock import RunLock, live_supervisor
-from council.store.state import RunState, StateFile, States, load_state
+from council.store.state import ENDED, RunEnd, RunState, SeatStatus, StateFile, States, load_state
 from council.store.workspace import Workspace, active_runs, find_run
 
-ENDED = ("done", "failed", "cancelled")
 Recorded = tuple[str, int, float]  # (seat, pid, the pid's start time when it was recorded)
 
 
@@ -67,7 +66,7 @@ def stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
     recorded = [(name, ap.pid, ap.pid_started)
                 for name, rec in state.agents.items()
                 for ap in rec.phases.values()
-                if ap.pid and ap.pid_started and ap.status == "running"]
+                if ap.pid and ap.pid_started and ap.status == SeatStatus.RUNNING]
     current, earlier = since_boot(recorded, psutil.boot_time(), time.time())
     if earlier:
         events.emit(ws.root, "run", "no orphan sweep for "
@@ -84,13 +83,14 @@ def mark_cancelled(states: States, why: str) -> list[str]:
     stopped: list[str] = []
 
     def change(state: RunState) -> None:
-        state.phase, state.error, state.ended_at = "cancelled", f"cancelled by {why}", utc_now()
+        state.phase, state.error, state.ended_at = (RunEnd.CANCELLED, f"cancelled by {why}",
+                                                    utc_now())
         for name, rec in state.agents.items():
             for ap in rec.phases.values():
-                if ap.status == "cancelled":
+                if ap.status == SeatStatus.CANCELLED:
                     stopped.append(name)
-                if ap.status in ("running", "queued", "pending"):
-                    ap.status, ap.error = "cancelled", f"cancelled by {why}"
+                if ap.status in (SeatStatus.RUNNING, SeatStatus.QUEUED, SeatStatus.PENDING):
+                    ap.status, ap.error = SeatStatus.CANCELLED, f"cancelled by {why}"
                     stopped.append(name)
 
     states.update(change)

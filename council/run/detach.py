@@ -30,7 +30,7 @@ from pathlib import Path
 from council.errors import CouncilError
 from council.store import agentfs
 from council.store.runlock import live_supervisor
-from council.store.state import load_state
+from council.store.state import ENDED, load_state
 from council.store.workspace import Workspace
 
 ENTRY = Path(__file__).resolve().parents[1] / "__main__.py"
@@ -39,7 +39,6 @@ SUPERVISOR_LOG = "supervisor.log"
 # start-up and council's imports: ~0.3 s on an idle machine, a second on a busy one). Past
 # it the answer says `starting`: the MCP client is waiting for the answer.
 READY_WAIT = 1.0
-ENDED = ("done", "failed", "cancelled")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from council.graph import DONE, GRAPH, NAMES, Facts, Phase
 from council.phases import RunContext, gapfill
 from council.store import events
 from council.store.progress import utc_now
-from council.store.state import RunState, States
+from council.store.state import ENDED, RunState, States
 from council.store.workspace import Workspace
 
 Runner = Callable[[RunContext, Phase], Awaitable[None]]
@@ -121,7 +121,7 @@ def set_phase(ws: Workspace, states: States, phase: str, error: str | None = Non
         state.phase = phase
         if error is not None:
             state.error = error
-        if phase in ("done", "failed", "cancelled"):
+        if phase in ENDED:
             state.ended_at = utc_now()
         else:  # running (again, after a resume): the old ending no longer holds
             state.ended_at, state.error = None, None

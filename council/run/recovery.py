@@ -24,6 +24,7 @@ from council.store.state import (
     STATE_FILE,
     AgentPhase,
     AgentRecord,
+    SeatStatus,
     load_state,
     read_spec,
     replace_state,
@@ -52,7 +53,8 @@ def rebuild(ws: Workspace) -> str:
             if not has_text:
                 continue
             record.phases[phase] = AgentPhase(
-                status="complete" if complete else "stopped", sha256=snapshots.digest(path),
+                status=SeatStatus.COMPLETE if complete else SeatStatus.STOPPED,
+                sha256=snapshots.digest(path),
                 output=path.name, ended_at=_stamp(path))
             kept.append(f"{seat.name} {phase}")
     old = ws.root / STATE_FILE

@@ -32,7 +32,6 @@ from council.config import RunOptions
 from council.errors import CouncilError, PhaseFailedError, UsageError
 from council.options import EVAL_RUN_ENV
 from council.phases import RunContext
-from council.phases.synthesis import MAIN_SESSION
 from council.run import crash
 from council.run.cancel import mark_cancelled, stop_orphans
 from council.run.pipeline import run_graph, set_phase
@@ -40,7 +39,14 @@ from council.store import events, sessions, slots
 from council.store.owner import StateOwner, owned
 from council.store.progress import utc_now
 from council.store.runlock import RunLock
-from council.store.state import PHASES, AgentRecord, RunState, create_state
+from council.store.state import (
+    MAIN_SESSION,
+    PHASES,
+    AgentRecord,
+    RunEnd,
+    RunState,
+    create_state,
+)
 from council.store.workspace import Workspace, create_workspace
 
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -199,7 +205,7 @@ def _refused(ws: Workspace, line: str, publish: Publish) -> RunResult:
     another supervisor holds says so instead (RunLock)."""
     with RunLock(ws.root), owned(ws.root) as owner:
         if not begun(owner.state):
-            set_phase(ws, owner, "failed", line)
+            set_phase(ws, owner, RunEnd.FAILED, line)
             publish(ws, owner.state)
             events.emit(ws.root, "run", f"failed: {line}")
     return RunResult(ws, EXIT_REFUSED, line)
@@ -210,7 +216,7 @@ def _supervise(ws: Workspace, synthesise: bool, publish: Publish) -> RunResult:
     # and handed to every phase in the run's context.
     with RunLock(ws.root), owned(ws.root) as owner:
         state = owner.state
-        if state.phase == "done":
+        if state.phase == RunEnd.DONE:
             return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
         if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION \
                 and synthesise and sessions.is_bound(ws.root.parent, ws.id):
@@ -235,7 +241,7 @@ async def _execute(ws: Workspace, owner: StateOwner, options: RunOptions, topic:
         try:
             result = await _run(ctx, publish)
         except PhaseFailedError as exc:
-            set_phase(ws, owner, "failed", str(exc))
+            set_phase(ws, owner, RunEnd.FAILED, str(exc))
             publish(ws, owner.state)
             events.emit(ws.root, "run", f"failed: {exc}")
             result = RunResult(ws, EXIT_FAILED, str(exc))
@@ -270,7 +276,7 @@ async def _run(ctx: RunContext, publish: Publish) -> RunResult:
     await run_graph(ctx)
     if owner.state.synthesizer == MAIN_SESSION:
         return RunResult(ws, EXIT_OK, HANDED_OVER)
-    set_phase(ws, owner, "done")
+    set_phase(ws, owner, RunEnd.DONE)
     publish(ws, owner.state)  # before the last line, which tells a follower the run has ended
     events.emit(ws.root, "run", f"done: {ws.final_report}")
     return RunResult(ws, EXIT_OK, str(ws.final_report))

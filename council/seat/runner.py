@@ -26,7 +26,7 @@ from council.seat import budget, failover, seatfolder
 from council.store import agentfs, disk, events, loop, redact, snapshots
 from council.store.owner import StateOwner
 from council.store.progress import utc_now
-from council.store.state import AgentPhase, RunState
+from council.store.state import AgentPhase, RunState, SeatStatus
 from council.store.workspace import Workspace
 
 
@@ -153,7 +153,7 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
 
     def start(state: RunState) -> None:
         record = state.agents[seat.name].phase(phase)
-        record.status, record.iteration = "running", first_iteration
+        record.status, record.iteration = SeatStatus.RUNNING, first_iteration
         record.max_iterations = task.max_iterations
         record.started_at, record.ended_at, record.error = utc_now(), None, None
         record.output = str(ws.published_output(seat.name, phase).relative_to(ws.root))
@@ -230,23 +230,24 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
     ws, seat, phase = run.ws, run.seat, run.phase
     outcome = run.outcome  # a report that could not be taken fails the seat
     if cancelled:
-        final = _record(run.owner, seat, phase, "cancelled", run.returncode, outcome.session_id,
-                        "stopped: the run was cancelled", iteration, run.meter.record())
+        final = _record(run.owner, seat, phase, SeatStatus.CANCELLED, run.returncode,
+                        outcome.session_id, "stopped: the run was cancelled", iteration,
+                        run.meter.record())
         events.say(ws.root, "stopped (run cancelled)")
         return final
 
     has_text, complete = (False, False) if capture is None else \
         loop.report_facts(capture, run.bound)
     if outcome.error is not None:
-        status = "failed"
+        status = SeatStatus.FAILED
     else:
         status = loop.final_status(has_text, complete, iteration, run.task.max_iterations)
-        if status == "failed":
+        if status == SeatStatus.FAILED:
             outcome = Outcome(outcome.session_id,
                               f"{run.adapter.cli} exited without writing its report")
     snapshot = None
     cap = run.limits.report_cap
-    if status != "failed":  # what every later phase reads, whatever the agent does next
+    if status != SeatStatus.FAILED:  # what every later phase reads, whatever the agent does next
         assert capture is not None
         snapshot = snapshots.publish(capture, ws.published_output(seat, phase), cap)
         if snapshot.cut_at is not None:
@@ -261,7 +262,7 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
     if run.limits.budgeted:
         budget.check(ws, run.owner)
     elapsed = time.monotonic() - run.began
-    if status == "failed":
+    if status == SeatStatus.FAILED:
         events.say(ws.root, f"failed ({final.failure}) after {elapsed:.0f} s: "
                    f"{outcome.error}")
     else:
@@ -527,7 +528,7 @@ def _record(owner: StateOwner, seat: str, phase: str, status: str, returncode: i
         record.original_sha256 = (snapshot.original_sha256 if snapshot and
                                   snapshot.original_sha256 != snapshot.sha256 else None)
         record.status, record.exit_code, record.error = status, returncode, error
-        record.failure = failover.classify(error) if status == "failed" else None
+        record.failure = failover.classify(error) if status == SeatStatus.FAILED else None
         record.iteration = iteration
         record.ended_at, record.pid, record.pid_started = utc_now(), None, None
         if session_id:
@@ -545,4 +546,4 @@ def fail_seat(ws: Workspace, owner: StateOwner, seat: str, phase: str,
     with suppress(OSError, ValueError):
         iteration = loop.deactivate(ws.loop_file(seat, phase))
     events.emit(ws.root, phase, f"failed: {error}", agent=seat)
-    return _record(owner, seat, phase, "failed", None, None, error, iteration)
+    return _record(owner, seat, phase, SeatStatus.FAILED, None, None, error, iteration)

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     import io
     from collections.abc import Iterable
 
+    from council.store.state import SeatStatus
+
 MARKER = "<!-- RESEARCH_COMPLETE -->"
 
 # The most of a report council reads when no larger cap is set. An agent's report is read
@@ -121,13 +123,16 @@ def decide(complete: bool, iteration: int, max_iterations: int) -> Decision:
     return Decision(True, iteration + 1, max_iterations, "continue")
 
 
-def final_status(has_text: bool, complete: bool, iteration: int, max_iterations: int) -> str:
+def final_status(has_text: bool, complete: bool, iteration: int,
+                 max_iterations: int) -> SeatStatus:
     """An agent's status once its CLI has exited cleanly (`report_facts` of its report)."""
+    from council.store.state import SeatStatus  # the runner's (loaded); never the hook's
+
     if not has_text:
-        return "failed"
+        return SeatStatus.FAILED
     if complete:
-        return "complete"
-    return "capped" if iteration >= max_iterations else "stopped"
+        return SeatStatus.COMPLETE
+    return SeatStatus.CAPPED if iteration >= max_iterations else SeatStatus.STOPPED
 
 
 def continuation_prompt(instructions: str, decision: Decision) -> str:

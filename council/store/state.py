@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -35,15 +36,43 @@ STATE_FILE = "state.yaml"
 # The phases a state may name: the graph's, in its order (graph.py imports nothing of
 # council's own, so state.py stays below everything that reads it).
 PHASES = NAMES
-RUN_PHASES = (*PHASES, "done", "failed", "cancelled")
-# pending → (queued: waiting for a process slot, --max-parallel) → running → one of the
-# ends. complete: wrote the marker; capped: hit its iteration
-# cap; stopped: the CLI ended its loop early but left a report; failed: no usable output.
-AGENT_STATUSES = (
-    "pending", "queued", "running", "complete", "capped", "stopped", "failed", "cancelled",
-    "skipped",
-)
-USABLE = ("complete", "capped", "stopped")
+
+
+class RunEnd(StrEnum):
+    """The phases a run ends in: declared here once. A member is its word (StrEnum), so it
+    compares equal to the string state.yaml holds, and is written back as that string."""
+
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+ENDED: tuple[RunEnd, ...] = tuple(RunEnd)
+RUN_PHASES = (*PHASES, *ENDED)
+
+
+class SeatStatus(StrEnum):
+    """An agent's status in one phase. pending → (queued: waiting for a process slot,
+    --max-parallel) → running → one of the ends. complete: wrote the marker; capped: hit its
+    iteration cap; stopped: the CLI ended its loop early but left a report; failed: no usable
+    output."""
+
+    PENDING = "pending"
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETE = "complete"
+    CAPPED = "capped"
+    STOPPED = "stopped"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    SKIPPED = "skipped"
+
+
+AGENT_STATUSES: tuple[SeatStatus, ...] = tuple(SeatStatus)
+USABLE = (SeatStatus.COMPLETE, SeatStatus.CAPPED, SeatStatus.STOPPED)
+# The synthesiser when the Claude Code plugin's main session writes the final report: a
+# value of `synthesizer`, so declared with the state (views/ reads it, phases/ writes it).
+MAIN_SESSION = "main-session"
 
 T = TypeVar("T")
 
@@ -52,7 +81,8 @@ T = TypeVar("T")
 class AgentPhase:
     """One agent's work in one phase."""
 
-    status: str = "pending"
+    # A SeatStatus (parsed as one; StrEnum, so typed as the string it also is).
+    status: str = SeatStatus.PENDING
     iteration: int = 0
     max_iterations: int = 0
     pid: int | None = None
@@ -120,7 +150,7 @@ class RunState:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "ended_at": self.ended_at,
-            "phase": self.phase,
+            "phase": str(self.phase),  # a RunEnd is written as its word
             "error": self.error,
             "synthesizer": self.synthesizer,
             "budget_exhausted": self.budget_exhausted,
@@ -194,7 +224,7 @@ class RunState:
             topic=data["topic"],
             created_at=data["created_at"],
             options=options,
-            phase=phase,
+            phase=RunEnd(phase) if phase in ENDED else phase,
             agents=agents,
             synthesizer=data.get("synthesizer"),
             budget_exhausted=data.get("budget_exhausted"),
@@ -218,7 +248,10 @@ def stored_options(data: Mapping[str, Any], where: str) -> RunOptions:
 
 
 def _record(ap: AgentPhase) -> dict[str, Any]:
-    return {f.name: getattr(ap, f.name) for f in fields(ap)}
+    """One agent phase as state.yaml holds it: the status as its plain word (PyYAML's safe
+    dumper cannot represent an Enum)."""
+    return {f.name: str(ap.status) if f.name == "status" else getattr(ap, f.name)
+            for f in fields(ap)}
 
 
 def _agent_phase(raw: Any, where: str) -> AgentPhase:
@@ -226,14 +259,15 @@ def _agent_phase(raw: Any, where: str) -> AgentPhase:
         raise StateError(f"{where} must be a mapping")
     names = {f.name for f in fields(AgentPhase)}
     _check_keys(raw, names, where)
-    status = raw.get("status", "pending")
+    status = raw.get("status", SeatStatus.PENDING)
     if status not in AGENT_STATUSES:
         raise StateError(f"{where}: status {status!r} is not one of {', '.join(AGENT_STATUSES)}")
     for key in ("iteration", "max_iterations"):
         value = raw.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, int):
             raise StateError(f"{where}: '{key}' must be a whole number")
-    return AgentPhase(**{k: raw[k] for k in names if k in raw})
+    return AgentPhase(**{**{k: raw[k] for k in names if k in raw},
+                         "status": SeatStatus(status)})
 
 
 def _check_keys(data: Mapping[str, Any], allowed: set[str], where: str) -> None:

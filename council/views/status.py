@@ -20,7 +20,7 @@ from council.evidence.ledger import format_usage
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
-from council.store.state import RunState
+from council.store.state import MAIN_SESSION, RunEnd, RunState, SeatStatus
 from council.store.workspace import Workspace
 
 if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
@@ -66,7 +66,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
     for name, rec in state.agents.items():
         phase = next((p for p in reversed(graph.NAMES) if p in rec.phases), None)
         if phase is None:
-            out.append(AgentRow(name, rec.cli, "-", "pending", 0, 0, None, None, None))
+            out.append(AgentRow(name, rec.cli, "-", SeatStatus.PENDING, 0, 0, None, None, None))
             continue
         ap = rec.phases[phase]
         start, end = epoch(ap.started_at), epoch(ap.ended_at)
@@ -76,7 +76,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
                      if (info := _plain(path)) is not None), None)
         used = ledger.of_agent(rec)
         quiet = None
-        if ap.status == "running":
+        if ap.status == SeatStatus.RUNNING:
             changed = [info.st_mtime for path in (
                 ws.log_file(name, phase), ws.stderr_file(name, phase),
                 ws.working_output(name, phase)) if (info := _plain(path)) is not None]
@@ -97,6 +97,8 @@ def _plain(path: Path) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
+# The phase shown for a run mid-phase that no supervisor holds (shown_phase): not a state.
+INTERRUPTED = "interrupted"
 EVENTS_TAIL = 1 << 20  # progress.log's last MB holds every agent's latest line
 
 
@@ -119,10 +121,10 @@ def last_events(ws: Workspace) -> dict[str, str]:
 def shown_phase(state: RunState, ws: Workspace) -> str:
     """The phase, or `interrupted` when the run is mid-phase but no supervisor holds it
     (it crashed, was killed, or the machine rebooted): `council resume` continues it."""
-    if state.phase == graph.SYNTHESIS.name and state.synthesizer == "main-session":
+    if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION:
         return state.phase  # the Claude Code session writes it: no supervisor is expected
     if state.phase in graph.NAMES and live_supervisor(ws.root) is None:
-        return "interrupted"
+        return INTERRUPTED
     return state.phase
 
 
@@ -232,7 +234,7 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
     with how to resume an interrupted run)."""
     if phase is None:
         phase = shown_phase(state, ws)
-        if phase == "interrupted":
+        if phase == INTERRUPTED:
             phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
     facts = [("run", state.id), ("topic", _one_line(state.topic, 200)), ("phase", phase),
              ("plan", plan_line(state))]
@@ -247,10 +249,10 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
         done = state.completeness
         facts.append(("score", f"{done['score']}/100 completeness (cap {done['cap']}: "
                                f"{done['cap_reason']}"
-                               + (", provisional" if state.phase != "done" else "") + ")"))
+                               + (", provisional" if state.phase != RunEnd.DONE else "") + ")"))
     agent_rows = rows(state, ws, now)
     notes = []
-    if any(r.status == "queued" for r in agent_rows):
+    if any(r.status == SeatStatus.QUEUED for r in agent_rows):
         limit = state.options.max_parallel
         notes.append("queued: waiting for a free process slot"
                      + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))

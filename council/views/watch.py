@@ -20,11 +20,11 @@ from rich.table import Table
 from council import graph
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
-from council.store.state import RunState, load_state
+from council.store.state import ENDED, RunEnd, RunState, SeatStatus, load_state
 from council.store.workspace import Workspace
 from council.views import status
 
-ENDED = ("done", "failed", "cancelled", "interrupted")
+SHOWN_ENDED = (*ENDED, status.INTERRUPTED)  # a run no supervisor holds waits no more
 
 
 def changes(ws: Workspace) -> Iterator[None]:
@@ -36,7 +36,7 @@ def changes(ws: Workspace) -> Iterator[None]:
 
 
 def ended(state: RunState, ws: Workspace) -> bool:
-    return status.shown_phase(state, ws) in ENDED
+    return status.shown_phase(state, ws) in SHOWN_ENDED
 
 
 def follow_lines(ws: Workspace, out: Callable[[str], None]) -> RunState:
@@ -101,11 +101,12 @@ def table(state: RunState, ws: Workspace) -> Group:
         done = state.completeness
         grid.caption = (f"completeness {done['score']}/100 (cap {done['cap']}: "
                         f"{done['cap_reason']})"
-                        + ("" if state.phase == "done" else ", provisional"))
+                        + ("" if state.phase == RunEnd.DONE else ", provisional"))
     bars = Table.grid(padding=(0, 1))
     for phase in phases(state):
         records = [rec.phases[phase] for rec in state.agents.values() if phase in rec.phases]
-        finished = sum(1 for ap in records if ap.status not in ("pending", "running"))
+        finished = sum(1 for ap in records
+                       if ap.status not in (SeatStatus.PENDING, SeatStatus.RUNNING))
         total = len(records) or (len(state.agents) if phase in EVERY_SEAT else 1)
         bars.add_row(f"{phase:<12}", ProgressBar(total=total, completed=finished, width=30),
                      f"{finished}/{total}")

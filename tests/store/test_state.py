@@ -15,7 +15,7 @@ from council.errors import StateError
 from council.run.supervisor import start_run
 from council.runoptions import RunOptions, Seat
 from council.store.owner import owned
-from council.store.state import RunState, dump, load_state, update_state
+from council.store.state import RunEnd, RunState, SeatStatus, dump, load_state, update_state
 
 
 def _run(tmp_path: Path) -> Path:
@@ -62,6 +62,42 @@ def test_only_the_state_parses_a_runs_options() -> None:
         and node.func.attr == "from_dict" and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "RunOptions")
     assert callers == ["store/state.py"]
+
+
+def test_run_ends_and_seat_statuses_are_members_written_as_their_words(tmp_path: Path) -> None:
+    """The state holds RunEnd and SeatStatus members once read; state.yaml holds the plain
+    words, and a state read and written back changes not a byte."""
+    root = _run(tmp_path)
+
+    def end(state: RunState) -> None:
+        state.phase = RunEnd.CANCELLED
+        state.agents["claude"].phase("research").status = SeatStatus.CAPPED
+
+    update_state(root, end)
+    text = (root / "state.yaml").read_text()
+    assert "\nphase: cancelled\n" in text
+    assert "status: capped\n" in text
+    assert "!!python" not in text
+    state = load_state(root)
+    assert type(state.phase) is RunEnd
+    assert state.phase == "cancelled"
+    status = state.agents["claude"].phases["research"].status
+    assert type(status) is SeatStatus
+    assert status == "capped"
+    assert dump(state) == text
+
+
+def test_the_run_end_words_are_declared_once() -> None:
+    """done, failed and cancelled are said together in one place (store/state.py RunEnd):
+    no module keeps its own tuple of them."""
+    package = Path(__file__).parents[2] / "council"
+    ends = {"done", "failed", "cancelled"}
+    copies = sorted(
+        f"{path.relative_to(package)}:{node.lineno}" for path in package.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and ends <= {e.value for e in node.elts if isinstance(e, ast.Constant)})
+    assert copies == []
 
 
 def _bump(root: str) -> None:
