@@ -495,7 +495,7 @@ def read_spec(run_dir: Path) -> RunState:
     import json
 
     path = run_dir / RUN_SPEC
-    spec = json.loads(path.read_text(encoding="utf-8"))
+    spec = json.loads(agentfs.read(path, MAX_STATE_BYTES).decode("utf-8"))
     return RunState(id=str(spec["id"]), topic=str(spec["topic"]),
                     created_at=str(spec["created_at"]),
                     options=stored_options(spec["options"], str(path)))
