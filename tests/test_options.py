@@ -134,7 +134,11 @@ def test_the_hosts_grammar_is_the_declared_one() -> None:
     host = options.given_on(HOST)
     assert {name for name, _ in flags.values()} | set(valued.values()) == {
         option.name for option in host}
-    assert set(CommandArgs._fields) == {"topic"} | {option.name for option in host}
+    every = " ".join(f"{option.flag} 1" if not isinstance(option.kind, options.Flag)
+                     else option.flag for option in host)
+    assert set(parse_request(f"{every} q").given()) == {option.name for option in host}
+    with pytest.raises(AttributeError):
+        CommandArgs("q").colour  # noqa: B018 (an option no host command takes)
     # A host's command takes `council run`'s options, a few of them.
     assert {option.name for option in host} <= {option.name for option in
                                                  options.given_on(CLI)}
@@ -260,6 +264,9 @@ def test_a_toy_option_declared_once_is_on_every_surface_with_its_bounds(
 
     # The hosts' grammar: a word it takes a value for, read and bounded by the declaration.
     assert grammar()[1]["--toy"] == "toy"
+    assert parse_request("--toy 9 q").toy == "9"
+    with pytest.raises(ConfigError, match=r"^--toy must be a whole number from 1 to 9$"):
+        check_request("--toy 10 q")
     assert Overrides(toy="9") == {"toy": 9}
     for word in ("10", "0"):
         with pytest.raises(ConfigError, match=r"^--toy must be a whole number from 1 to 9$"):

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from council.hosts import EVENTS, host_for
 from council.hosts.base import COMMAND, Host
@@ -117,24 +118,28 @@ def _reason(exc: Exception, base: Path, host: Host) -> str:
     return f"council's hook failed ({type(exc).__name__}: {exc})"
 
 
-class CommandArgs(NamedTuple):
-    """The command's arguments: the topic, and each option as typed (a flag True or False, a
-    value the word given, agent names split at commas), None where not given. Its fields are
-    the options the declaration (council/options.py) allows in a host's command; a test keeps
-    them so."""
+class CommandArgs:
+    """The command's arguments: the topic, and the options given, by name (a flag True or
+    False, a value the word typed, agent names split at commas). Which options a host's
+    command takes is the declaration's (council/options.py, `given_on(HOST)`): each is read as
+    an attribute, None where not given, as click hands `council run` its parameters."""
 
-    topic: str
-    test: bool = False
-    agents: tuple[str, ...] | None = None
-    mode: str | None = None
-    debate: str | None = None
-    dissent: str | None = None
-    max_parallel: str | None = None
-    verify: bool | None = None
+    # A plain class: the hook's fast path imports this module, and dataclasses costs it more
+    # than the rest of the module does.
+    def __init__(self, topic: str, options: Mapping[str, Any] | None = None) -> None:
+        self.topic = topic
+        self.options = dict(options or {})
+
+    def __getattr__(self, name: str) -> Any:
+        from council import options
+
+        if name in {option.name for option in options.given_on(options.HOST)}:
+            return self.options.get(name)
+        raise AttributeError(name)
 
     def given(self) -> dict[str, Any]:
         """The options given, by name, for config.Overrides."""
-        return {k: v for k, v in self._asdict().items() if k != "topic" and v is not None}
+        return dict(self.options)
 
 
 def grammar() -> tuple[dict[str, tuple[str, bool]], dict[str, str]]:
@@ -162,7 +167,7 @@ def parse_request(args: str) -> CommandArgs:
     import re
 
     from council.errors import UsageError
-    from council.options import OPTION, Names
+    from council.options import HOST, OPTION, Flag, Names, given_on
 
     flags, valued = grammar()
     rest = args
@@ -188,7 +193,9 @@ def parse_request(args: str) -> CommandArgs:
         rest = after
     lists = {n: Names.split(v) for n, v in found.items()
              if isinstance(OPTION[n].kind, Names)}  # agent names: a comma-separated word
-    return CommandArgs(rest.strip(), **{**found, **lists})
+    switches = {option.name: False for option in given_on(HOST)  # off unless typed, as click's
+                if isinstance(option.kind, Flag) and not option.kind.negative}
+    return CommandArgs(rest.strip(), {**switches, **found, **lists})
 
 
 # ---------------------------------------------------------------- the stop
