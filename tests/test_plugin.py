@@ -371,7 +371,7 @@ def test_parse_request() -> None:
 
 def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) -> None:
     from council.config import PROFILES, RunOptions
-    from council.graph import critical_path
+    from council.graph import BY_NAME, critical_path
     from council.hosts.flow import PHASE_TIMEOUT, plugin_limits
     from council.phases import SHORT_PHASES, RunContext
     from council.store.owner import StateOwner
@@ -390,8 +390,8 @@ def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) 
     # The longest chain of the phase graph, each phase at its worst: every attempt of a JSON
     # answer (phases.ask_json) timing out, then its grace period.
     worst = critical_path(lambda phase: phase.attempts * (
-        (ctx.limits(phase.name).timeout or 0) + ctx.limits(phase.name).grace))
-    assert ctx.limits("claims").timeout == pytest.approx(PHASE_TIMEOUT / 4)
+        (ctx.limits(phase).timeout or 0) + ctx.limits(phase).grace))
+    assert ctx.limits(BY_NAME["claims"]).timeout == pytest.approx(PHASE_TIMEOUT / 4)
     assert set(SHORT_PHASES) == {"scope", "claims", "gapfill", "recheck", "verification",
                                  "antagonist"}
     assert worst < hook_timeout

@@ -22,7 +22,7 @@ import anyio
 from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
 from council.evidence.finalreport import contributions
-from council.graph import GRAPH, SHORT, Phase
+from council.graph import BY_NAME, GRAPH, SHORT, Phase
 from council.seat import failover
 from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
 from council.store import events
@@ -50,11 +50,11 @@ class RunContext:
     # --max-parallel: one token per running CLI process, over the whole run
     limiter: anyio.CapacityLimiter | None = None
 
-    def limits(self, phase: str) -> Limits:
+    def limits(self, phase: Phase) -> Limits:
         """The short phases (a one- or two-turn answer) get a quarter of the per-phase timeout:
         that is what lets the plugin fit every phase before the synthesis in its hook's time."""
         timeout = self.options.timeout
-        if timeout is not None and phase in SHORT_PHASES:
+        if timeout is not None and phase.length == SHORT:
             timeout /= 4
         return Limits(timeout=timeout, grace=self.options.grace_period,
                       idle=self.options.idle_timeout,
@@ -62,13 +62,14 @@ class RunContext:
                       or self.options.max_tokens is not None,
                       report_cap=self.options.max_report_bytes)
 
-    def to_run(self, phase: str, seats: list[Seat]) -> list[tuple[Seat, AgentPhase | None]]:
+    def to_run(self, phase: Phase, seats: list[Seat]
+               ) -> list[tuple[Seat, AgentPhase | None]]:
         """Seats that still have `phase` to do, each with its interrupted record (if it had
         started): a fresh run lists every seat; a resumed one skips finished work."""
         state = self.owner.state
         out: list[tuple[Seat, AgentPhase | None]] = []
         for seat in seats:
-            rec = state.agents[seat.name].phases.get(phase)
+            rec = state.agents[seat.name].phases.get(phase.name)
             if rec is None:
                 out.append((seat, None))
             elif rec.status in UNFINISHED:
@@ -92,30 +93,31 @@ class RunContext:
         return phase, [seat for seat in state.options.seats
                        if seat.name in names]
 
-    def usable(self, phase: str) -> list[Seat]:
+    def usable(self, phase: Phase) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
         state = self.owner.state
         return [
             seat for seat in state.options.seats
-            if (rec := state.agents[seat.name].phases.get(phase)) is not None and rec.usable
+            if (rec := state.agents[seat.name].phases.get(phase.name)) is not None
+            and rec.usable
         ]
 
 
-def announce(ctx: RunContext, phase: str, seats: list[Seat], how: str) -> None:
+def announce(ctx: RunContext, phase: Phase, seats: list[Seat], how: str) -> None:
     todo = [seat.name for seat, _ in ctx.to_run(phase, seats)]
     if len(todo) == len(seats):
-        events.emit(ctx.ws.root, phase, f"started: {len(todo)} agents {how}")
+        events.emit(ctx.ws.root, phase.name, f"started: {len(todo)} agents {how}")
     elif todo:
-        events.emit(ctx.ws.root, phase, f"resumed: {', '.join(todo)} still to finish")
+        events.emit(ctx.ws.root, phase.name, f"resumed: {', '.join(todo)} still to finish")
 
 
-def survivors(ctx: RunContext, phase: str, total: int) -> list[Seat]:
+def survivors(ctx: RunContext, phase: Phase, total: int) -> list[Seat]:
     """The seats with a usable report for `phase`; none at all stops the run."""
     usable = ctx.usable(phase)
     if not usable:
-        raise PhaseFailedError(f"every agent failed in {phase}; see "
+        raise PhaseFailedError(f"every agent failed in {phase.name}; see "
                                f"{ctx.ws.root / 'progress.log'}")
-    events.emit(ctx.ws.root, phase,
+    events.emit(ctx.ws.root, phase.name,
                 f"finished: {len(usable)} of {total} agents produced a report")
     return usable
 
@@ -146,13 +148,15 @@ async def _seat_turn(ctx: RunContext, task: SeatTask) -> AgentPhase:
     while it runs: a seat that must wait says so in progress.log and in its state."""
     limiter = ctx.limiter
     if limiter is None:
-        return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task), ctx.limits(task.phase))
+        return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task),
+                              ctx.limits(BY_NAME[task.phase]))
     if limiter.available_tokens < 1:
         ctx.owner.update(lambda s: _queue(s, task))
         events.emit(ctx.ws.root, task.phase, f"queued: all {limiter.total_tokens:g} process "
                     "slots (--max-parallel) are in use", agent=task.seat.name)
     async with limiter:
-        return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task), ctx.limits(task.phase))
+        return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task),
+                              ctx.limits(BY_NAME[task.phase]))
 
 
 def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:

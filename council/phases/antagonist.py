@@ -26,7 +26,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
                   contributors)
     if seat is None:
         return  # no report to attack (the graph skips it then)
-    pending = dict(ctx.to_run(phase.name, [seat]))
+    pending = dict(ctx.to_run(phase, [seat]))
     if seat not in pending:
         return  # a resumed run that had finished its antagonist
     folder = ws.peers_dir(seat.name, phase.name)

@@ -35,7 +35,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     if seat is None:
         events.emit(ws.root, phase.name, "skipped: its agent has left the run")
         return
-    pending = dict(ctx.to_run(phase.name, [seat]))
+    pending = dict(ctx.to_run(phase, [seat]))
     if seat not in pending:
         return  # a resumed run that had finished its dissent
     prompt = prompts.render(

@@ -93,7 +93,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         atomic_write(ws.root / GAPS, json.dumps({"plan": plan}, indent=2, ensure_ascii=False)
                      + "\n")
     seats = [s for s in contributors if s.name in plan]
-    pending = [seat.name for seat, _ in ctx.to_run(name, seats)]
+    pending = [seat.name for seat, _ in ctx.to_run(phase, seats)]
     events.emit(ws.root, name, (
         f"started: {sum(map(len, plan.values()))} gap(s), " if len(pending) == len(plan)
         else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
@@ -101,7 +101,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
     tasks = []
-    for seat, previous in ctx.to_run(name, seats):
+    for seat, previous in ctx.to_run(phase, seats):
         folder = ws.peers_dir(seat.name, name)
         prompt = prompts.render(
             phase.prompt, topic=ctx.topic, mode=ctx.options.mode, marker=loop.MARKER,

@@ -20,7 +20,7 @@ def tasks(ctx: RunContext, phase: Phase, seats: list[Seat]) -> list[SeatTask]:
     yet."""
     ws, source = ctx.ws, graph.before(phase).name
     result = []
-    for seat, previous in ctx.to_run(phase.name, seats):
+    for seat, previous in ctx.to_run(phase, seats):
         inputs_dir = ws.peers_dir(seat.name, phase.name)
         inputs = {ws.output_name(s.name, source): ws.published_output(s.name, source)
                   for s in seats}
@@ -47,10 +47,10 @@ def tasks(ctx: RunContext, phase: Phase, seats: list[Seat]) -> list[SeatTask]:
 
 async def run(ctx: RunContext, phase: Phase) -> None:
     """The research survivors refine in parallel; a run where every one failed stops here."""
-    seats = ctx.usable(graph.before(phase).name)
-    announce(ctx, phase.name, seats, "read each other's reports")
+    seats = ctx.usable(graph.before(phase))
+    announce(ctx, phase, seats, "read each other's reports")
     await run_parallel(ctx, tasks(ctx, phase, seats))
-    survivors(ctx, phase.name, len(ctx.options.seats))
+    survivors(ctx, phase, len(ctx.options.seats))
     record_regressions(ctx, phase)
 
 

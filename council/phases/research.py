@@ -23,13 +23,13 @@ def tasks(ctx: RunContext, phase: Phase, scope: Scope | None = None) -> list[Sea
             report_path=str(ctx.ws.working_output(seat.name, phase.name)),
             marker=loop.MARKER,
         ), previous=previous)
-        for seat, previous in ctx.to_run(phase.name, ctx.seats())
+        for seat, previous in ctx.to_run(phase, ctx.seats())
     ]
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:
     """Every seat still in the run researches, against the scope when there is one; a run
     where every seat failed stops here."""
-    announce(ctx, phase.name, ctx.seats(), "in parallel")
+    announce(ctx, phase, ctx.seats(), "in parallel")
     await run_parallel(ctx, tasks(ctx, phase, load_scope(ctx.ws.root / SCOPE)))
-    survivors(ctx, phase.name, len(ctx.options.seats))
+    survivors(ctx, phase, len(ctx.options.seats))

@@ -121,7 +121,7 @@ def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Se
                                                                  graph.GAPFILL.name)
     text = prompt(ws, state, ctx.options, contributors, source_phase,
                   ws.working_output(synthesizer.name, phase.name), inputs_dir)
-    pending = dict(ctx.to_run(phase.name, [synthesizer]))
+    pending = dict(ctx.to_run(phase, [synthesizer]))
     return seat_task(phase, synthesizer, text, inputs, pending.get(synthesizer),
                      own=ctx.options.synthesis_max_iterations)
 
