@@ -3,8 +3,7 @@ command line, and put together with the rules between them (the synthesiser is a
 the council, compliance research debates).
 
 The types they become, `Seat` and `RunOptions`, are declared in runoptions.py, below the
-store that parses them from a run's state; they are named here too, for the callers that
-build a run.
+store that parses them from a run's state: import them from there.
 """
 
 from __future__ import annotations
@@ -23,9 +22,7 @@ from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
 from council.runoptions import EFFORTS as EFFORTS
 from council.runoptions import PROFILES as PROFILES
-from council.runoptions import RunOptions as RunOptions
-from council.runoptions import Seat as Seat
-from council.runoptions import reject_unknown
+from council.runoptions import RunOptions, Seat, reject_unknown
 from council.store import agentfs
 
 SEAT_NAME = paths.SEAT_NAME

@@ -49,7 +49,7 @@ FILES = "files"  # read, write and edit files in its own folder, search them
 
 
 class SeatView(Protocol):
-    """What the graph reads of a seat (config.Seat)."""
+    """What the graph reads of a seat (runoptions.Seat)."""
 
     @property
     def name(self) -> str: ...
@@ -64,7 +64,7 @@ class SeatView(Protocol):
 
 
 class Options(Protocol):
-    """What the graph reads of a run's options (config.RunOptions): a protocol rather than
+    """What the graph reads of a run's options (runoptions.RunOptions): a protocol rather than
     an import, so the graph stays below config.py and state.py can read it."""
 
     @property

@@ -355,7 +355,7 @@ OPTIONS: tuple[Option, ...] = (
            "(default {default}).", RUN_AND_CONFIG, optional=True),
     Option("max_iterations", Number("a whole number, at least 1", 1, above=False, whole=True),
            None, "Override every agent's iteration cap.", frozenset({CLI}), field=False,
-           optional=True),  # in a config file, each agent's own (config.Seat)
+           optional=True),  # in a config file, each agent's own (runoptions.Seat)
     Option("max_cost", Number("a positive number of US dollars", 0), None,
            "Budget in USD: once spent, agents stop after their current turn and the run goes "
            "on to synthesis.", RUN_AND_CONFIG, optional=True),

@@ -5,8 +5,9 @@ from pathlib import Path
 import pytest
 from conftest import write_trusted_config
 
-from council.config import Overrides, RunOptions, Seat, load_options
+from council.config import Overrides, load_options
 from council.errors import ConfigError, UsageError
+from council.runoptions import RunOptions, Seat
 
 
 def test_default_council_is_the_production_profile() -> None:

@@ -8,11 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from council import graph
-from council.config import Overrides, RunOptions, load_options
+from council.config import Overrides, load_options
 from council.evidence import finalreport as report
 from council.hosts import handover
 from council.phases import RunContext, synthesis
 from council.run.supervisor import start_run
+from council.runoptions import RunOptions
 from council.store.owner import owned
 from council.store.state import AgentPhase, RunState, load_state, update_state
 from council.store.workspace import Workspace

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from council.config import Seat
 from council.phases.gapfill import MAX_GAPS, assign, gaps
+from council.runoptions import Seat
 
 
 def facts(questions: list[tuple[str, list[str]]], covered: list[bool],

@@ -12,8 +12,9 @@ import yaml
 from conftest import Council
 
 from council import graph
-from council.config import Overrides, RunOptions, load_options
+from council.config import Overrides, load_options
 from council.graph import GRAPH, Facts
+from council.runoptions import RunOptions
 from council.store.state import PHASES
 
 

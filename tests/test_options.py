@@ -13,10 +13,11 @@ import click
 import pytest
 
 from council import cli, options
-from council.config import PROFILES, Overrides, RunOptions, load_options
+from council.config import PROFILES, Overrides, load_options
 from council.errors import ConfigError
 from council.hosts.flow import CommandArgs, check_request, grammar, parse_request
 from council.options import CLI, CONFIG, FIELDS, HOST, OPTIONS, Option, PerProfile
+from council.runoptions import RunOptions
 
 ROOT = Path(__file__).parents[1]
 # `council run`'s own options, which are not the run's: the topic, how to ask, where runs go.

@@ -370,10 +370,11 @@ def test_parse_request() -> None:
 
 
 def test_every_phase_before_the_synthesis_fits_in_the_stop_hook(tmp_path: Path) -> None:
-    from council.config import PROFILES, RunOptions
+    from council.config import PROFILES
     from council.graph import BY_NAME, critical_path
     from council.hosts.flow import PHASE_TIMEOUT, plugin_limits
     from council.phases import SHORT_PHASES, RunContext
+    from council.runoptions import RunOptions
     from council.store.owner import StateOwner
     from council.store.state import RunState
     from council.store.workspace import Workspace

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from council.agents.toolsets import write_system
-from council.config import Seat
 from council.errors import CouncilError
 from council.evidence.ledger import Usage
 from council.graph import WEB
+from council.runoptions import Seat
 
 HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
 # The hooks' HOME, in the job's private folder: empty, council's, out of every agent's reach.

@@ -20,7 +20,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from council.config import RunOptions
 from council.errors import UsageError
 from council.evaluation import configurations, dataset, results, slots, summary
 from council.evaluation.configurations import Configuration
@@ -31,6 +30,7 @@ from council.evidence import ledger
 from council.evidence.ledger import Usage
 from council.graph import plan
 from council.paths import RESEARCH_FOLDER
+from council.runoptions import RunOptions
 from council.store.state import RunEnd
 
 RUNS = "runs"  # DIR/runs/<configuration>/<question>/: the council runs

@@ -19,8 +19,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from council.config import Overrides, RunOptions, load_options
+from council.config import Overrides, load_options
 from council.errors import UsageError
+from council.runoptions import RunOptions
 
 SINGLE = "single"
 THREE = "council:three"

@@ -31,8 +31,8 @@ from council.hosts import EVENTS, host_for
 from council.hosts.base import COMMAND, Host
 
 if TYPE_CHECKING:  # imported lazily at run time: an unrelated session pays for none of it
-    from council.config import RunOptions
     from council.run.prepare import Prepared
+    from council.runoptions import RunOptions
     from council.store.sessions import Request
     from council.store.state import RunState
 

@@ -31,12 +31,12 @@ from pathlib import Path
 from typing import Any, get_args, get_origin, get_type_hints
 
 from council import graph
-from council.config import RunOptions
 from council.errors import CouncilError, UsageError
 from council.evidence import ledger
 from council.hosts import mcprequests
 from council.options import Kind, Number, Option, Text, for_mcp
 from council.run import detach, prepare
+from council.runoptions import RunOptions
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.provenance import ForeignRunError

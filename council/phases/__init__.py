@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 import anyio
 
-from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
 from council.evidence.finalreport import contributions
 from council.graph import BY_NAME, GRAPH, SHORT, Phase
+from council.runoptions import RunOptions, Seat
 from council.seat import failover
 from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
 from council.store import events

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import Enum
 
-from council.config import Seat
+from council.runoptions import Seat
 
 
 class Role(Enum):

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from council import graph, prompts
-from council.config import Seat
 from council.evidence.claimcheck import (
     KEY,
     MAX_CLAIMS,
@@ -33,6 +32,7 @@ from council.graph import Phase
 from council.phases import RunContext, ask_json
 from council.phases.chooser import writer
 from council.phases.gapfill import load_plan
+from council.runoptions import Seat
 from council.store import events
 from council.store.disk import atomic_write
 from council.store.workspace import CLAIMS, GAPS

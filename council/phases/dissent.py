@@ -14,12 +14,12 @@ cannot rewrite the memo."""
 from __future__ import annotations
 
 from council import prompts
-from council.config import RunOptions, Seat
 from council.evidence.coverage import SCOPE
 from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
 from council.phases.chooser import Role, choose
+from council.runoptions import RunOptions, Seat
 from council.store import events, loop
 
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from council import prompts
-from council.config import Seat
 from council.evidence import claimcheck
 from council.evidence.score import STATUS_VALUE, closures
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
+from council.runoptions import Seat
 from council.store import events, loop
 from council.store.disk import atomic_write
 from council.store.workspace import CLAIMS, GAPS

@@ -5,10 +5,10 @@ declared before it (graph.before: the research)."""
 from __future__ import annotations
 
 from council import graph, prompts
-from council.config import Seat
 from council.evidence import regression, sources
 from council.graph import Phase
 from council.phases import RunContext, announce, run_parallel, seat_task, survivors
+from council.runoptions import Seat
 from council.seat.runner import SeatTask
 from council.store import events, loop
 from council.store.state import RunState

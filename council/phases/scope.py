@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 
 from council import graph, prompts
-from council.config import Seat
 from council.evidence.coverage import DIMENSIONS, QUESTIONS, SCOPE, Scope, validate_scope
 from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json
 from council.phases.chooser import writer
+from council.runoptions import Seat
 from council.store import events
 from council.store.disk import atomic_write
 

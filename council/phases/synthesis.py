@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from council import graph, prompts
-from council.config import RunOptions, Seat
 from council.errors import PhaseFailedError
 from council.evidence import claimcheck, finalreport, ledger, regression
 from council.evidence.ledger import format_usage
 from council.graph import Phase
 from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.phases.chooser import writer
+from council.runoptions import RunOptions, Seat
 from council.seat.runner import SeatTask
 from council.store import events, loop
 from council.store.state import MAIN_SESSION, RunState

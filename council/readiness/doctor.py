@@ -16,10 +16,11 @@ from council.agents import adapter_for, codex, gemini
 from council.agents.base import private_root
 from council.agents.codex import legacy_sandbox
 from council.agents.environment import agent_env
-from council.config import CLIS, Overrides, Seat, load_options
+from council.config import CLIS, Overrides, load_options
 from council.errors import CouncilError
 from council.readiness.preflight import Readiness, check, scratch_folder
 from council.readiness.setup import check_hosts
+from council.runoptions import Seat
 
 LIVE_PROMPT = "Reply with the single word OK."
 LIVE_TIMEOUT = 120.0

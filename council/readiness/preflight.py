@@ -26,8 +26,9 @@ from importlib import resources
 from pathlib import Path
 
 from council.agents.environment import agent_env
-from council.config import CLIS, RunOptions
+from council.config import CLIS
 from council.errors import UsageError
+from council.runoptions import RunOptions
 from council.store import logins
 
 NPM = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",

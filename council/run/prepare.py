@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from council import graph
-from council.config import Overrides, RunOptions, load_options, plan_lines
+from council.config import Overrides, load_options, plan_lines
 from council.evidence.estimate import plan_lines as estimate_lines
 from council.readiness import preflight
 from council.run import supervisor
+from council.runoptions import RunOptions
 from council.store.workspace import Workspace, ensure_base
 from council.topic import check_topic
 

@@ -28,13 +28,13 @@ from pathlib import Path
 import anyio
 
 from council import config, graph
-from council.config import RunOptions
 from council.errors import CouncilError, PhaseFailedError, UsageError
 from council.options import EVAL_RUN_ENV
 from council.phases import RunContext
 from council.run import crash
 from council.run.cancel import mark_cancelled, stop_orphans
 from council.run.pipeline import run_graph, set_phase
+from council.runoptions import RunOptions
 from council.store import events, sessions, slots
 from council.store.owner import StateOwner, owned
 from council.store.progress import utc_now

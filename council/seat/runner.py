@@ -18,10 +18,10 @@ from council import prompts, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome
 from council.agents.environment import agent_env
-from council.config import Seat
 from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, format_usage
 from council.graph import BY_NAME
+from council.runoptions import Seat
 from council.seat import budget, failover, seatfolder
 from council.store import agentfs, disk, events, loop, redact, snapshots
 from council.store.owner import StateOwner

@@ -18,7 +18,7 @@ from council.agents import codex as codex_agent
 from council.agents import gemini as gemini_agent
 from council.agents.base import TURNS_PER_ITERATION, AgentJob, turn_cap
 from council.agents.codex import CodexConfigError
-from council.config import Seat
+from council.runoptions import Seat
 
 
 def job(tmp_path: Path, seat: Seat) -> AgentJob:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from council.agents import adapter_for, toolsets
 from council.agents.base import AgentJob
-from council.config import Seat
 from council.graph import BY_NAME, FILES, GRAPH, WEB
+from council.runoptions import Seat
 from council.store import loop
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from council.config import RunOptions
 from council.errors import PhaseFailedError
 from council.evidence import finalreport as report
 from council.evidence import sources
+from council.runoptions import RunOptions
 from council.store.state import AgentPhase, AgentRecord, RunState, StateFile, create_state
 from council.store.workspace import Workspace
 

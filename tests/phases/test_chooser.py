@@ -4,8 +4,8 @@ Pure."""
 
 from __future__ import annotations
 
-from council.config import Seat
 from council.phases.chooser import Role, choose, writer
+from council.runoptions import Seat
 
 CLAUDE, CODEX, GEMINI = Seat("claude", "claude"), Seat("codex", "codex"), Seat("gemini", "gemini")
 CLAUDE2 = Seat("claude2", "claude")

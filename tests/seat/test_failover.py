@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from council.config import Seat
 from council.errors import ConfigError
 from council.run.supervisor import start_run
-from council.runoptions import RunOptions
+from council.runoptions import RunOptions, Seat
 from council.seat.failover import (
     BACKOFF,
     MAX_WAIT,

@@ -12,7 +12,7 @@ import pytest
 from conftest import Council
 
 from council.agents.base import HOOK_ENTRY, AgentJob
-from council.config import Seat
+from council.runoptions import Seat
 from council.store.loop import MARKER, read_loop, write_loop
 
 CLAUDE_PAYLOAD = {

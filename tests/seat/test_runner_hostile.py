@@ -22,10 +22,11 @@ import pytest
 from council import graph
 from council.agents.base import HOOK_ENTRY, AgentJob, Invocation
 from council.agents.codex import CodexAdapter
-from council.config import Overrides, RunOptions, load_options
+from council.config import Overrides, load_options
 from council.errors import PhaseFailedError
 from council.phases import RunContext, refinement, research
 from council.run.supervisor import start_run
+from council.runoptions import RunOptions
 from council.seat.runner import Limits, SeatTask, run_seat
 from council.store.loop import MARKER, report_facts
 from council.store.owner import owned

@@ -63,8 +63,8 @@ def test_a_budget_reached_in_the_first_turns_stops_every_loop_and_leaves_one_tur
 
 
 def test_a_seat_that_starts_after_the_budget_gets_one_turn() -> None:
-    from council.config import Seat
     from council.phases import within_budget
+    from council.runoptions import Seat
     from council.seat.runner import SeatTask
     from council.store.state import AgentPhase
 
