@@ -287,7 +287,10 @@ def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path
              confirm: bool) -> None:
     """Answer QUESTIONS (sample, a JSONL file, drb:FOLDER, drb2:FILE) with each configuration
     and compare them: rubric score, citation accuracy and cost (docs/eval.md)."""
-    from council.evaluation import command  # Inspect: only for this command
+    from council.evaluation import inspect_installed
+
+    with inspect_installed():  # Inspect is the [eval] extra: only this command loads it
+        from council.evaluation import command
 
     request = command.EvalRequest(questions, configs, judge, log_dir.absolute(), max_runs,
                                   per_vendor, test, max_cost, max_citations, language, limit)
