@@ -1,7 +1,9 @@
 """Lean by default: `pip install council` runs councils and every host without Inspect AI,
 which is the `[eval]` extra. Each process here starts with Inspect unimportable (a
 sitecustomize on PYTHONPATH that refuses `inspect_ai` and logs every attempt), as in a core
-install, so a module that reaches for it fails here rather than on a user's machine."""
+install, so a module that reaches for it fails here rather than on a user's machine.
+`council run` in the terminal supervises its run in its own process, so its run is checked
+whole; processes started with `python -I` are checked by the import walk."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -124,17 +127,37 @@ def test_a_council_runs_and_is_shown_without_inspect(council: Council, lean: Pat
     assert lean.read_text() == ""
 
 
-def test_the_mcp_server_serves_without_inspect(council: Council, lean: Path) -> None:
-    async def tools() -> list[str]:
+def test_the_mcp_server_runs_a_council_without_inspect(council: Council, lean: Path) -> None:
+    """`council mcp` starts a council and answers its status to the end. (The detached
+    supervisor and the agents' hooks start with `python -I`, which keeps the shim's PYTHONPATH
+    out: their modules are among those the import walk above checks.)"""
+    council.script({"*": {"finish_after": 1}})
+
+    async def research() -> tuple[list[str], dict[str, Any]]:
         params = StdioServerParameters(command=sys.executable, args=["-m", "council", "mcp"],
                                        env=council.env, cwd=council.root)
         with (council.root / "server-stderr.log").open("a") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), \
                     ClientSession(read, write) as session:
                 await session.initialize()
-                return sorted(tool.name for tool in (await session.list_tools()).tools)
+                tools = sorted(tool.name for tool in (await session.list_tools()).tools)
+                started = await session.call_tool(
+                    "start_research",
+                    {"topic": "What limits battery life?", "test": True, "agents": ["claude"]})
+                assert not started.is_error, started.content
+                assert isinstance(started.structured_content, dict)
+                run_id = started.structured_content["run_id"]
+                for _ in range(10):
+                    status = await session.call_tool("research_status",
+                                                     {"run_id": run_id, "wait": 20})
+                    assert isinstance(status.structured_content, dict), status.content
+                    if status.structured_content["ended"]:
+                        return tools, status.structured_content
+        raise AssertionError(f"run {run_id} did not end")
 
-    assert "research_status" in anyio.run(tools)
+    tools, status = anyio.run(research)
+    assert "start_research" in tools
+    assert status["phase"] == "done"
     assert "Traceback" not in (council.root / "server-stderr.log").read_text()
     assert lean.read_text() == ""
 
