@@ -171,7 +171,9 @@ def run_step(host: str, step: Step, env: Mapping[str, str]) -> None:
     except OSError as exc:
         raise SetupError(f"`{shown}` could not start: {exc.strerror or exc}") from None
     if done.returncode != 0:
-        said = [line.strip() for line in (done.stderr + done.stdout).splitlines()
+        # the error's own line: stderr's last, else stdout's (codex's harmless temp-dir
+        # warning left out)
+        said = [line.strip() for out in (done.stdout, done.stderr) for line in out.splitlines()
                 if line.strip() and not line.startswith("WARNING: proceeding")]
         raise SetupError(f"`{shown}` failed (exit {done.returncode}: "
                          f"{said[-1][:200] if said else 'no output'}): run it yourself to see "
