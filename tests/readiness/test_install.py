@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,7 +82,7 @@ def test_codex_choices_of_the_user_are_named_not_changed() -> None:
         install.codex_plan({"features": {"plugins": False}}, None, ROOT)
     with pytest.raises(install.SetupError, match=r"council@council is disabled"):
         install.codex_plan({"plugins": {"council@council": {"enabled": False}}}, "h", ROOT)
-    elsewhere = {"marketplaces": {"council": {"source": "/src/other"}}}
+    elsewhere: dict[str, Any] = {"marketplaces": {"council": {"source": "/src/other"}}}
     with pytest.raises(install.SetupError, match=r"from /src/other: .*"
                        r"`codex plugin marketplace remove council`"):
         install.codex_plan(elsewhere, None, ROOT)
