@@ -361,7 +361,7 @@ def list_cmd(research_dir: Path | None) -> None:
 @handle_errors
 def doctor(live: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,
-    and whether the Claude Code plugin's hooks can run council."""
+    and whether council is set up in each host (`council setup HOST` fixes that)."""
     from council.readiness.doctor import run_doctor
 
     rows, code = run_doctor(live)
@@ -371,6 +371,24 @@ def doctor(live: bool) -> None:
         click.echo("council: error: no agent can run here: install a CLI and log in to it, "
                    "as its line above says", err=True)
     sys.exit(code)
+
+
+@main.command("setup")
+@click.argument("host", type=click.Choice(["claude", "gemini", "codex"]))
+@handle_errors
+def setup_cmd(host: str) -> None:
+    """Install council into HOST (Claude Code, Gemini CLI or Codex) from this install's own
+    files, with HOST's own commands; run again, it changes nothing. `council doctor` shows
+    each host's setup.
+
+    \b
+    Example:
+      council setup gemini
+    """
+    from council.readiness.install import setup_host
+
+    for line in setup_host(host):
+        click.echo(line)
 
 
 @main.command("watch")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 PLUGIN = "council"
-REPOSITORY_HINT = "<your council checkout>"
+PLUGIN_ID = f"{PLUGIN}@{PLUGIN}"  # the plugin, in the marketplace of the same name
 
 
 @dataclass(frozen=True)
@@ -28,11 +28,22 @@ class HostSetup:
     fix: str | None = None  # one line: what to do
 
 
-def checkout() -> str:
-    """The council checkout this install came from, for the setup commands it prints; a
-    placeholder for a wheel install."""
-    root = Path(__file__).resolve().parents[2]
-    return str(root) if (root / "extensions").is_dir() else REPOSITORY_HINT
+def hostfiles() -> Path | None:
+    """This council's host files: council/hostfiles in an installed wheel (pyproject's
+    force-include copies them there), or else the checkout an editable install runs from,
+    whose root holds them in the same layout: the Claude Code plugin and its marketplace,
+    the Codex marketplace, extensions/gemini and extensions/codex. None when neither has
+    them (a broken install)."""
+    package = Path(__file__).resolve().parents[1]
+    for root in (package / "hostfiles", package.parent):
+        if (root / ".claude-plugin" / "plugin.json").is_file() and \
+                (root / "extensions" / "gemini" / "gemini-extension.json").is_file():
+            return root
+    return None
+
+
+def setup_fix(host: str) -> str:
+    return f"run `council setup {host}`"
 
 
 def council_on_path() -> str | None:
@@ -45,10 +56,70 @@ def path_fix() -> str:
             "environment that is")
 
 
+# ---------------------------------------------------------------- Claude Code
+
+
+def claude_home() -> Path:
+    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
+
+
+@dataclass(frozen=True)
+class ClaudePlugin:
+    """council's plugin as Claude Code recorded its install (plugins/installed_plugins.json,
+    settings.json's enabledPlugins, plugins/known_marketplaces.json)."""
+
+    plugin_id: str
+    version: str
+    folder: Path  # claude's own copy, which it loads
+    enabled: bool
+    source: str | None  # where the marketplace came from: a folder, a repository, a URL
+
+
+def claude_marketplaces(home: Path | None = None) -> dict[str, Any]:
+    """The marketplaces Claude Code knows, by name (plugins/known_marketplaces.json)."""
+    return _json_object((claude_home() if home is None else home) / "plugins"
+                        / "known_marketplaces.json")
+
+
+def claude_plugin(home: Path | None = None) -> ClaudePlugin | None:
+    """council's user-scope install in Claude Code, or None (a project-scope install loads
+    only in its project, so it does not count)."""
+    home = claude_home() if home is None else home
+    plugins = _json_object(home / "plugins" / "installed_plugins.json").get("plugins") or {}
+    for plugin_id, records in plugins.items():
+        if not (str(plugin_id).startswith(f"{PLUGIN}@") and isinstance(records, list)):
+            continue
+        for record in records:
+            if isinstance(record, dict) and record.get("scope") == "user":
+                enabled = _json_object(home / "settings.json").get("enabledPlugins") or {}
+                market = claude_marketplaces(home).get(str(plugin_id).split("@", 1)[1]) or {}
+                where = market.get("source") or {}
+                source = where.get("path") or where.get("repo") or where.get("url")
+                return ClaudePlugin(str(plugin_id), str(record.get("version") or "?"),
+                                    Path(str(record.get("installPath") or "")),
+                                    enabled.get(plugin_id) is True,
+                                    None if source is None else str(source))
+    return None
+
+
 def claude() -> HostSetup:
+    """Installed as a plugin (what `council setup claude` does) and enabled; a session
+    started with `--plugin-dir` loads it without an install, which no file records."""
+    plugin = claude_plugin()
+    if plugin is None:
+        files = hostfiles()
+        also = f" (or start claude with --plugin-dir {files})" if files else ""
+        return HostSetup("claude", "plugin not installed", False, setup_fix("claude") + also)
+    if not (plugin.folder / ".claude-plugin" / "plugin.json").is_file():
+        return HostSetup("claude", f"plugin files missing ({plugin.folder})", False,
+                         f"run `claude plugin uninstall {plugin.plugin_id}`, then "
+                         "`council setup claude`")
+    if not plugin.enabled:
+        return HostSetup("claude", "plugin disabled", False, setup_fix("claude"))
     if council_on_path() is None:
         return HostSetup("claude", "hooks cannot find council", False, path_fix())
-    return HostSetup("claude", "ready (claude --plugin-dir, or install the plugin)", True)
+    return HostSetup("claude", f"ready (plugin {plugin.plugin_id} {plugin.version} from "
+                     f"{plugin.source or 'a marketplace'})", True)
 
 
 # ---------------------------------------------------------------- Gemini CLI
@@ -59,21 +130,17 @@ def gemini_home() -> Path:
 
 
 def gemini(folder_here: Path | None = None) -> HostSetup:
-    """Installed from a checkout with `gemini extensions link` (a link that follows the
-    checkout) or `install` (a copy); and whether gemini trusts the folder doctor runs in,
-    since gemini loads no extension command in one it does not."""
-    link = f"gemini extensions link {checkout()}/extensions/gemini --consent"
-    folder = gemini_home() / "extensions" / PLUGIN
-    if not folder.is_dir():
-        return HostSetup("gemini", "extension not installed", False, f"run `{link}`")
-    try:
-        install = json.loads((folder / ".gemini-extension-install.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        install = {}
-    source = Path(str(install.get("source") or folder))
+    """Installed with `gemini extensions link` (what `council setup gemini` does: a link
+    that follows the installed package) or `install` (a copy); and whether gemini trusts the
+    folder doctor runs in, since gemini loads no extension command in one it does not."""
+    install = gemini_install()
+    if install is None:
+        return HostSetup("gemini", "extension not installed", False, setup_fix("gemini"))
+    source = Path(str(install.get("source") or gemini_home() / "extensions" / PLUGIN))
     if install.get("type") == "link" and not (source / "gemini-extension.json").is_file():
         return HostSetup("gemini", f"extension linked to a missing folder ({source})", False,
-                         f"run `gemini extensions uninstall {PLUGIN}`, then `{link}`")
+                         f"run `gemini extensions uninstall {PLUGIN}`, then "
+                         "`council setup gemini`")
     if council_on_path() is None:
         return HostSetup("gemini", "hooks cannot find council", False, path_fix())
     how = f"linked to {source}" if install.get("type") == "link" else "installed"
@@ -83,6 +150,15 @@ def gemini(folder_here: Path | None = None) -> HostSetup:
         return HostSetup("gemini", f"ready (extension {how}); this folder {why}", True,
                          UNTRUSTED_HINT)
     return HostSetup("gemini", f"ready (extension {how})", True)
+
+
+def gemini_install() -> dict[str, Any] | None:
+    """Gemini's record of council's extension (`source`, `type`: "link" or a copy), {} for
+    an extension folder without one, None when there is no extension named council."""
+    folder = gemini_home() / "extensions" / PLUGIN
+    if not folder.is_dir():
+        return None
+    return _json_object(folder / ".gemini-extension-install.json")
 
 
 UNTRUSTED_HINT = ("gemini runs no extension command in a folder it does not trust: choose "
@@ -136,8 +212,9 @@ def _json_object(path: Path) -> dict[str, Any]:
 
 # codex 0.169's names for hook events in its trust keys.
 CODEX_EVENTS = {"UserPromptSubmit": "user_prompt_submit", "Stop": "stop"}
-TRUST_HINT = ("run `codex` in a terminal once and trust council's hooks when it asks (or in "
-              "/hooks); `codex exec` skips untrusted hooks without a word")
+TRUST_HINT = ("run `council setup codex` (it trusts council's hooks as codex's /hooks screen "
+              "does), or trust them in `codex`'s /hooks; `codex exec` skips untrusted hooks "
+              "without a word")
 
 
 def codex_home() -> Path:
@@ -182,41 +259,58 @@ def bundle_hash(root: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def codex_trust(home: Path, plugin_id: str) -> str:
-    """"trusted", "not trusted" or "changed since trusted" for the plugin's hooks."""
-    config = tomllib.loads((home / "config.toml").read_text("utf-8"))
-    states = config.get("hooks", {}).get("state", {})
-    marketplace = plugin_id.split("@", 1)[1]
-    versions = home / "plugins" / "cache" / marketplace / PLUGIN
+def codex_cache(home: Path, plugin_id: str) -> Path | None:
+    """The copy of the plugin codex installed and loads (the newest version's folder)."""
+    versions = home / "plugins" / "cache" / plugin_id.split("@", 1)[1] / PLUGIN
     installed = sorted(versions.iterdir()) if versions.is_dir() else []
-    if not installed:
-        return "not installed"
-    root = installed[-1]
+    return installed[-1] if installed else None
+
+
+def codex_hook_trust(plugin_id: str, root: Path) -> dict[str, dict[str, str]]:
+    """What codex records when its /hooks screen trusts each of the installed plugin's hooks:
+    `[hooks.state."<key>"]` tables of `trusted_hash` and `trusted_content_hash`, by key."""
     hooks = json.loads((root / "hooks" / "hooks.json").read_text("utf-8"))["hooks"]
     bundle = bundle_hash(root)
+    return {f"{plugin_id}:hooks/hooks.json:{CODEX_EVENTS[event]}:{g}:{h}":
+            {"trusted_hash": hook_identity(event, handler), "trusted_content_hash": bundle}
+            for event, groups in hooks.items()
+            for g, group in enumerate(groups)
+            for h, handler in enumerate(group["hooks"])}
+
+
+def trust_verdict(states: dict[str, Any], wanted: dict[str, dict[str, str]]) -> str:
+    """"trusted", "not trusted", "changed since trusted" or "disabled": codex's reading of
+    its recorded hook states against what trusting the installed hooks records."""
     verdicts = set()
-    for event, groups in hooks.items():
-        for g, group in enumerate(groups):
-            for h, handler in enumerate(group["hooks"]):
-                key = f"{plugin_id}:hooks/hooks.json:{CODEX_EVENTS[event]}:{g}:{h}"
-                state = states.get(key, {})
-                if "trusted_hash" not in state:
-                    verdicts.add("not trusted")
-                elif (state["trusted_hash"], state.get("trusted_content_hash")) != (
-                        hook_identity(event, handler), bundle):
-                    verdicts.add("changed since trusted")
-                elif state.get("enabled") is False:
-                    verdicts.add("disabled")
+    for key, hashes in wanted.items():
+        state = states.get(key, {})
+        if "trusted_hash" not in state:
+            verdicts.add("not trusted")
+        elif (state["trusted_hash"], state.get("trusted_content_hash")) != (
+                hashes["trusted_hash"], hashes["trusted_content_hash"]):
+            verdicts.add("changed since trusted")
+        elif state.get("enabled") is False:
+            verdicts.add("disabled")
     for verdict in ("not trusted", "changed since trusted", "disabled"):
         if verdict in verdicts:
             return verdict
     return "trusted"
 
 
+def codex_trust(home: Path, plugin_id: str) -> str:
+    """"trusted", "not trusted", "changed since trusted", "disabled" or "not installed" for
+    the plugin's hooks."""
+    config = tomllib.loads((home / "config.toml").read_text("utf-8"))
+    root = codex_cache(home, plugin_id)
+    if root is None:
+        return "not installed"
+    return trust_verdict(config.get("hooks", {}).get("state", {}),
+                         codex_hook_trust(plugin_id, root))
+
+
 def codex() -> HostSetup:
     home = codex_home()
-    add = (f"run `codex plugin marketplace add {checkout()}` and "
-           f"`codex plugin add {PLUGIN}@{PLUGIN}`")
+    add = setup_fix("codex")
     try:
         config = tomllib.loads((home / "config.toml").read_text("utf-8"))
     except OSError:

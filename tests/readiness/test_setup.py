@@ -23,6 +23,7 @@ def homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     (tmp_path / "codex").mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     monkeypatch.setattr(setup, "council_on_path", lambda: "/opt/council/bin/council")
     monkeypatch.setattr(setup, "cli_on_path", lambda cli: True)
     return tmp_path
@@ -38,8 +39,8 @@ def test_codex_identity_hash_is_the_one_codex_stored() -> None:
 
 
 def test_gemini_extension_states(homes: Path) -> None:
-    assert setup.gemini().state == "extension not installed"
-    assert "gemini extensions link" in str(setup.gemini().fix)
+    assert setup.gemini() == setup.HostSetup("gemini", "extension not installed", False,
+                                             "run `council setup gemini`")
     folder = homes / "gemini" / ".gemini" / "extensions" / "council"
     folder.mkdir(parents=True)
     install = folder / ".gemini-extension-install.json"
@@ -105,11 +106,12 @@ def install_codex_plugin(home: Path, trusted: bool) -> Path:
 
 def test_codex_plugin_states(homes: Path) -> None:
     home = homes / "codex"
-    assert setup.codex().state == "plugin not installed"
+    assert setup.codex() == setup.HostSetup("codex", "plugin not installed", False,
+                                            "run `council setup codex`")
     install_codex_plugin(home, trusted=False)
     untrusted = setup.codex()
     assert (untrusted.state, untrusted.ready) == ("hooks not trusted", False)
-    assert "trust council's hooks" in str(untrusted.fix)
+    assert str(untrusted.fix).startswith("run `council setup codex`")
 
 
 def test_a_trusted_codex_plugin_is_ready_until_its_files_change(homes: Path) -> None:
@@ -134,6 +136,7 @@ def test_no_council_on_path_is_every_hosts_problem(homes: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(setup, "council_on_path", lambda: None)
     install_codex_plugin(homes / "codex", trusted=True)
+    install_claude_plugin(homes / "claude")
     assert {h.host: h.state for h in setup.check_hosts()} == {
         "claude": "hooks cannot find council", "gemini": "extension not installed",
         "codex": "hooks cannot find council"}
@@ -145,3 +148,54 @@ def test_a_host_cli_that_is_not_installed_is_named_not_set_up(
     hosts = {h.host: h for h in setup.check_hosts()}
     assert hosts["claude"] == setup.HostSetup("claude", "claude not on PATH", False)
     assert hosts["gemini"].state == "extension not installed"
+
+
+def install_claude_plugin(home: Path, *, scope: str = "user", enabled: bool = True) -> Path:
+    """What `claude plugin marketplace add` and `claude plugin install` leave behind
+    (Claude Code 2.1.197): the marketplace, the install record, the enabled flag and the
+    copy of the plugin it loads."""
+    cache = home / "plugins" / "cache" / "council" / "council" / "0.1.0"
+    shutil.copytree(ROOT / ".claude-plugin", cache / ".claude-plugin", dirs_exist_ok=True)
+    (home / "plugins" / "known_marketplaces.json").write_text(json.dumps({"council": {
+        "source": {"source": "directory", "path": "/src/council"},
+        "installLocation": "/src/council"}}))
+    (home / "plugins" / "installed_plugins.json").write_text(json.dumps({
+        "version": 2, "plugins": {"council@council": [
+            {"scope": scope, "installPath": str(cache), "version": "0.1.0"}]}}))
+    (home / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"council@council": enabled}}))
+    return cache
+
+
+def test_claude_plugin_states(homes: Path) -> None:
+    home = homes / "claude"
+    missing = setup.claude()
+    assert (missing.state, missing.ready) == ("plugin not installed", False)
+    assert str(missing.fix).startswith("run `council setup claude` (or start claude with "
+                                       "--plugin-dir ")
+    cache = install_claude_plugin(home)
+    assert setup.claude() == setup.HostSetup(
+        "claude", "ready (plugin council@council 0.1.0 from /src/council)", True)
+    install_claude_plugin(home, enabled=False)
+    assert setup.claude().state == "plugin disabled"
+    install_claude_plugin(home, scope="project")  # loads in its project only
+    assert setup.claude().state == "plugin not installed"
+    install_claude_plugin(home)
+    shutil.rmtree(cache / ".claude-plugin")
+    assert setup.claude().state == f"plugin files missing ({cache})"
+
+
+HOST_FOLDERS = (".claude-plugin", "commands", "hooks", ".agents", "extensions")
+
+
+def test_the_host_files_found_are_the_repositorys() -> None:
+    """Run from a checkout (an editable install) they are the checkout's own folders; from
+    an installed wheel, council/hostfiles (pyproject's force-include), byte for byte the
+    same files in the same layout."""
+    found = setup.hostfiles()
+    assert found in (ROOT, Path(setup.__file__).resolve().parents[1] / "hostfiles")
+    repo = sorted(p.relative_to(ROOT) for folder in HOST_FOLDERS
+                  for p in (ROOT / folder).rglob("*") if p.is_file())
+    assert Path("extensions/codex/.codex-plugin/plugin.json") in repo
+    for rel in repo:
+        assert (found / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
