@@ -241,5 +241,10 @@ def test_a_running_run_shows_its_share_done_and_time_left(tmp_path: Path) -> Non
     assert "progress" not in dict(overview(state, ws).facts)  # interrupted: no supervisor
     assert "overall" not in shown(table(state, ws))
     assert "% done, " in shown(table(state, ws, own=True))  # council run's own view
+    # An 80-column terminal keeps the columns a glance needs, readable, and drops the rest.
+    narrow = shown(table(state, ws, own=True, width=80)).splitlines()
+    header = next(line for line in narrow if "agent" in line).split("┃")
+    assert [cell.strip() for cell in header if cell.strip()] == [
+        "agent", "phase", "status", "iter", "tokens", "cost", "last event"]
     state.phase = "done"
     assert progress(state) is None
