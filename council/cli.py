@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
+import signal
 import sys
 from collections.abc import Callable
 from functools import wraps
@@ -131,10 +133,12 @@ def run_options(func: F) -> F:
               help="Read the topic from a file ('-' for stdin) instead of the argument.")
 @run_options
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
+@click.option("--quiet", "-q", is_flag=True, help="No live view on the terminal: only the "
+              "plain lines printed when the output is piped.")
 @research_dir_option
 @handle_errors
-def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir: Path | None,
-        **given: Any) -> None:
+def run(topic: str | None, topic_file: Path | None, confirm: bool, quiet: bool,
+        research_dir: Path | None, **given: Any) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
     text = read_topic(topic, topic_file)  # checked, naming where it came from
     base = _research_dir(research_dir)
@@ -153,7 +157,7 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
         click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
         click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-        _finish(supervisor.execute(ws, _page, slot=slot))
+        _finish(_supervise(ws, quiet, base, slot), base)
 
 
 @main.command()
@@ -161,12 +165,15 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
 @click.option("--rebuild", is_flag=True,
               help="The run's state.yaml is corrupt or gone: rebuild it from the run's "
                    "reports (the corrupt file is kept), then resume.")
+@click.option("--quiet", "-q", is_flag=True, help="No live view on the terminal: only the "
+              "plain lines printed when the output is piped.")
 @research_dir_option
 @handle_errors
-def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
+def resume(run_id: str, rebuild: bool, quiet: bool, research_dir: Path | None) -> None:
     """Continue run RUN_ID after a crash, kill or cancel: finished work is kept, interrupted
     agents continue their sessions, then the remaining phases run."""
-    ws = find_run(run_id, _research_dir(research_dir), require_state=not rebuild, act="resume")
+    base = _research_dir(research_dir)
+    ws = find_run(run_id, base, require_state=not rebuild, act="resume")
     if rebuild:
         from council.run.recovery import rebuild as rebuild_state
 
@@ -175,7 +182,7 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
         readable(ws.root)
     click.echo(f"resuming council run {ws.id}")
     click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-    _finish(supervisor.execute(ws, _page))
+    _finish(_supervise(ws, quiet, base), base)
 
 
 @main.command()
@@ -315,12 +322,39 @@ def _page(ws: Workspace, state: RunState) -> Path | None:
     return page.publish(ws, state)
 
 
-def _finish(result: supervisor.RunResult) -> None:
+def _supervise(ws: Workspace, quiet: bool, base: Path,
+               slot: supervisor.RunSlot | None = None) -> supervisor.RunResult:
+    """Run the run in `ws` here, to its end. On a terminal (and not `--quiet`) the run's
+    live table (views/watch.py, as `council watch` draws it) stays in place while it runs;
+    piped, nothing is printed until the end. A Ctrl-C before the supervisor's own signal
+    handling starts (or after it ends) is a KeyboardInterrupt: the run is left to resume."""
+    try:
+        if quiet or not _on_terminal():
+            return supervisor.execute(ws, _page, slot=slot)
+        from council.views.watch import showing  # rich's live display: only on a terminal
+
+        with showing(ws):
+            return supervisor.execute(ws, _page, slot=slot)
+    except KeyboardInterrupt:
+        click.echo(f"council: interrupted; {_resume_hint(ws, base)}", err=True)
+        sys.exit(supervisor.SIGNAL_EXIT[signal.SIGINT])
+
+
+def _resume_hint(ws: Workspace, base: Path) -> str:
+    """How to go on with a run that was stopped: the command, with the research folder when
+    it is not the one `council resume` finds by default."""
+    where = "" if base == paths.research_dir() else f" --research-dir {shlex.quote(str(base))}"
+    return f"continue it with: council resume {ws.id}{where}"
+
+
+def _finish(result: supervisor.RunResult, base: Path) -> None:
     if result.exit_code == 0:
         click.echo(f"final report: {result.message}")
         page = result.ws.root / "report.html"
         if page.is_file():
             click.echo(f"report page: {page} (council open {result.ws.id})")
+    elif result.exit_code in supervisor.SIGNAL_EXIT.values():  # cancelled: resumable
+        click.echo(f"council: {result.message}; {_resume_hint(result.ws, base)}", err=True)
     else:
         click.echo(f"council: {result.message}", err=True)
     sys.exit(result.exit_code)

@@ -15,7 +15,9 @@ FILE_ACCESS = {"load_state", "readable", "update_state", "StateFile"}
 # The modules that may read a run's file, and why: each reads a run it does not own.
 READERS = {
     "cli.py": "council status, list, report and open: any run, running or not",
-    "views/watch.py": "council watch: follows a run another process supervises",
+    "views/watch.py": "council watch: follows a run another process supervises; council "
+                      "run's live view reads its own run's file too, from rich's refresh "
+                      "thread, never the supervisor's memory",
     "run/cancel.py": "council cancel: a run whose supervisor it signals, or has none",
     "hosts/flow.py": "the hosts' flow: a run its hook started in an earlier turn",
     "hosts/handover.py": "the host's hand-back, in the hook's process once the supervisor ended",

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from council import graph
 from council.errors import CouncilError
-from council.evidence import ledger
+from council.evidence import estimate, ledger
 from council.evidence.ledger import format_usage
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
-from council.store.state import MAIN_SESSION, RunEnd, RunState, SeatStatus
+from council.store.state import ENDED, MAIN_SESSION, RunEnd, RunState, SeatStatus
 from council.store.workspace import Workspace
 
 if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
@@ -149,6 +149,34 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Progress:
+    """How far a run is: the share of its planned time behind it (0 to 1) and the seconds
+    it still needs, roughly (evidence/estimate.py: the plan's figure, then the run's pace)."""
+
+    share: float
+    left_s: float
+
+    def __str__(self) -> str:
+        return f"{self.share:.0%} done, {estimate.rough(self.left_s)} left"
+
+
+def progress(state: RunState, now: float | None = None) -> Progress | None:
+    """The run's progress while it is under way; None once it has ended, or when its options
+    (from another council version) plan nothing this one can weigh."""
+    if state.phase in ENDED:
+        return None
+    try:
+        share = estimate.share_done(state)
+        planned = estimate.duration(state.options)
+    except (CouncilError, TypeError, ValueError, KeyError, AttributeError):
+        return None
+    start = epoch(state.created_at)
+    now = time.time() if now is None else now
+    elapsed = 0.0 if start is None else max(now - start, 0.0)
+    return Progress(share, estimate.time_left(planned, share, elapsed))
+
+
 def _one_line(text: str, limit: int) -> str:
     """`text` on one line (runs of whitespace, newlines included, become one space), cut to
     `limit` characters."""
@@ -238,6 +266,9 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
             phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
     facts = [("run", state.id), ("topic", _one_line(state.topic, 200)), ("phase", phase),
              ("plan", plan_line(state))]
+    going = progress(state, now) if phase == state.phase else None  # not interrupted
+    if going is not None:
+        facts.append(("progress", f"{going} (rough)"))
     if state.error:
         facts.append(("error", _one_line(state.error, 300)))
     spent = ledger.spent(state)

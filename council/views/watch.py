@@ -1,23 +1,29 @@
 """`council watch`: a live view of a run that redraws when its files change.
 
-On a terminal it is a table (rich) with one row per agent and a bar per phase; otherwise it
-prints progress.log's lines as they come, so it can be piped. It ends when the run ends (or
-its supervisor is gone) and prints the final report's path."""
+On a terminal it is a table (rich) with one row per agent, a bar per phase and one for the
+whole run (its share done and time left); otherwise it prints progress.log's lines as they
+come, so it can be piped. It ends when the run ends (or its supervisor is gone) and prints
+the final report's path.
+
+`council run` on a terminal shows the same table while it supervises the run (`showing`):
+one renderer for both, redrawn from the run's files, never from the supervisor's memory."""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import watchfiles
-from rich.console import Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
 
 from council import graph
+from council.errors import CouncilError
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.state import ENDED, RunEnd, RunState, SeatStatus, load_state
@@ -82,21 +88,37 @@ def new_lines(path: Path, start: int) -> tuple[list[str], int, int]:
     return whole.decode("utf-8", "replace").splitlines(), first + len(whole), skipped
 
 
-def table(state: RunState, ws: Workspace) -> Group:
-    grid = Table(title=f"council {state.id} · {status.shown_phase(state, ws)} · "
+COLUMNS = ("agent", "phase", "status", "iter", "elapsed", "report", "tokens", "cost", "quiet",
+           "last event")
+NARROW = 110  # below this many columns, the table drops what a glance can do without
+NARROW_DROPS = ("elapsed", "report", "quiet")
+
+
+def table(state: RunState, ws: Workspace, own: bool = False, width: int | None = None) -> Group:
+    """The run's live table. `own`: drawn by the run's own supervisor, which holds the run
+    (its phase is the state's, even in the moment before it takes the run's lock). `width`:
+    the terminal's; a narrow one (an 80-column window) gets the agent, phase, state,
+    iteration, tokens, cost and last event, readable, rather than every column cut short."""
+    shown = state.phase if own else status.shown_phase(state, ws)
+    grid = Table(title=f"council {state.id} · {shown} · "
                        f"{' '.join(state.topic.split())[:60]}", expand=True)
-    for column in ("agent", "phase", "status", "iter", "elapsed", "report", "tokens", "cost",
-                   "quiet", "last event"):
-        grid.add_column(column, overflow="fold" if column == "last event" else "ellipsis")
-    rows = status.rows(state, ws)
-    for r in rows:
-        grid.add_row(r.agent, r.phase, r.status,
-                     f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
-                     "-" if r.elapsed_s is None else status._duration(r.elapsed_s),
-                     "-" if r.output_bytes is None else status._size(r.output_bytes),
-                     status._tokens(r.tokens), status._cost(r.cost_usd, r.cost_estimated),
-                     "-" if r.quiet_s is None else status._duration(r.quiet_s),
-                     (r.last_event or "")[:80])
+    columns = [c for c in COLUMNS
+               if width is None or width >= NARROW or c not in NARROW_DROPS]
+    for column in columns:
+        if column == "last event":  # the one that gives way on a narrow terminal
+            grid.add_column(column, overflow="fold", min_width=12)
+        else:
+            grid.add_column(column, no_wrap=True, overflow="ellipsis")
+    for r in status.rows(state, ws):
+        cells = dict(zip(COLUMNS, (
+            r.agent, r.phase, r.status,
+            f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
+            "-" if r.elapsed_s is None else status._duration(r.elapsed_s),
+            "-" if r.output_bytes is None else status._size(r.output_bytes),
+            status._tokens(r.tokens), status._cost(r.cost_usd, r.cost_estimated),
+            "-" if r.quiet_s is None else status._duration(r.quiet_s),
+            (r.last_event or "")[:80]), strict=True))
+        grid.add_row(*(cells[c] for c in columns))
     if state.completeness:
         done = state.completeness
         grid.caption = (f"completeness {done['score']}/100 (cap {done['cap']}: "
@@ -110,6 +132,11 @@ def table(state: RunState, ws: Workspace) -> Group:
         total = len(records) or (len(state.agents) if phase in EVERY_SEAT else 1)
         bars.add_row(f"{phase:<12}", ProgressBar(total=total, completed=finished, width=30),
                      f"{finished}/{total}")
+    going = status.progress(state) if shown == state.phase else None
+    if going is not None:
+        bars.add_row(f"{'overall':<12}", ProgressBar(total=100, completed=going.share * 100,
+                                                     width=30),
+                     f"{going} (rough)")
     return Group(grid, bars)
 
 
@@ -128,10 +155,33 @@ def live(ws: Workspace) -> RunState:
     with Live(table(state, ws), auto_refresh=False, transient=False) as view:
         for _ in changes(ws):
             state = load_state(ws.root)
-            view.update(table(state, ws), refresh=True)
+            view.update(table(state, ws, width=view.console.width), refresh=True)
             if ended(state, ws):
                 break
     return state
+
+
+REDRAWS_PER_SECOND = 1  # `showing`: the elapsed and quiet columns move by the second
+
+
+@contextmanager
+def showing(ws: Workspace) -> Iterator[None]:
+    """While the body runs (this process supervising the run in `ws`), the run's live table
+    in place on the terminal, redrawn every second by rich's refresh thread from the run's
+    files. A look that fails (state.yaml unreadable for a moment) keeps the last table. On
+    the way out (the run ended, or Ctrl-C stopped it) it draws the last table and gives the
+    terminal back: cursor shown, nothing more redrawn."""
+    shown: list[RenderableType] = [f"council {ws.id} · starting"]
+    console = Console()
+
+    def latest() -> RenderableType:
+        with suppress(CouncilError, OSError):
+            shown[0] = table(load_state(ws.root), ws, own=True, width=console.width)
+        return shown[0]
+
+    with Live(console=console, get_renderable=latest, refresh_per_second=REDRAWS_PER_SECOND,
+              transient=False):
+        yield
 
 
 def watch(ws: Workspace, out: Callable[[str], None]) -> RunState:

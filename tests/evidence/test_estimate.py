@@ -6,8 +6,18 @@ from typing import Any
 
 import pytest
 
+from council import graph
 from council.config import Overrides, load_options
-from council.evidence.estimate import estimate, plan_lines
+from council.evidence.estimate import (
+    SECONDS_PER_TURN,
+    duration,
+    estimate,
+    plan_lines,
+    rough,
+    share_done,
+    time_left,
+)
+from council.store.state import AgentPhase, AgentRecord, RunState, SeatStatus
 
 # Measured with benchmarks/run.py --only volume (docs/cost.md): the real CLIs against the
 # scripted model, `council run --test` and these options: requests, request bytes.
@@ -41,3 +51,74 @@ def test_the_plan_says_what_it_estimates() -> None:
     assert line.startswith("estimate: at least ")
     assert "model requests" in line
     assert "$" in line
+
+
+# ---------------------------------------------------------------- time: planned, done, left
+TEST_SEATS = ("claude", "codex", "gemini")
+FULL_TURN = SECONDS_PER_TURN[graph.FULL]
+
+
+def test_the_plan_times_each_stage_by_its_slowest_seat_or_its_queue() -> None:
+    # --test: research, refinement and synthesis, 2 turns each; the seats of a phase work
+    # at once, so each stage takes two turns...
+    options = load_options(Overrides(test=True))
+    assert duration(options) == 3 * 2 * FULL_TURN
+    # ...unless one process at a time queues them: six turns for each of the first two.
+    one_at_a_time = load_options(Overrides(test=True, max_parallel=1))
+    assert duration(one_at_a_time) == (6 + 6 + 2) * FULL_TURN
+    (line,) = plan_lines(options)
+    assert f"{rough(duration(options))} at the caps" in line
+    assert "rough" in line
+
+
+def test_a_duration_is_said_to_the_minute_and_past_an_hour_to_five() -> None:
+    assert rough(59) == "under a minute"
+    assert rough(24 * 60 + 20) == "~24 min"
+    assert rough(99 * 60) == "~1 h 40 min"
+
+
+def running(iteration: int) -> AgentPhase:
+    return AgentPhase(status=SeatStatus.RUNNING, iteration=iteration, max_iterations=2)
+
+
+def state_with(phases: dict[str, dict[str, AgentPhase]],
+               steps: dict[str, str] | None = None, phase: str = "research") -> RunState:
+    options = load_options(Overrides(test=True))
+    return RunState(id="r", topic="q", created_at="2026-11-27T10:00:00Z", options=options,
+                    phase=phase, steps=steps, agents={
+                        seat: AgentRecord(cli=seat, phases=phases.get(seat, {}))
+                        for seat in TEST_SEATS})
+
+
+def test_the_share_done_weighs_each_turn_by_the_time_its_stage_is_planned() -> None:
+    assert share_done(state_with({})) == 0.0
+    # Research (a third of the planned time): claude is in its second turn, the others in
+    # their first: one turn of the stage's six is behind.
+    research = {"claude": {"research": running(2)}, "codex": {"research": running(1)},
+                "gemini": {"research": running(1)}}
+    assert share_done(state_with(research)) == pytest.approx(1 / 3 * 1 / 6)
+    # A seat that ended its loop early has all its turns behind it.
+    early = {**research, "codex": {"research": AgentPhase(
+        status=SeatStatus.COMPLETE, iteration=1, max_iterations=2)}}
+    assert share_done(state_with(early)) == pytest.approx(1 / 3 * 3 / 6)
+    # The research over (steps), the refinement half done, the synthesis not begun.
+    refining = {seat: {"refinement": AgentPhase(status=SeatStatus.CAPPED, iteration=2)}
+                for seat in ("claude", "codex")}
+    half = state_with({**refining, "gemini": {"refinement": running(1)}},
+                      steps={"research": "done"}, phase="refinement")
+    assert share_done(half) == pytest.approx(1 / 3 + 1 / 3 * 4 / 6)
+    # A phase skipped counts as behind the run; a run done is all done.
+    skipped = state_with({}, steps={"research": "done", "refinement": "skipped: budget"},
+                         phase="synthesis")
+    assert share_done(skipped) == pytest.approx(2 / 3)
+    assert share_done(state_with({}, phase="done")) == 1.0
+
+
+def test_the_time_left_is_the_plans_until_a_turn_is_done_then_the_runs_pace() -> None:
+    assert time_left(1440, 0.0, 0) == 1440
+    assert time_left(1440, 0.0, 600) == 840
+    assert time_left(1440, 0.0, 2000) == 0  # slower than planned, nothing done: no guess
+    # A quarter done in 10 minutes: three quarters left take 30 more, whatever the plan.
+    assert time_left(1440, 0.25, 600) == pytest.approx(1800)
+    assert time_left(99_999, 0.25, 600) == pytest.approx(1800)
+    assert time_left(1440, 1.0, 600) == 0

@@ -54,6 +54,9 @@ def test_signal_stops_every_agent_tree(council: Council, sig: signal.Signals,
         "cancelled"}
     log = (run / "progress.log").read_text()
     assert f"cancelled by {sig.name}; stopped claude, codex, gemini" in log
+    # Piped, as on a terminal: the last line says how to go on with the run.
+    assert err.splitlines()[-1] == (f"council: cancelled by {sig.name}; stopped claude, codex, "
+                                    f"gemini; continue it with: council resume {run.name}")
 
 
 def test_a_resume_stops_every_phase_a_seat_left_running(tmp_path: Path) -> None:

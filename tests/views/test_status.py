@@ -200,3 +200,51 @@ def test_a_planted_state_with_odd_times_is_listed_not_a_crash(tmp_path: Path) ->
     assert "odd" in listed
     assert "not made by council on this machine" in listed
     assert "odd" in invoke("status", RUN_ID, "--research-dir", str(tmp_path))
+
+
+def test_a_running_run_shows_its_share_done_and_time_left(tmp_path: Path) -> None:
+    """status, watch and `council run`'s live view say how far a run under way is; an
+    interrupted one (no supervisor) says how to resume instead, and an ended one neither."""
+    from rich.console import Console
+
+    from council.config import Overrides, load_options
+    from council.store.runlock import RunLock
+    from council.views.status import overview, progress
+    from council.views.watch import table
+
+    ws = Workspace(tmp_path / RUN_ID)
+    ws.root.mkdir()
+    created = calendar.timegm(time.strptime("2026-11-23T10:00:00Z", "%Y-%m-%dT%H:%M:%SZ"))
+    research = AgentPhase(status="complete", iteration=2, max_iterations=2)
+    state = RunState(id=RUN_ID, topic="q", created_at="2026-11-23T10:00:00Z",
+                     options=load_options(Overrides(test=True)), phase="refinement",
+                     steps={"research": "done"},
+                     agents={s: AgentRecord(cli=s, phases={"research": research})
+                             for s in ("claude", "codex", "gemini")})
+    create_state(ws.root, state)
+    # A third of the planned time done in 10 minutes: 20 more.
+    going = progress(state, now=created + 600)
+    assert going is not None
+    assert str(going) == "33% done, ~20 min left"
+
+    def shown(renderable: object) -> str:
+        console = Console(record=True, width=200)
+        console.print(renderable)
+        return console.export_text()
+
+    with RunLock(ws.root):  # as its supervisor holds it
+        facts = dict(overview(state, ws, now=created + 600).facts)
+        assert facts["progress"] == "33% done, ~20 min left (rough)"
+        watched = shown(table(state, ws))
+        assert "overall" in watched
+        assert "33% done, " in watched
+    assert "progress" not in dict(overview(state, ws).facts)  # interrupted: no supervisor
+    assert "overall" not in shown(table(state, ws))
+    assert "% done, " in shown(table(state, ws, own=True))  # council run's own view
+    # An 80-column terminal keeps the columns a glance needs, readable, and drops the rest.
+    narrow = shown(table(state, ws, own=True, width=80)).splitlines()
+    header = next(line for line in narrow if "agent" in line).split("┃")
+    assert [cell.strip() for cell in header if cell.strip()] == [
+        "agent", "phase", "status", "iter", "tokens", "cost", "last event"]
+    state.phase = "done"
+    assert progress(state) is None
