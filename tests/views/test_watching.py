@@ -144,8 +144,9 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
     assert not [line for line in rest if "GITHUB_TOKEN" in line or "planted" in line]
     assert rows["claude"][2:] == ["2.1.197", "yes", "ANTHROPIC_API_KEY"]
     assert rest[:2] == ["", "host    council command"]
-    assert rest[2].split(None, 1) == ["claude", "ready (claude --plugin-dir, or install the "
-                                      "plugin)"]
+    # what is on disk (a fresh HOME: no plugin), and the fix that installs it (issue 33)
+    assert rest[2].split(None, 1) == ["claude", "plugin not installed"]
+    assert any(line.startswith("claude: run `council setup claude`") for line in rest)
 
     odd = tmp_path / "odd-bin"
     odd.mkdir()
@@ -159,9 +160,9 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
     assert rows["codex"][1] == "no"
     assert "codex is not installed: npm install -g @openai/codex@0.169.0 (Node 20 or newer)" \
         in rest
-    # as the hosts' hooks would see it
-    assert "claude  hooks cannot find council" in rest
-    assert any(line.startswith("claude: `council` is not on PATH") for line in rest)
+    # No plugin in this HOME: that is said first (a plugin whose hooks cannot find council is
+    # tests/readiness/test_setup.py's).
+    assert "claude  plugin not installed" in rest
     assert all("sk-test" not in line for line in rest)  # a secret is named, never shown
 
     code, rows, rest = doctor(council, PATH="/nonexistent")
