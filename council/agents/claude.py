@@ -156,7 +156,9 @@ class ClaudeUsage:
         tokens_in = sum(_tokens_in(u) for u in self.live.values())
         tokens_out = sum(_int(u.get("output_tokens")) for u in self.live.values())
         cached = sum(_int(u.get("cache_read_input_tokens")) for u in self.live.values())
-        return done + estimate("claude", self.model or self.seen, tokens_in, tokens_out, cached)
+        # The model claude says it runs (its init event) before the seat's alias, which
+        # each claude version resolves its own way (opus: claude-opus-4-8, then -5-5).
+        return done + estimate("claude", self.seen or self.model, tokens_in, tokens_out, cached)
 
 
 def _running_total(result: dict[str, Any]) -> Usage:
