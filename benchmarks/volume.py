@@ -82,18 +82,25 @@ def volume(records: Iterable[Mapping[str, Any]]) -> Volume:
 
 def clis_present() -> str | None:
     """Why the real CLIs cannot run here, or None."""
-    from realcli.conftest import cli_cache, pinned_versions
+    from realcli.helpers import CLIS, ENABLE, cli_cache, locate
 
-    for cli in pinned_versions():
-        if not (cli_cache() / "bin" / cli).exists():
-            return f"the real {cli} is not at {cli_cache() / 'bin'}: run scripts/install-clis.sh"
+    found = locate(cli_cache(Path.home()) / "bin", os.environ.get("PATH", ""))
+    if missing := [cli for cli in CLIS if cli not in found]:
+        return f"the real {', '.join(missing)} not found: {ENABLE}"
     return None
 
 
 def cli_env(work: Path, url: str) -> dict[str, str]:
     """The environment tests/realcli/conftest.py's cli_env gives the CLIs, for a benchmark."""
-    from realcli.conftest import GEMINI_USER_SETTINGS, PASSTHROUGH, cli_cache, codex_config
+    from realcli.conftest import GEMINI_USER_SETTINGS, PASSTHROUGH, codex_config
+    from realcli.helpers import cli_cache, locate
 
+    # The CLIs the realcli tests would use (the pinned cache, else PATH), linked in one dir.
+    bin_dir = work / "clis"
+    bin_dir.mkdir(parents=True)
+    for cli, (exe, _) in locate(cli_cache(Path.home()) / "bin",
+                                os.environ.get("PATH", "")).items():
+        (bin_dir / cli).symlink_to(exe)
     home, codex_home, gemini_home, tmp = (work / "home", work / "codex-home",
                                           work / "gemini-home", work / "tmp")
     for folder in (home, codex_home, gemini_home / ".gemini", tmp):
@@ -102,7 +109,7 @@ def cli_env(work: Path, url: str) -> dict[str, str]:
     (gemini_home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_USER_SETTINGS))
     env = {name: os.environ[name] for name in PASSTHROUGH if name in os.environ}
     env.update({
-        "PATH": os.pathsep.join([str(cli_cache() / "bin"), os.environ.get("PATH", "/usr/bin")]),
+        "PATH": os.pathsep.join([str(bin_dir), os.environ.get("PATH", "/usr/bin")]),
         "HOME": str(home), "TMPDIR": str(tmp),
         "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "dummy", "DISABLE_AUTOUPDATER": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",

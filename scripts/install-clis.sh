@@ -1,34 +1,53 @@
 #!/usr/bin/env bash
-# Install the claude, codex and gemini CLI versions council is tested with
-# (council/tested_versions.json) into a private cache, one npm prefix per CLI:
+# Install the claude, codex and gemini CLIs into a private cache, one npm prefix per CLI:
 #
 #   $CACHE/<cli>-<version>/node_modules/.bin/<cli>     the install
 #   $CACHE/bin/<cli>                                    symlink to it
 #
-# CACHE is ${COUNCIL_CLI_CACHE:-$HOME/.cache/council/clis}. Idempotent: a CLI whose installed
-# binary already reports the pinned version is left alone. The last line printed is the bin
-# dir, so `PATH="$(scripts/install-clis.sh | tail -n1):$PATH"` puts the pinned CLIs first.
-# The downloads are large (~800 MB in all: claude and codex ship native binaries).
+#   scripts/install-clis.sh            the versions council is tested with
+#                                      (`version` in council/tested_versions.json), into
+#                                      CACHE=${COUNCIL_CLI_CACHE:-$HOME/.cache/council/clis}
+#   scripts/install-clis.sh --latest   npm's newest release of each, into
+#                                      CACHE=${COUNCIL_CLI_CACHE:-$HOME/.cache/council/clis-latest},
+#                                      to run the realcli tests on them before the pins move:
+#                                      COUNCIL_CLI_CACHE=<that cache> pytest -m realcli
+#                                      (tested_versions.json is never edited)
 #
-# Claude Code on node >= 22: the pin is 2.1.197, the newest release that declares support for
-# node 20. tested_versions.json also names "newer_on_node22" (2.1.330, which declares
-# engines node >= 22; it installs and runs on node 20 too, with an EBADENGINE warning, since
-# its CLI is a native binary and node only runs its postinstall). To use it:
+# Idempotent: a CLI whose installed binary already reports the wanted version is left alone.
+# The last line printed is the bin dir, so `PATH="$(scripts/install-clis.sh | tail -n1):$PATH"`
+# puts those CLIs first. The downloads are large (~1 GB in all: claude and codex ship native
+# binaries).
 #
-#   COUNCIL_CLAUDE_VERSION=2.1.330 scripts/install-clis.sh
-#
-# which installs it as $CACHE/claude-2.1.330 and points $CACHE/bin/claude at it. Run the realcli
-# tests with the same variable set (they skip when bin/claude is not the version they expect);
-# re-run this script without it to switch back to the pin.
+# Node: claude 2.1.332 declares node >= 22 (2.1.197 was the last for node 20). On node 20 npm
+# installs it with an EBADENGINE warning and it runs (its CLI is a native binary; node only
+# runs its postinstall). COUNCIL_CLAUDE_VERSION=<version> installs that claude instead (e.g.
+# 2.1.197, the previous pin) and points $CACHE/bin/claude at it; re-run without it to switch
+# back.
 set -euo pipefail
+
+latest=false
+case "${1:-}" in
+    "") ;;
+    --latest) latest=true ;;
+    *) echo "usage: install-clis.sh [--latest]" >&2; exit 2 ;;
+esac
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 versions_file="${here}/../council/tested_versions.json"
-cache="${COUNCIL_CLI_CACHE:-$HOME/.cache/council/clis}"
+if $latest; then
+    cache="${COUNCIL_CLI_CACHE:-$HOME/.cache/council/clis-latest}"
+else
+    cache="${COUNCIL_CLI_CACHE:-$HOME/.cache/council/clis}"
+fi
 bin_dir="${cache}/bin"
 
-command -v npm >/dev/null || { echo "install-clis.sh: npm is required (node >= 20)" >&2; exit 1; }
+command -v npm >/dev/null || { echo "install-clis.sh: npm is required (node >= 22)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "install-clis.sh: python3 is required" >&2; exit 1; }
+node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+if ((node_major < 22)); then
+    echo "install-clis.sh: node $(node --version 2>/dev/null || echo '?') is older than claude's" \
+         "declared node >= 22; npm warns (EBADENGINE) and the CLIs still run" >&2
+fi
 
 # Print "<npm package> <version>" for one CLI from tested_versions.json.
 pinned() {
@@ -50,14 +69,16 @@ installed_version_ok() {
     [[ -x "$exe" ]] || return 1
     out="$(env -u CODEX_HOME -u GEMINI_CLI_HOME HOME="$scratch_home" \
         "$exe" --version 2>/dev/null </dev/null)" || return 1
-    # claude: "2.1.197 (Claude Code)"; codex: "codex-cli 0.169.0"; gemini: "0.61.0"
+    # claude: "2.1.332 (Claude Code)"; codex: "codex-cli 0.171.0"; gemini: "0.61.0"
     [[ " $out " == *" ${version} "* || "$out" == "${version} "* || "$out" == "$version" ]]
 }
 
 mkdir -p "$bin_dir"
 for cli in claude codex gemini; do
     read -r pkg version < <(pinned "$cli")
-    if [[ "$cli" == claude && -n "${COUNCIL_CLAUDE_VERSION:-}" ]]; then
+    if $latest; then
+        version="$(npm view "${pkg}@latest" version)"
+    elif [[ "$cli" == claude && -n "${COUNCIL_CLAUDE_VERSION:-}" ]]; then
         version="$COUNCIL_CLAUDE_VERSION"
     fi
     prefix="${cache}/${cli}-${version}"

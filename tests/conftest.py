@@ -18,6 +18,17 @@ FAKES_BIN = HERE / "fakes" / "bin"
 REAL_HOME = Path.home()
 
 
+def pytest_report_header() -> str:
+    """Where the realcli tests will find the real CLIs (their versions are reported at the
+    end, once asked), or how to get them: a user sees why those tests ran or skipped."""
+    from realcli.helpers import CLIS, ENABLE, cli_cache, locate
+
+    found = locate(cli_cache(REAL_HOME) / "bin", os.environ.get("PATH", ""))
+    if missing := [cli for cli in CLIS if cli not in found]:
+        return f"real CLIs: {', '.join(missing)} not found, realcli tests skip: {ENABLE}"
+    return "real CLIs: " + ", ".join(f"{cli} from {found[cli][1]}" for cli in CLIS)
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own research dir, config home and HOME; none touches the real one."""

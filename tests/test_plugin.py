@@ -252,7 +252,7 @@ def test_an_interrupted_run_is_named_not_restarted(council: Council) -> None:
     ("--test --frobnicate q", "unknown option '--frobnicate'"),
     ("--test   ", "the topic from the /council:deep-research command is empty"),
     ("--test --agents codex,gemini q", "no agent can run here\ncodex is not installed: "
-                                       "npm install -g @openai/codex@0.169.0"),
+                                       "npm install -g @openai/codex@0.171.0"),
     ("--test q", "council cannot write to"),
 ])
 def test_a_request_that_cannot_run_is_refused_when_typed(council: Council, args: str,

@@ -114,11 +114,21 @@ class ClaudeAdapter:
 
 class ClaudeUsage:
     """Each process's `result` carries its exact cost; while one runs, its assistant
-    messages' usage (one per message id) gives an estimate."""
+    messages' usage (one per message id) gives an estimate.
+
+    A `claude -p` process looped by the Stop hook writes one result (seen on 2.1.197 and
+    2.1.332: `result_index` 0), and council adds one per process. Should a process write
+    several, each one's `total_cost_usd` and `usage` are its running total so far (claude's
+    own schema: "read the latest result rather than summing"), so a later result of the same
+    process (`result_index` above 0) replaces the one before it. Newer claude (2.1.330+) also
+    states `model_usage_since_last_result`: what the process counted since its previous
+    result, each call on one result only, even across a `--resume` whose first result carries
+    the earlier process's totals. When a result has it, council adds that instead."""
 
     def __init__(self, model: str | None) -> None:
         self.model, self.seen = model, None
-        self.done = Usage()
+        self.done = Usage()  # processes finished, and every `since` part stated so far
+        self.latest = Usage()  # the current process's running total, from its last result
         self.live: dict[str, dict[str, object]] = {}
 
     def add(self, event: dict[str, Any]) -> None:
@@ -130,21 +140,51 @@ class ClaudeUsage:
             if isinstance(message.get("usage"), dict):
                 self.live[str(message.get("id"))] = message["usage"]
         elif kind == "result":
-            u = event.get("usage") or {}
-            cost = event.get("total_cost_usd")
-            self.done = self.done + Usage(_tokens_in(u), int(u.get("output_tokens") or 0),
-                                          None if cost is None else float(cost),
-                                          tokens_cached=_int(u.get("cache_read_input_tokens")))
+            since = event.get("model_usage_since_last_result")
+            if isinstance(since, dict):
+                self.done = self.done + _since_last(since)
+            else:
+                if _int(event.get("result_index")) == 0:  # a new process's first result
+                    self.done, self.latest = self.done + self.latest, Usage()
+                self.latest = _running_total(event)
             self.live = {}
 
     def total(self) -> Usage:
+        done = self.done + self.latest
         if not self.live:
-            return self.done
+            return done
         tokens_in = sum(_tokens_in(u) for u in self.live.values())
         tokens_out = sum(_int(u.get("output_tokens")) for u in self.live.values())
         cached = sum(_int(u.get("cache_read_input_tokens")) for u in self.live.values())
-        return self.done + estimate("claude", self.model or self.seen, tokens_in, tokens_out,
-                                    cached)
+        # The model claude says it runs (its init event) before the seat's alias, which
+        # each claude version resolves its own way (opus: claude-opus-4-8, then -5-5).
+        return done + estimate("claude", self.seen or self.model, tokens_in, tokens_out, cached)
+
+
+def _running_total(result: dict[str, Any]) -> Usage:
+    """A result's `usage` and `total_cost_usd`: its process's total so far."""
+    u = result.get("usage") or {}
+    cost = result.get("total_cost_usd")
+    return Usage(_tokens_in(u), _int(u.get("output_tokens")),
+                 None if not isinstance(cost, int | float) else float(cost),
+                 tokens_cached=_int(u.get("cache_read_input_tokens")))
+
+
+def _since_last(by_model: dict[str, Any]) -> Usage:
+    """`model_usage_since_last_result`: per model, shaped like `modelUsage` (inputTokens,
+    outputTokens, cacheReadInputTokens, cacheCreationInputTokens, costUSD)."""
+    total = Usage()
+    for usage in by_model.values():
+        if not isinstance(usage, dict):
+            continue
+        cost = usage.get("costUSD")
+        cached = _int(usage.get("cacheReadInputTokens"))
+        tokens_in = (_int(usage.get("inputTokens")) + cached
+                     + _int(usage.get("cacheCreationInputTokens")))
+        total = total + Usage(tokens_in, _int(usage.get("outputTokens")),
+                              float(cost) if isinstance(cost, int | float) else None,
+                              tokens_cached=cached)
+    return total
 
 
 def _tokens_in(usage: dict[str, object]) -> int:

@@ -29,7 +29,7 @@ HOSTS_HEADER = ("host", "council command")
 
 
 def cells(found: Readiness) -> tuple[str, ...]:
-    tested = ("-" if found.version is None else "yes" if found.version == found.tested
+    tested = ("-" if found.version is None else "yes" if found.is_tested
               else f"no ({found.tested})")
     return (found.cli, found.path or "no", found.version or "-", tested,
             found.credentials or "none")

@@ -24,6 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from council.agents.environment import agent_env
 from council.config import CLIS
@@ -55,11 +56,18 @@ class Readiness:
     cli: str
     path: str | None
     version: str | None
-    tested: str  # the version council is tested with
+    tested: str  # the version council is tested with (and its install line names)
     credentials: str | None  # where a login was found (a variable's or a file's name)
     # A key the CLI would read from a file council keeps from its agents (gemini's
     # ~/.gemini/.env): named, so the fix says to export it rather than to log in again.
     stranded: str | None = None
+    # Every version the real-CLI suite passed on (tested_versions.json's `passed`): a user
+    # whose CLI updated itself, or who kept an earlier pin, is not warned for it.
+    passed: tuple[str, ...] = ()
+
+    @property
+    def is_tested(self) -> bool:
+        return self.version in (self.tested, *self.passed)
 
     @property
     def ready(self) -> bool:
@@ -70,7 +78,7 @@ class Readiness:
         """One line naming the fix, or None."""
         if self.path is None:
             return (f"{self.cli} is not installed: npm install -g {NPM[self.cli]}@{self.tested} "
-                    "(Node 20 or newer)")
+                    "(Node 22 or newer)")
         if self.credentials is None and self.stranded:
             return (f"{self.cli} has no credentials its agents can use: {self.stranded}, a file "
                     "council keeps from its agents (a cloned project's .env is read the same "
@@ -81,16 +89,25 @@ class Readiness:
 
     @property
     def warning(self) -> str | None:
-        if self.path is not None and self.version not in (None, self.tested):
+        if self.path is not None and self.version is not None and not self.is_tested:
             return (f"{self.cli} {self.version} is not the version council is tested with "
                     f"({self.tested}); it may still work")
         return None
 
 
-def tested_versions() -> dict[str, str]:
+def _tested() -> dict[str, dict[str, Any]]:
     text = resources.files("council").joinpath("tested_versions.json").read_text("utf-8")
-    data = json.loads(text)
-    return {cli: str(data[cli]["version"]) for cli in CLIS}
+    return {cli: dict(json.loads(text)[cli]) for cli in CLIS}
+
+
+def tested_versions() -> dict[str, str]:
+    """The version of each CLI council installs and is tested with."""
+    return {cli: str(data["version"]) for cli, data in _tested().items()}
+
+
+def passed_versions() -> dict[str, tuple[str, ...]]:
+    """Every version of each CLI the real-CLI suite passed on."""
+    return {cli: tuple(map(str, data.get("passed") or ())) for cli, data in _tested().items()}
 
 
 def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
@@ -265,14 +282,14 @@ def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None 
     asked their version, unless `every_version` (doctor shows them all)."""
     env = dict(os.environ) if env is None else env
     home = Path.home() if home is None else home
-    pinned = tested_versions()
+    pinned, passed = tested_versions(), passed_versions()
     paths = {cli: shutil.which(cli, path=env.get("PATH")) for cli in clis}
     logins = {cli: credentials(cli, env, home) for cli in clis}
     wanted = {cli: path for cli, path in paths.items()
               if path and (logins[cli] or every_version)}
     versions = _versions(wanted, env, home, version_timeout, fresh=every_version)
     return {cli: Readiness(cli, paths[cli], versions.get(cli), pinned[cli], logins[cli],
-                           None if logins[cli] else stranded_key(cli, env, home))
+                           None if logins[cli] else stranded_key(cli, env, home), passed[cli])
             for cli in clis}
 
 

@@ -40,7 +40,7 @@ def test_claude_running_session_is_estimated_once_per_message(tmp_path: Path) ->
     usage = read_usage(adapter_for("claude"), log(tmp_path, [block, block]), "haiku")
     assert usage.tokens_in == 1_000_000  # two content blocks of one message count once
     assert usage.estimated
-    assert usage.cost_usd == pytest.approx(1.0)  # haiku: $1 per million input tokens
+    assert usage.cost_usd == pytest.approx(0.1)  # haiku-5-5: $0.1 per million input tokens
 
 
 def test_codex_usage_is_cumulative_per_thread(tmp_path: Path) -> None:
@@ -68,8 +68,35 @@ def test_gemini_usage_from_result_stats(tmp_path: Path) -> None:
     assert (usage.tokens_in, usage.tokens_out, usage.estimated) == (71688, 134, True)
 
 
+@pytest.mark.parametrize(("alias", "model", "per_million"), [
+    ("opus", "claude-opus-5-5", (4.0, 20.0, 0.2)),
+    ("sonnet", "claude-sonnet-5-5", (2.0, 10.0, 0.1)),
+    ("haiku", "claude-haiku-5-5", (0.1, 0.5, 0.01)),
+])
+def test_claude_aliases_price_the_5_5_models_they_resolve_to(
+        alias: str, model: str, per_million: tuple[float, float, float]) -> None:
+    """claude 2.1.332 resolves opus, sonnet and haiku to claude-*-5-5 (its init event's
+    model), priced from its own table."""
+    million = 1_000_000
+    for name in (alias, model, model.upper()):
+        assert price("claude", name, million, 0) == pytest.approx(per_million[0])
+        assert price("claude", name, 0, million) == pytest.approx(per_million[1])
+        assert price("claude", name, million, 0, cached=million) == pytest.approx(per_million[2])
+    assert price("claude", None, million, 0) == pytest.approx(4.0)  # no --model: opus-5-5
+
+
+def test_a_running_claude_is_estimated_at_the_model_it_says_it_runs() -> None:
+    """The seat's alias names a different model on each claude version: the init event's
+    model decides the live estimate."""
+    counter = adapter_for("claude").usage_counter("opus")
+    counter.add({"type": "system", "subtype": "init", "model": "claude-haiku-5-5"})
+    counter.add({"type": "assistant", "message": {"id": "m1", "usage": {
+        "input_tokens": 1_000_000, "output_tokens": 0}}})
+    assert counter.total().cost_usd == pytest.approx(0.1)
+
+
 def test_pricing_and_formatting() -> None:
-    assert price("claude", "opus", 1_000_000, 0) == pytest.approx(5.0)
+    assert price("claude", "opus", 1_000_000, 0) == pytest.approx(4.0)
     assert price("gemini", "gemini-2.5-pro", 0, 1_000_000) == pytest.approx(10.0)
     assert price("codex", "some-unknown-model", 10, 10) is None
     assert format_usage(Usage(1500, 0, 0.5, True)) == "1.5k tok, ~$0.50"
@@ -137,6 +164,59 @@ def test_codex_usage_across_threads_in_one_log() -> None:
     for event in events:
         counter.add(event)
     assert (counter.total().tokens_in, counter.total().tokens_out) == (1800, 180)
+
+
+def claude_result(cost: float, tokens_in: int, index: int | None = None,
+                  since: dict[str, object] | None = None) -> dict[str, object]:
+    """A stream-json `result` event: `total_cost_usd` and `usage` are the process's running
+    total; claude >= 2.1.330 adds `result_index` and `model_usage_since_last_result`."""
+    event: dict[str, object] = {
+        "type": "result", "subtype": "success", "is_error": False, "total_cost_usd": cost,
+        "usage": {"input_tokens": tokens_in, "output_tokens": 10}}
+    if index is not None:
+        event["result_index"] = index
+    if since is not None:
+        event["model_usage_since_last_result"] = since
+    return event
+
+
+def since(cost: float, tokens_in: int, cached: int = 0) -> dict[str, object]:
+    return {"claude-opus-5-5": {"inputTokens": tokens_in, "outputTokens": 10,
+                                "cacheReadInputTokens": cached, "cacheCreationInputTokens": 0,
+                                "costUSD": cost, "contextWindow": 200000}}
+
+
+def test_claude_one_result_per_process_and_what_several_would_mean() -> None:
+    """The Stop-hook loop's process writes one result (2.1.197, and 2.1.332 with
+    result_index 0): one per process is added. Should one process write several, each is
+    its running total, so the latest counts, not their sum; and where claude states what it
+    counted since its previous result (even across a --resume, whose first result carries
+    the earlier process's totals), that part is added instead."""
+    def total(events: list[dict[str, object]]) -> Usage:
+        counter = adapter_for("claude").usage_counter("opus")
+        for event in events:
+            counter.add(event)
+        return counter.total()
+
+    init: dict[str, object] = {"type": "system", "subtype": "init", "model": "claude-opus-5-5"}
+    # two processes (a crashed one, then a fresh one), one result each, as 2.1.197 writes
+    two = total([init, claude_result(0.25, 100), init, claude_result(0.5, 200)])
+    assert (two.cost_usd, two.tokens_in, two.tokens_out) == (0.75, 300, 20)
+    # one process, three results without the since part: the latest is the total
+    several = total([init, claude_result(0.25, 100, 0), claude_result(0.5, 250, 1),
+                     claude_result(1.0, 400, 2)])
+    assert (several.cost_usd, several.tokens_in) == (1.0, 400)
+    # then a new process (result_index 0 again) adds to it
+    more = total([init, claude_result(0.25, 100, 0), claude_result(0.5, 250, 1),
+                  init, claude_result(0.125, 50, 0)])
+    assert (more.cost_usd, more.tokens_in) == (0.625, 300)
+    # 2.1.332: a process, then its --resume whose first result carries the first's 0.25
+    resumed = total([init, claude_result(0.25, 100, 0, since(0.25, 100)),
+                     init, claude_result(0.75, 300, 0, since(0.5, 180, cached=20)),
+                     claude_result(1.0, 400, 1, since(0.25, 100))])
+    assert (resumed.cost_usd, resumed.tokens_in, resumed.tokens_cached) == (1.0, 400, 20)
+    assert resumed.tokens_out == 30
+    assert not resumed.estimated
 
 
 def test_a_phases_usage_is_booked_by_iteration_and_adds_up() -> None:

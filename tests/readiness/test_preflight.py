@@ -11,6 +11,7 @@ from conftest import FAKES_BIN
 
 from council.config import Overrides, load_options
 from council.errors import UsageError
+from council.readiness import preflight
 from council.readiness.preflight import Readiness, check, credentials, prepare, stranded_key
 
 
@@ -69,6 +70,25 @@ def test_named_agents_must_all_be_ready() -> None:
     with pytest.raises(UsageError, match="no agent can run here"):
         prepare(load_options(Overrides()), explicit=False,
                 found=_found(claude=False, codex=False, gemini=False))
+
+
+def test_every_version_the_real_cli_suite_passed_on_is_tested() -> None:
+    """A CLI that updated itself to the pin, or a user who kept an earlier pin the suite
+    passed on, gets no warning; the install line names the pin."""
+    assert preflight.tested_versions() == {"claude": "2.1.332", "codex": "0.171.0",
+                                           "gemini": "0.61.0"}
+    passed = preflight.passed_versions()
+    assert {"2.1.197", "2.1.332"} <= set(passed["claude"])
+    assert {"0.169.0", "0.171.0"} <= set(passed["codex"])
+    found = {"claude": Readiness("claude", "/bin/claude", "2.1.197", "2.1.332", "KEY",
+                                 passed=passed["claude"])}
+    kept, notes = prepare(load_options(Overrides(agents=("claude",))), explicit=True,
+                          found=found)
+    assert [s.name for s in kept.seats] == ["claude"]
+    assert notes == []
+    missing = Readiness("codex", None, None, "0.171.0", None, passed=passed["codex"])
+    assert missing.problem == ("codex is not installed: npm install -g @openai/codex@0.171.0 "
+                               "(Node 22 or newer)")
 
 
 def test_a_version_council_was_not_tested_with_is_a_warning() -> None:

@@ -1,8 +1,10 @@
 """Fixtures for running the real claude, codex and gemini CLIs offline against ScriptedServer.
 
-The CLIs come from scripts/install-clis.sh (``${COUNCIL_CLI_CACHE:-~/.cache/council/clis}/bin``);
-the tests skip when they are missing or not the pinned versions. Every test here must be
-marked ``realcli`` (``pytestmark = pytest.mark.realcli``)."""
+The CLIs come from the cache scripts/install-clis.sh fills (``${COUNCIL_CLI_CACHE:-~/.cache/
+council/clis}/bin``, the tested versions) or, for a CLI not there, from PATH (a user's own
+``npm install -g``). The session reports the versions it ran; without the CLIs the tests skip
+saying how to enable them, or fail when COUNCIL_REQUIRE_REAL_CLIS=1 (CI). Every test here must
+be marked ``realcli`` (``pytestmark = pytest.mark.realcli``)."""
 
 from __future__ import annotations
 
@@ -15,29 +17,15 @@ from typing import Any, NoReturn
 
 import pytest
 
-from .helpers import RealClis
+from .helpers import CLIS, ENABLE, RealClis, cli_cache, locate, reported_version
 from .server import ScriptedServer
 
 # Captured at import, before any fixture monkeypatches HOME.
 REAL_HOME = Path.home()
-REPO = Path(__file__).resolve().parents[2]
-VERSIONS_FILE = REPO / "council" / "tested_versions.json"
-CLIS = ("claude", "codex", "gemini")
 # Passed through from the caller's environment; everything else a CLI sees is set here.
 PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "TERM")
-
-
-def cli_cache() -> Path:
-    return Path(os.environ.get("COUNCIL_CLI_CACHE") or REAL_HOME / ".cache" / "council" / "clis")
-
-
-def pinned_versions() -> dict[str, str]:
-    data = json.loads(VERSIONS_FILE.read_text(encoding="utf-8"))
-    versions = {cli: str(data[cli]["version"]) for cli in CLIS}
-    # scripts/install-clis.sh installs this claude instead when it is set (e.g. 2.1.330).
-    if os.environ.get("COUNCIL_CLAUDE_VERSION"):
-        versions["claude"] = os.environ["COUNCIL_CLAUDE_VERSION"]
-    return versions
+# The CLIs this session ran, for its closing line (set by the `real_clis` fixture).
+USED: list[RealClis] = []
 
 
 def _missing(reason: str) -> NoReturn:
@@ -49,27 +37,37 @@ def _missing(reason: str) -> NoReturn:
 
 @pytest.fixture(scope="session")
 def real_clis(tmp_path_factory: pytest.TempPathFactory) -> RealClis:
-    """The pinned CLIs, or a skip saying how to install them."""
-    home = tmp_path_factory.mktemp("version-check-home")
-    bin_dir = cli_cache() / "bin"
-    versions = pinned_versions()
-    how = "run scripts/install-clis.sh to install the pinned CLIs, or set COUNCIL_CLI_CACHE"
+    """The real CLIs, each linked into one bin dir, or a skip saying how to get them."""
+    cache_bin = cli_cache(REAL_HOME) / "bin"
+    found = locate(cache_bin, os.environ.get("PATH", ""))
+    if missing := [cli for cli in CLIS if cli not in found]:
+        _missing(f"real {', '.join(missing)} not in {cache_bin} nor on PATH: {ENABLE}")
     # `--version` writes under HOME, CODEX_HOME and GEMINI_CLI_HOME: keep it in a scratch home.
     env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME", "GEMINI_CLI_HOME")}
-    env["HOME"] = str(home)
-    for cli, version in versions.items():
-        exe = bin_dir / cli
-        if not exe.exists():
-            _missing(f"real {cli} not installed at {exe}: {how}")
+    env["HOME"] = str(tmp_path_factory.mktemp("version-check-home"))
+    bin_dir = tmp_path_factory.mktemp("real-clis") / "bin"
+    bin_dir.mkdir()
+    versions, sources = {}, {}
+    for cli, (exe, source) in found.items():
         try:
             out = subprocess.run([str(exe), "--version"], capture_output=True, text=True,
-                                 timeout=60, stdin=subprocess.DEVNULL,
-                                 env=env).stdout
+                                 timeout=60, stdin=subprocess.DEVNULL, env=env).stdout
         except (OSError, subprocess.TimeoutExpired) as exc:
-            _missing(f"real {cli} at {exe} does not run: {exc}")
-        if version not in out.split():
-            _missing(f"real {cli} at {exe} is {out.strip()!r}, not the pinned {version}: {how}")
-    return RealClis(bin_dir, versions)
+            _missing(f"real {cli} at {exe} does not run: {exc}: {ENABLE}")
+        version = reported_version(out)
+        if version is None:
+            _missing(f"real {cli} at {exe} reports no version ({out.strip()[:80]!r}): {ENABLE}")
+        versions[cli], sources[cli] = version, source
+        (bin_dir / cli).symlink_to(exe)
+    clis = RealClis(bin_dir, versions, sources)
+    USED.append(clis)
+    return clis
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the CLI versions the realcli tests ran on, beside their pass/fail counts."""
+    for clis in USED:
+        terminalreporter.write_line(f"real CLIs used: {clis.describe()}")
 
 
 @pytest.fixture
@@ -132,7 +130,7 @@ def cli_env(tmp_path: Path, server: ScriptedServer, real_clis: RealClis) -> dict
 
     A throwaway HOME, CODEX_HOME and GEMINI_CLI_HOME, the base URLs and dummy keys, and the
     switches that stop updates, telemetry and long retries. Nothing else is inherited but
-    PATH (with the pinned CLIs first) and the locale."""
+    PATH (with the real CLIs first) and the locale."""
     root = tmp_path / "cli-env"
     home, codex_home, gemini_home, tmp = (root / "home", root / "codex-home",
                                           root / "gemini-home", root / "tmp")

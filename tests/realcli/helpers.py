@@ -24,16 +24,55 @@ from urllib.parse import quote
 import psutil
 import pytest
 
+CLIS = ("claude", "codex", "gemini")
+FAKES_BIN = Path(__file__).resolve().parents[1] / "fakes" / "bin"
+# What a skip says, so a reader knows how to run the real-CLI tests.
+ENABLE = ("install the tested versions with scripts/install-clis.sh (or set COUNCIL_CLI_CACHE "
+          "to its cache), or put claude, codex and gemini on PATH")
+
 
 @dataclass(frozen=True)
 class RealClis:
-    """Where the pinned CLIs are (the `real_clis` fixture)."""
+    """The real CLIs the tests run (the `real_clis` fixture): `bin_dir` links each one, from
+    wherever it was found; `versions` is what each reports, `sources` where it came from."""
 
     bin_dir: Path
     versions: dict[str, str]
+    sources: dict[str, str]
 
     def path(self, cli: str) -> Path:
         return self.bin_dir / cli
+
+    def describe(self) -> str:
+        """`claude 2.1.332 (cache /x/bin), …`: the line a test session reports."""
+        return ", ".join(f"{cli} {self.versions[cli]} ({self.sources[cli]})" for cli in CLIS)
+
+
+def cli_cache(home: Path) -> Path:
+    """The cache scripts/install-clis.sh installs the tested CLIs into."""
+    return Path(os.environ.get("COUNCIL_CLI_CACHE") or home / ".cache" / "council" / "clis")
+
+
+def locate(cache_bin: Path, path: str) -> dict[str, tuple[Path, str]]:
+    """Where each CLI is, and where that is (for the report): the pinned cache first, so a
+    session is reproducible where install-clis.sh ran, else the user's own install on `path`
+    (the fakes in tests/fakes/bin never count). A CLI found nowhere is left out."""
+    found: dict[str, tuple[Path, str]] = {}
+    for cli in CLIS:
+        exe = cache_bin / cli
+        on_path = shutil.which(cli, path=path)
+        if exe.is_file() and os.access(exe, os.X_OK):
+            found[cli] = (exe, f"cache {cache_bin}")
+        elif on_path and Path(on_path).resolve().parent != FAKES_BIN:
+            found[cli] = (Path(on_path), f"PATH {on_path}")
+    return found
+
+
+def reported_version(out: str) -> str | None:
+    """The version in a CLI's `--version` output: `2.1.332 (Claude Code)`, `codex-cli
+    0.171.0`, `0.61.0`."""
+    match = re.search(r"(?<![\w.])(\d+\.\d+\.\d+[\w.+-]*)", out)
+    return match.group(1) if match else None
 
 
 @dataclass
