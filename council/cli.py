@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from council import __version__, options, paths
+from council import __version__, graph, options, paths
 from council.errors import CouncilError, UsageError
 from council.run import crash, prepare, supervisor
 from council.run.cancel import cancel_run, pick
@@ -150,7 +150,7 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
         if confirm and not _confirmed("Start the council?"):
             raise UsageError("not started")
         ws = prepare.start(prepared, base)
-        click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
+        click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
         click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
         _finish(supervisor.execute(ws, _page, slot=slot))

@@ -79,7 +79,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     changed = check_snapshots(ws, states)  # with the seats that moved to a fallback CLI
     state = states.state
     gaps_filled = gap_fill_ran(state)
-    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
+    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {graph.counted(total, 'agent')} "
+              "contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
               f"{phases_ran(ws, state)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")

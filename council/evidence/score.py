@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from council.graph import counted
+
 HEADING = re.compile(r"^##\s+Completeness\s*$", re.M | re.I)
 SIGNALS = ("source_diversity", "cross_verification", "gap_coverage", "question_closure")
 LABELS = {"source_diversity": "Source diversity", "cross_verification": "Cross-verification",
@@ -194,12 +196,12 @@ def confidence_cap(contributors: int, total: int, cited_urls: int) -> tuple[floa
     lost, 0.75 with two or more lost or with no web source at all."""
     failed = total - contributors
     if failed >= 2:
-        return 0.75, f"{failed} of {total} agents failed"
+        return 0.75, f"{failed} of {counted(total, 'agent')} failed"
     if cited_urls == 0:
         return 0.75, "no web source cited"
     if failed == 1:
-        return 0.9, f"1 of {total} agents failed"
-    return 1.0, f"all {total} agents contributed"
+        return 0.9, f"1 of {counted(total, 'agent')} failed"
+    return 1.0, f"all {total} agents contributed" if total > 1 else "its one agent contributed"
 
 
 def compute(mode: str, urls: Sequence[str], claims: Mapping[str, Any] | None,
