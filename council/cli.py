@@ -148,7 +148,8 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
         for line in prepared.plan:
             click.echo(line)
         if confirm and not _confirmed("Start the council?"):
-            raise UsageError("not started")
+            click.echo("not started")  # the user's answer, not an error: exit 0
+            return
         ws = prepare.start(prepared, base)
         click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")

@@ -178,9 +178,11 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
 
 def test_confirm_declined_spends_nothing(council: Council) -> None:
     proc = council.run("run", "--test", "--confirm", "q", input=b"n\n")
-    assert proc.returncode == 2
+    assert proc.returncode == 0
     assert "Start the council?" in proc.stdout
-    assert "not started" in proc.stderr
+    assert proc.stdout.splitlines()[-1].endswith("not started")
+    assert "error" not in proc.stderr
+    assert not council.research.exists() or not list(council.research.iterdir())
     assert not council.fake_log()
 
 
