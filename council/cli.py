@@ -325,24 +325,33 @@ def _finish(result: supervisor.RunResult) -> None:
 
 
 @main.command("list")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the runs as a JSON array, oldest first, one object per run with "
+                   f"the keys {', '.join(status.LIST_JSON_KEYS)} (null when unknown; a run "
+                   "whose state cannot be read has only id, own and error).")
 @research_dir_option
 @handle_errors
-def list_cmd(research_dir: Path | None) -> None:
+def list_cmd(as_json: bool, research_dir: Path | None) -> None:
     """List the runs in the research folder: id, phase, start, duration, cost, topic."""
     runs = list_runs(_research_dir(research_dir))
-    if not runs:
+    if not runs and not as_json:
         click.echo("no council runs yet")
         return
     from council.store import provenance
 
-    listed, unreadable = [], []
+    listed, unreadable, rows = [], [], []
     known = provenance.load()
     foreign = [ws.id for ws in runs if not provenance.own(ws.root, known)]
     for ws in runs:
         try:
             listed.append((load_state(ws.root), ws))
+            rows.append(status.run_json(listed[-1][0], ws, ws.id not in foreign))
         except CouncilError as exc:
             unreadable.append(f"{ws.id}  unreadable: {exc}")
+            rows.append(status.run_json(None, ws, ws.id not in foreign, str(exc)))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
     if listed:
         _show(status.runs_table(listed, styled=_on_terminal()))
     for line in unreadable:  # after the table: a run whose state cannot be read, and why
@@ -356,12 +365,24 @@ def list_cmd(research_dir: Path | None) -> None:
 @click.option("--live", is_flag=True,
               help="Also send each ready CLI one tiny prompt and time its answer (costs a "
                    "few tokens).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the findings as one JSON object: ok (an agent can run here), clis "
+                   "(one object each: cli, path, version, tested, tested_version, "
+                   "credentials, ready, problem, live), hosts (host, state, ready, fix) and "
+                   "environment (each agent: the variable names its CLI is given). Same "
+                   "exit code.")
 @handle_errors
-def doctor(live: bool) -> None:
+def doctor(live: bool, as_json: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,
     and whether the Claude Code plugin's hooks can run council."""
     from council.readiness.doctor import run_doctor
 
+    if as_json:
+        from council.readiness.doctor import as_json as doctor_json
+
+        found, code = doctor_json(live)
+        click.echo(json.dumps(found, indent=2))
+        sys.exit(code)
     rows, code = run_doctor(live)
     for line in rows:
         click.echo(line)

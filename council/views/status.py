@@ -308,6 +308,31 @@ def _cost(cost: float | None, estimated: bool) -> str:
 LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
 
 
+def run_json(state: RunState | None, ws: Workspace, own: bool,
+             error: str | None = None) -> dict[str, Any]:
+    """`council list --json`: one run, the table's facts with stable keys (LIST_JSON_KEYS),
+    whole (the topic uncut, times as written, the duration in seconds). A run whose state
+    cannot be read has only its id, `own` and the `error` saying why; the rest are null."""
+    out: dict[str, Any] = dict.fromkeys(LIST_JSON_KEYS)
+    out.update(id=ws.id, own=own, error=error)
+    if state is None:
+        return out
+    start, end = epoch(state.created_at), epoch(state.ended_at)
+    spent = ledger.spent(state)
+    out.update(phase=shown_phase(state, ws), state_phase=state.phase,
+               created_at=state.created_at, ended_at=state.ended_at,
+               duration_s=None if start is None else round((end or time.time()) - start),
+               cost_usd=spent.to_dict()["cost_usd"], cost_estimated=spent.estimated,
+               topic=state.topic,
+               final_report=str(ws.final_report) if ws.final_report.is_file() else None)
+    return out
+
+
+# `council list --json`'s keys, for every run (documented in its --help).
+LIST_JSON_KEYS = ("id", "phase", "state_phase", "created_at", "ended_at", "duration_s",
+                  "cost_usd", "cost_estimated", "topic", "final_report", "own", "error")
+
+
 def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False) -> Table:
     """`council list`: one row per run, with a header row."""
     table = _table(LIST_COLUMNS, styled, wrap=("topic",))
