@@ -82,7 +82,15 @@ research_dir_option = click.option(
     help="Folder holding the runs (default ./research, or $COUNCIL_RESEARCH_DIR).")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def examples(*lines: str) -> str:
+    """A command's --help epilog: commands a user can copy, kept as written (click's `\\b`
+    stops it rewrapping them). Every command has one (tests/test_cli.py)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=examples('council doctor', 'council run --test "What is a CRDT?"',
+                             'council status', 'council open'))
 @click.version_option(__version__, prog_name="council")
 def main() -> None:
     """A research council: claude, codex and gemini research a topic in parallel, read each
@@ -125,7 +133,10 @@ def run_options(func: F) -> F:
     return func
 
 
-@main.command()
+@main.command(epilog=examples(
+    'council run --test "How do CRDTs handle concurrent deletes?"',
+    "council run --confirm --max-cost 5 --topic-file question.md",
+    'council run --agents claude,codex --synthesizer codex "Rust or Go for a CLI?"'))
 @click.argument("topic", required=False)
 @click.option("--topic-file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Read the topic from a file ('-' for stdin) instead of the argument.")
@@ -157,7 +168,8 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, research_dir:
         _finish(supervisor.execute(ws, _page, slot=slot))
 
 
-@main.command()
+@main.command(epilog=examples('council resume 20260301-101500-a1b2c3',
+                              'council resume --rebuild 20260301-101500-a1b2c3'))
 @click.argument("run_id")
 @click.option("--rebuild", is_flag=True,
               help="The run's state.yaml is corrupt or gone: rebuild it from the run's "
@@ -179,7 +191,7 @@ def resume(run_id: str, rebuild: bool, research_dir: Path | None) -> None:
     _finish(supervisor.execute(ws, _page))
 
 
-@main.command()
+@main.command(epilog=examples('council cancel', 'council cancel 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -190,7 +202,7 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(cancel_run(ws))
 
 
-@main.command()
+@main.command(epilog=examples('council adopt 20260301-101500-a1b2c3'))
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Adopt without asking (for scripts you write).")
 @research_dir_option
@@ -222,7 +234,9 @@ def _person_at_terminal(yes: bool, refusal: str) -> None:
         raise UsageError(refusal)
 
 
-@main.command("trust")
+@main.command("trust", epilog=examples('council trust',
+                                       'council trust --list',
+                                       'council trust --revoke team/council.yaml'))
 @click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--list", "show", is_flag=True, help="List the trusted files and whether each "
               "still holds what was trusted.")
@@ -257,7 +271,9 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool, yes: bool) -> None:
     click.echo(trust_reviewed(review))
 
 
-@main.command("eval")
+@main.command("eval", epilog=examples(
+    "council eval sample --config single:claude --config council \\",
+    "    --judge cli:claude --log-dir eval-logs --test --limit 2"))
 @click.argument("questions")
 @click.option("--config", "configs", multiple=True, required=True, metavar="C",
               help="A configuration to evaluate (repeat to compare): single:<seat>, "
@@ -324,7 +340,7 @@ def _finish(result: supervisor.RunResult) -> None:
     sys.exit(result.exit_code)
 
 
-@main.command("list")
+@main.command("list", epilog=examples('council list', "council list --json | jq '.[-1].id'"))
 @click.option("--json", "as_json", is_flag=True,
               help="Print the runs as a JSON array, oldest first, one object per run with "
                    f"the keys {', '.join(status.LIST_JSON_KEYS)} (null when unknown; a run "
@@ -361,7 +377,9 @@ def list_cmd(as_json: bool, research_dir: Path | None) -> None:
                    f"after review): {', '.join(foreign)}")
 
 
-@main.command()
+@main.command(epilog=examples(
+    "council doctor", "council doctor --live",
+    "council doctor --json | jq '.clis[] | select(.ready | not) | .problem'"))
 @click.option("--live", is_flag=True,
               help="Also send each ready CLI one tiny prompt and time its answer (costs a "
                    "few tokens).")
@@ -392,7 +410,7 @@ def doctor(live: bool, as_json: bool) -> None:
     sys.exit(code)
 
 
-@main.command("watch")
+@main.command("watch", epilog=examples('council watch', 'council watch 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -409,7 +427,7 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
         click.echo(f"run {ws.id} ended: {shown}" + (f" ({state.error})" if state.error else ""))
 
 
-@main.command("report")
+@main.command("report", epilog=examples('council report', 'council report 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -422,7 +440,7 @@ def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(page.build(ws, readable(ws.root)))
 
 
-@main.command("open")
+@main.command("open", epilog=examples('council open', 'council open 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -447,7 +465,8 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(f"opened {path}")
 
 
-@main.command("mcp")
+@main.command("mcp", epilog=examples('claude mcp add council -- council mcp',
+                                     'gemini mcp add council council mcp'))
 @research_dir_option
 @handle_errors
 def mcp_cmd(research_dir: Path | None) -> None:
@@ -462,7 +481,8 @@ def mcp_cmd(research_dir: Path | None) -> None:
     serve(_research_dir(research_dir))
 
 
-@main.command("status")
+@main.command("status", epilog=examples(
+    "council status", "council status --json 20260301-101500-a1b2c3 | jq .phase"))
 @click.argument("run_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @research_dir_option

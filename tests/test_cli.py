@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,32 @@ def test_the_plan_names_an_explicit_or_the_users_own_config(council: Council) ->
     own.unlink()
     proc = council.run("run", "--test", "--confirm", "q", input=b"")
     assert "config: no config file, test profile" in proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("name", [None, *sorted(cli.main.commands)])
+def test_every_help_shows_examples_that_the_command_accepts(name: str | None) -> None:
+    """Each `--help` ends in examples a user can copy, and each one of council's parses: the
+    arguments and options it names exist and take the values shown."""
+    args = [name, "--help"] if name else ["--help"]
+    result = CliRunner().invoke(cli.main, args, terminal_width=200)
+    assert result.exit_code == 0
+    assert "\n  Examples:\n" in result.output, f"council {name or ''} --help has no example"
+    commands: list[str] = []
+    for line in result.output.split("\n  Examples:\n", 1)[1].splitlines():
+        if commands and commands[-1].endswith("\\"):  # a continued line
+            commands[-1] = commands[-1][:-1] + line.strip()
+        else:
+            commands.append(line.strip())
+    own = []
+    for command in commands:
+        words = shlex.split(command.split(" | ")[0])  # what a pipe gets is not council's
+        if words[0] != "council":  # another program's, naming council: claude mcp add …
+            words = words[len(words) - 1 - words[::-1].index("council"):]
+        own.append(words[1:])
+    assert own, "no example runs council itself"
+    for argv in own:
+        if name is not None:
+            assert argv[0] == name, argv
+        command = cli.main.commands[argv[0]]
+        with command.make_context(f"council {argv[0]}", argv[1:]) as ctx:  # parses only
+            assert ctx.command is command
