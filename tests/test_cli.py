@@ -158,6 +158,6 @@ def test_every_help_shows_examples_that_the_command_accepts(name: str | None) ->
     for argv in own:
         if name is not None:
             assert argv[0] == name, argv
-        command = cli.main.commands[argv[0]]
-        with command.make_context(f"council {argv[0]}", argv[1:]) as ctx:  # parses only
-            assert ctx.command is command
+        parser = cli.main.commands[argv[0]]
+        with parser.make_context(f"council {argv[0]}", argv[1:]) as ctx:  # parses only
+            assert ctx.command is parser
