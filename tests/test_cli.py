@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +164,23 @@ def test_every_help_shows_examples_that_the_command_accepts(name: str | None) ->
         parser = cli.main.commands[argv[0]]
         with parser.make_context(f"council {argv[0]}", argv[1:]) as ctx:  # parses only
             assert ctx.command is parser
+
+
+def test_the_readmes_shell_completion_lines_work(council: Council) -> None:
+    """README's completion lines name the installed script's variable (pyproject's
+    [project.scripts] name, upper-cased): each shell gets its script, and a completion of
+    `council st` offers `status`."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    shells = re.findall(r"_COUNCIL_COMPLETE=(\w+)_source council", readme)
+    assert sorted(shells) == ["bash", "fish", "zsh"]
+    script = str(Path(sys.executable).parent / "council")
+    for shell in shells:
+        proc = subprocess.run([script], env={**council.env, "_COUNCIL_COMPLETE":
+                                             f"{shell}_source"},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0
+        assert "_council_completion" in proc.stdout
+    proc = subprocess.run([script], env={**council.env, "_COUNCIL_COMPLETE": "bash_complete",
+                                         "COMP_WORDS": "council st", "COMP_CWORD": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["plain,status"]
