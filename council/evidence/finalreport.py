@@ -71,7 +71,7 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     cut = states.state.budget_exhausted
     facts = verification_facts(ws)
     checked = claimcheck.summary(facts) if facts else None
-    body = read_final_report(ws)
+    body = loop.without_mark(read_final_report(ws))  # the loop's marker, seen: not for readers
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
     ledger = _write_ledger(ws, states.state, body)
