@@ -178,6 +178,13 @@ def _checked(facts: Facts) -> str | None:
     return None
 
 
+def unchecked(options: Options) -> str | None:
+    """Why a run with these options has no checking phases (scope, claims, verification), or
+    None when it has them: such a run cannot measure what the completeness score weighs most,
+    so it is not scored (evidence/score.py)."""
+    return _checked(Facts(options))
+
+
 def _survivors(facts: Facts, at_least: int, what: str) -> str | None:
     if facts.survivors is not None and facts.survivors < at_least:
         return f"fewer than {at_least} agents have a report to {what}"

@@ -141,7 +141,8 @@ def record_completeness(ws: Workspace, states: States,
     _, contributors = contributions(state)
     result = score.compute(state.options.mode,
                            [s.url for s in ledger.ordered() if s.agents],
-                           verification_facts(ws), len(contributors), len(state.agents))
+                           verification_facts(ws), len(contributors), len(state.agents),
+                           graph.unchecked(state.options))
     states.update(lambda s: setattr(s, "completeness", result.to_dict()))
     return result
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from council import graph, prompts
 from council.errors import PhaseFailedError
-from council.evidence import claimcheck, finalreport, ledger, regression
+from council.evidence import claimcheck, finalreport, ledger, regression, score
 from council.evidence.ledger import format_usage
 from council.graph import Phase, counted
 from council.phases import RunContext, gapfill, run_parallel, seat_task
@@ -61,8 +61,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
                      f"{first.label}); the synthesis uses the {first.label} reports.")
     if state.completeness:
         done = state.completeness
-        lines.append(f"Completeness score computed by council: {done['score']}/100 (confidence "
-                     f"cap {done['cap']}: {done['cap_reason']}); "
+        lines.append(f"Completeness score computed by council: {score.summary(done)}; "
                      + "; ".join(f"{k.replace('_', ' ')}: {v['detail']}"
                                  for k, v in done["signals"].items()) + ".")
     spent = ledger.spent(state)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from council import graph
 from council.errors import CouncilError
-from council.evidence import ledger
+from council.evidence import ledger, score
 from council.evidence.ledger import format_usage
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
@@ -247,9 +247,8 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
                      else "")))
     if state.completeness:
         done = state.completeness
-        facts.append(("score", f"{done['score']}/100 completeness (cap {done['cap']}: "
-                               f"{done['cap_reason']}"
-                               + (", provisional" if state.phase != RunEnd.DONE else "") + ")"))
+        facts.append(("score", f"completeness {score.summary(done)}"
+                               + (", provisional" if state.phase != RunEnd.DONE else "")))
     agent_rows = rows(state, ws, now)
     notes = []
     if any(r.status == SeatStatus.QUEUED for r in agent_rows):
