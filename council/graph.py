@@ -141,6 +141,12 @@ class Phase:
         return self.cap != 1
 
     @property
+    def draft(self) -> bool:
+        """Whether its output is a JSON answer council validates and rewrites (scope.json,
+        claims.json): a draft, published among the run's working files (paths.RUN_WORK)."""
+        return self.output.endswith(".json")
+
+    @property
     def per_seat(self) -> bool:
         """Whether each seat writes its own output, rather than one file for the run."""
         return "{seat}" in self.output
