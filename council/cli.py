@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
-from council import __version__, options, paths
+from council import __version__, graph, options, paths
 from council.errors import CouncilError, UsageError
 from council.run import crash, prepare, supervisor
 from council.run.cancel import cancel_run, pick
@@ -84,7 +84,15 @@ research_dir_option = click.option(
     help="Folder holding the runs (default ./research, or $COUNCIL_RESEARCH_DIR).")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def examples(*lines: str) -> str:
+    """A command's --help epilog: commands a user can copy, kept as written (click's `\\b`
+    stops it rewrapping them). Every command has one (tests/test_cli.py)."""
+    return "\b\nExamples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=examples('council doctor', 'council run --test "What is a CRDT?"',
+                             'council status', 'council open'))
 @click.version_option(__version__, prog_name="council")
 def main() -> None:
     """A research council: claude, codex and gemini research a topic in parallel, read each
@@ -127,7 +135,10 @@ def run_options(func: F) -> F:
     return func
 
 
-@main.command()
+@main.command(epilog=examples(
+    'council run --test "How do CRDTs handle concurrent deletes?"',
+    "council run --confirm --max-cost 5 --topic-file question.md",
+    'council run --agents claude,codex --synthesizer codex "Rust or Go for a CLI?"'))
 @click.argument("topic", required=False)
 @click.option("--topic-file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Read the topic from a file ('-' for stdin) instead of the argument.")
@@ -152,15 +163,17 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, quiet: bool,
         for line in prepared.plan:
             click.echo(line)
         if confirm and not _confirmed("Start the council?"):
-            raise UsageError("not started")
+            click.echo("not started")  # the user's answer, not an error: exit 0
+            return
         ws = prepare.start(prepared, base)
-        click.echo(f"council run {ws.id}: {len(opts.seats)} agents "
+        click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
         click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
         _finish(_supervise(ws, quiet, base, slot), base)
 
 
-@main.command()
+@main.command(epilog=examples('council resume 20260301-101500-a1b2c3',
+                              'council resume --rebuild 20260301-101500-a1b2c3'))
 @click.argument("run_id")
 @click.option("--rebuild", is_flag=True,
               help="The run's state.yaml is corrupt or gone: rebuild it from the run's "
@@ -185,7 +198,7 @@ def resume(run_id: str, rebuild: bool, quiet: bool, research_dir: Path | None) -
     _finish(_supervise(ws, quiet, base), base)
 
 
-@main.command()
+@main.command(epilog=examples('council cancel', 'council cancel 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -196,7 +209,7 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(cancel_run(ws))
 
 
-@main.command()
+@main.command(epilog=examples('council adopt 20260301-101500-a1b2c3'))
 @click.argument("run_id")
 @click.option("--yes", is_flag=True, help="Adopt without asking (for scripts you write).")
 @research_dir_option
@@ -228,7 +241,9 @@ def _person_at_terminal(yes: bool, refusal: str) -> None:
         raise UsageError(refusal)
 
 
-@main.command("trust")
+@main.command("trust", epilog=examples('council trust',
+                                       'council trust --list',
+                                       'council trust --revoke team/council.yaml'))
 @click.argument("file", required=False, type=click.Path(path_type=Path, dir_okay=False))
 @click.option("--list", "show", is_flag=True, help="List the trusted files and whether each "
               "still holds what was trusted.")
@@ -263,7 +278,9 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool, yes: bool) -> None:
     click.echo(trust_reviewed(review))
 
 
-@main.command("eval")
+@main.command("eval", epilog=examples(
+    "council eval sample --config single:claude --config council \\",
+    "    --judge cli:claude --log-dir eval-logs --test --limit 2"))
 @click.argument("questions")
 @click.option("--config", "configs", multiple=True, required=True, metavar="C",
               help="A configuration to evaluate (repeat to compare): single:<seat>, "
@@ -360,25 +377,34 @@ def _finish(result: supervisor.RunResult, base: Path) -> None:
     sys.exit(result.exit_code)
 
 
-@main.command("list")
+@main.command("list", epilog=examples('council list', "council list --json | jq '.[-1].id'"))
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the runs as a JSON array, oldest first, one object per run with "
+                   f"the keys {', '.join(status.LIST_JSON_KEYS)} (null when unknown; a run "
+                   "whose state cannot be read has only id, own and error).")
 @research_dir_option
 @handle_errors
-def list_cmd(research_dir: Path | None) -> None:
+def list_cmd(as_json: bool, research_dir: Path | None) -> None:
     """List the runs in the research folder: id, phase, start, duration, cost, topic."""
     runs = list_runs(_research_dir(research_dir))
-    if not runs:
+    if not runs and not as_json:
         click.echo("no council runs yet")
         return
     from council.store import provenance
 
-    listed, unreadable = [], []
+    listed, unreadable, rows = [], [], []
     known = provenance.load()
     foreign = [ws.id for ws in runs if not provenance.own(ws.root, known)]
     for ws in runs:
         try:
             listed.append((load_state(ws.root), ws))
+            rows.append(status.run_json(listed[-1][0], ws, ws.id not in foreign))
         except CouncilError as exc:
             unreadable.append(f"{ws.id}  unreadable: {exc}")
+            rows.append(status.run_json(None, ws, ws.id not in foreign, str(exc)))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
     if listed:
         _show(status.runs_table(listed, styled=_on_terminal()))
     for line in unreadable:  # after the table: a run whose state cannot be read, and why
@@ -388,16 +414,30 @@ def list_cmd(research_dir: Path | None) -> None:
                    f"after review): {', '.join(foreign)}")
 
 
-@main.command()
+@main.command(epilog=examples(
+    "council doctor", "council doctor --live",
+    "council doctor --json | jq '.clis[] | select(.ready | not) | .problem'"))
 @click.option("--live", is_flag=True,
               help="Also send each ready CLI one tiny prompt and time its answer (costs a "
                    "few tokens).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the findings as one JSON object: ok (an agent can run here), clis "
+                   "(one object each: cli, path, version, tested, tested_version, "
+                   "credentials, ready, problem, live), hosts (host, state, ready, fix) and "
+                   "environment (each agent: the variable names its CLI is given). Same "
+                   "exit code.")
 @handle_errors
-def doctor(live: bool) -> None:
+def doctor(live: bool, as_json: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,
     and whether council is set up in each host (`council setup HOST` fixes that)."""
     from council.readiness.doctor import run_doctor
 
+    if as_json:
+        from council.readiness.doctor import as_json as doctor_json
+
+        found, code = doctor_json(live)
+        click.echo(json.dumps(found, indent=2))
+        sys.exit(code)
     rows, code = run_doctor(live)
     for line in rows:
         click.echo(line)
@@ -407,25 +447,20 @@ def doctor(live: bool) -> None:
     sys.exit(code)
 
 
-@main.command("setup")
+@main.command("setup", epilog=examples('council setup claude', 'council setup gemini'))
 @click.argument("host", type=click.Choice(["claude", "gemini", "codex"]))
 @handle_errors
 def setup_cmd(host: str) -> None:
     """Install council into HOST (Claude Code, Gemini CLI or Codex) from this install's own
     files, with HOST's own commands; run again, it changes nothing. `council doctor` shows
-    each host's setup.
-
-    \b
-    Example:
-      council setup gemini
-    """
+    each host's setup."""
     from council.readiness.install import setup_host
 
     for line in setup_host(host):
         click.echo(line)
 
 
-@main.command("watch")
+@main.command("watch", epilog=examples('council watch', 'council watch 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -442,7 +477,7 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
         click.echo(f"run {ws.id} ended: {shown}" + (f" ({state.error})" if state.error else ""))
 
 
-@main.command("report")
+@main.command("report", epilog=examples('council report', 'council report 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -455,7 +490,7 @@ def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(page.build(ws, readable(ws.root)))
 
 
-@main.command("open")
+@main.command("open", epilog=examples('council open', 'council open 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option
 @handle_errors
@@ -480,7 +515,8 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     click.echo(f"opened {path}")
 
 
-@main.command("mcp")
+@main.command("mcp", epilog=examples('claude mcp add council -- council mcp',
+                                     'gemini mcp add council council mcp'))
 @research_dir_option
 @handle_errors
 def mcp_cmd(research_dir: Path | None) -> None:
@@ -495,7 +531,8 @@ def mcp_cmd(research_dir: Path | None) -> None:
     serve(_research_dir(research_dir))
 
 
-@main.command("status")
+@main.command("status", epilog=examples(
+    "council status", "council status --json 20260301-101500-a1b2c3 | jq .phase"))
 @click.argument("run_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 @research_dir_option

@@ -141,6 +141,12 @@ class Phase:
         return self.cap != 1
 
     @property
+    def draft(self) -> bool:
+        """Whether its output is a JSON answer council validates and rewrites (scope.json,
+        claims.json): a draft, published among the run's working files (paths.RUN_WORK)."""
+        return self.output.endswith(".json")
+
+    @property
     def per_seat(self) -> bool:
         """Whether each seat writes its own output, rather than one file for the run."""
         return "{seat}" in self.output
@@ -153,6 +159,12 @@ class Phase:
         """The turns a seat gets, `own` being its own cap (its max_iterations, or an option
         that stands for it)."""
         return own if self.cap is None else min(own, self.cap)
+
+
+def counted(n: int, noun: str) -> str:
+    """"1 agent", "3 agents": every line that counts seats or turns (the plan, progress.log,
+    the report's header) says it in English, a council of one included."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _several(facts: Facts) -> bool:
@@ -170,6 +182,13 @@ def _checked(facts: Facts) -> str | None:
     if not facts.options.verify:
         return "verification is off (--no-verify or the test profile)"
     return None
+
+
+def unchecked(options: Options) -> str | None:
+    """Why a run with these options has no checking phases (scope, claims, verification), or
+    None when it has them: such a run cannot measure what the completeness score weighs most,
+    so it is not scored (evidence/score.py)."""
+    return _checked(Facts(options))
 
 
 def _survivors(facts: Facts, at_least: int, what: str) -> str | None:
@@ -325,19 +344,19 @@ def plan(options: Options) -> list[str]:
     def step(name: str) -> str:
         if name == SYNTHESIS.name:
             return (f"{SYNTHESIS.label} by {options.synthesizer} (up to "
-                    f"{options.synthesis_max_iterations} iterations)")
+                    f"{counted(options.synthesis_max_iterations, 'iteration')})")
         if name == DISSENT.name and options.dissent not in ("auto", "off"):
             return f"{DISSENT.label} by {options.dissent}"
         return BY_NAME[name].step
 
     stages = " → ".join(" ∥ ".join(step(name) for name in group) for group in groups(names))
-    lines = [f"{len(options.seats)} agents × up to "
-             f"{max(s.max_iterations for s in options.seats)} iterations per phase: "
-             + stages]
+    lines = [f"{counted(len(options.seats), 'agent')} × up to "
+             f"{counted(max(s.max_iterations for s in options.seats), 'iteration')} per "
+             "phase: " + stages]
     for seat in options.seats:
         effort = f", effort {seat.effort}" if seat.effort else ""
         lines.append(f"  {seat.name}: {seat.cli}, model {seat.model or 'default'}{effort}, "
-                     f"up to {seat.max_iterations} iterations per phase")
+                     f"up to {counted(seat.max_iterations, 'iteration')} per phase")
     limits = []
     if options.max_cost is not None:
         limits.append(f"budget ${options.max_cost:.2f}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 RESEARCH_DIR_ENV = "COUNCIL_RESEARCH_DIR"
@@ -13,6 +14,10 @@ STATE_HOME_ENV = "COUNCIL_STATE_HOME"
 # A run's folder name: its UTC start time and a random suffix. Always `fullmatch`ed: `$`
 # with re.match would let "20261122-031441-88dba5\n" through.
 RUN_ID = re.compile(r"\d{8}-\d{6}-[0-9a-f]{6}")
+# A run folder's working files, out of its top level (the reports a person reads): the
+# agents' JSON answers council rewrites (scope-draft.json, …-verdicts.json) and the lock
+# files (supervisor.lock, .state.lock). A run made before it has them at the top level.
+RUN_WORK = "work"
 # A seat's name (and a CLI's): it names folders and files of the run and appears in every
 # progress line, so it is a plain word. Checked in every config and every state.yaml read.
 SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -21,6 +26,20 @@ SEAT_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 def research_dir() -> Path:
     """The folder holding one sub-folder per run (default ./research)."""
     return Path(os.environ.get(RESEARCH_DIR_ENV) or Path.cwd() / RESEARCH_FOLDER).absolute()
+
+
+def run_work(run_dir: Path) -> Path:
+    """Where the run in `run_dir` keeps its working files: its `work/` folder, which
+    create_workspace makes with the run, or, for a run made before (no such folder), the run
+    folder itself, where that run's drafts and locks already are, so it still resumes and
+    reads as it was made. Only a real folder counts (lstat): a link named `work` is never
+    followed, and the run's files stay where they were."""
+    try:
+        if stat.S_ISDIR(os.lstat(run_dir / RUN_WORK).st_mode):
+            return run_dir / RUN_WORK
+    except OSError:
+        pass
+    return run_dir
 
 
 def user_config_file() -> Path:

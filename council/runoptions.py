@@ -9,6 +9,7 @@ run gets them typed. Pure: no file is read here.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -170,14 +171,16 @@ class RunOptions:
 
 def reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
     """A ConfigError naming the first key of `data` that is not `allowed` (a seat's, a config
-    file's): a typo is refused, not silently ignored."""
+    file's): a typo is refused, not silently ignored, and named with the known setting it is
+    closest to (`synthesiser` → `synthesizer`), so the fix is in the message."""
     if not isinstance(data, Mapping):
         raise ConfigError(f"{where}: expected a mapping of settings")
     unknown = sorted(set(map(str, data)) - allowed)
     if unknown:
-        raise ConfigError(
-            f"{where}: unknown setting {unknown[0]!r} (known: {', '.join(sorted(allowed))})"
-        )
+        close = difflib.get_close_matches(unknown[0], sorted(allowed), n=1)
+        hint = f": did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"{where}: unknown setting {unknown[0]!r}{hint} "
+                          f"(known: {', '.join(sorted(allowed))})")
 
 
 def _str(value: Any, where: str) -> str:

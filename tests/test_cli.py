@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,8 +68,9 @@ def test_usage_errors_are_one_line_and_a_hint(council: Council, args: tuple[str,
 
 def test_end_of_input_at_the_confirm_is_a_no(council: Council) -> None:
     proc = council.run("run", "--test", "--confirm", "q", input=b"")
-    assert proc.returncode == 2
-    assert proc.stderr.strip().endswith("council: error: not started")
+    assert proc.returncode == 0  # a no is an answer, not an error
+    assert proc.stdout.splitlines()[-1].endswith("not started")
+    assert "error" not in proc.stderr
     assert "Aborted" not in proc.stderr
     assert not council.fake_log()
 
@@ -101,7 +106,7 @@ def test_a_trusted_config_runs_and_the_plan_shows_what_it_sets(council: Council)
     assert "env [GITHUB_TOKEN] for corp" in proc.stdout
     assert proc.stdout.splitlines()[-1].startswith("trusted ./council.yaml (sha256 ")
     proc = council.run("run", "--test", "--confirm", "q", input=b"")
-    assert proc.returncode == 2  # the confirm got no yes
+    assert proc.returncode == 0  # the confirm got no yes: not started
     plan = proc.stdout.splitlines()
     config = next(i for i, text in enumerate(plan) if text.startswith("config: "))
     assert plan[config].startswith("config: ./council.yaml (trusted with `council trust` on ")
@@ -130,3 +135,52 @@ def test_the_plan_names_an_explicit_or_the_users_own_config(council: Council) ->
     own.unlink()
     proc = council.run("run", "--test", "--confirm", "q", input=b"")
     assert "config: no config file, test profile" in proc.stdout.splitlines()
+
+
+@pytest.mark.parametrize("name", [None, *sorted(cli.main.commands)])
+def test_every_help_shows_examples_that_the_command_accepts(name: str | None) -> None:
+    """Each `--help` ends in examples a user can copy, and each one of council's parses: the
+    arguments and options it names exist and take the values shown."""
+    args = [name, "--help"] if name else ["--help"]
+    result = CliRunner().invoke(cli.main, args, terminal_width=200)
+    assert result.exit_code == 0
+    assert "\n  Examples:\n" in result.output, f"council {name or ''} --help has no example"
+    commands: list[str] = []
+    for line in result.output.split("\n  Examples:\n", 1)[1].splitlines():
+        if commands and commands[-1].endswith("\\"):  # a continued line
+            commands[-1] = commands[-1][:-1] + line.strip()
+        else:
+            commands.append(line.strip())
+    own = []
+    for command in commands:
+        words = shlex.split(command.split(" | ")[0])  # what a pipe gets is not council's
+        if words[0] != "council":  # another program's, naming council: claude mcp add …
+            words = words[len(words) - 1 - words[::-1].index("council"):]
+        own.append(words[1:])
+    assert own, "no example runs council itself"
+    for argv in own:
+        if name is not None:
+            assert argv[0] == name, argv
+        parser = cli.main.commands[argv[0]]
+        with parser.make_context(f"council {argv[0]}", argv[1:]) as ctx:  # parses only
+            assert ctx.command is parser
+
+
+def test_the_readmes_shell_completion_lines_work(council: Council) -> None:
+    """README's completion lines name the installed script's variable (pyproject's
+    [project.scripts] name, upper-cased): each shell gets its script, and a completion of
+    `council st` offers `status`."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    shells = re.findall(r"_COUNCIL_COMPLETE=(\w+)_source council", readme)
+    assert sorted(shells) == ["bash", "fish", "zsh"]
+    script = str(Path(sys.executable).parent / "council")
+    for shell in shells:
+        proc = subprocess.run([script], env={**council.env, "_COUNCIL_COMPLETE":
+                                             f"{shell}_source"},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0
+        assert "_council_completion" in proc.stdout
+    proc = subprocess.run([script], env={**council.env, "_COUNCIL_COMPLETE": "bash_complete",
+                                         "COMP_WORDS": "council st", "COMP_CWORD": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split() == ["plain,status"]

@@ -208,9 +208,17 @@ def test_without_verification_the_score_says_what_was_not_measured(council: Coun
     done = state_of(run)["completeness"]
     assert done["signals"]["cross_verification"] == {
         "value": None, "detail": "not measured: verification did not run"}
-    header = (run / "final-report.md").read_text().splitlines()[0]
-    assert ("completeness 0/100 (cross-verification, gap coverage, question closure not "
-            "measured)") in header
+    report = (run / "final-report.md").read_text()
+    header = report.splitlines()[0]
+    # Not 0/100, which reads as a failed run: not scored, and why.
+    assert ("completeness not scored (cross-verification, gap coverage, question closure not "
+            "measured: verification is off (--no-verify or the test profile))") in header
+    assert "/100" not in report
+    assert done["score"] is None
+    assert done["signals"]["source_diversity"]["value"] is not None  # measured, and shown
+    shown = council.run("status", run.name).stdout
+    assert "completeness not scored (verification is off" in shown
+    assert "Not scored" in (run / "report.html").read_text()
 
 
 def test_a_malformed_coverage_judgement_keeps_the_claims(council: Council) -> None:

@@ -82,6 +82,22 @@ def test_bad_config_is_one_clear_error(tmp_path: Path, text: str, message: str) 
         load_options(Overrides())
 
 
+@pytest.mark.parametrize(("text", "hint"), [
+    ("synthesiser: codex\n", "unknown setting 'synthesiser': did you mean 'synthesizer'? ("),
+    ("max_costs: 3\n", "unknown setting 'max_costs': did you mean 'max_cost'? ("),
+    ("agents:\n  claude: {cli: claude, modle: opus}\n",
+     "unknown setting 'modle': did you mean 'model'? ("),
+    ("colour: red\n", "unknown setting 'colour' (known: "),  # nothing close: no guess
+])
+def test_a_mistyped_setting_is_named_with_the_one_it_is_closest_to(
+        tmp_path: Path, text: str, hint: str) -> None:
+    (tmp_path / "council.yaml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_options(Overrides())
+    assert hint in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
 def test_explicit_config_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_options(Overrides(config=tmp_path / "nope.yaml"))

@@ -284,5 +284,6 @@ def main(request: EvalRequest, echo: Callable[[str], None],
     for line in plan_lines(prepared):
         echo(line)
     if confirm is not None and not confirm():
-        raise UsageError("not started")
+        echo("not started")  # the user's answer, not an error
+        return 0
     return evaluate(prepared, echo, warn or echo, judge_model)

@@ -264,13 +264,30 @@ def svg(summary: Summary) -> str:
 
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+# Every column in view at 1280 px (headers wrap, figures do not, the table is as wide as the
+# page); under 44rem each configuration is a card of "column: figure" lines, for a phone.
+STYLE = """body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem}
+table{border-collapse:collapse;width:100%;font-size:.9rem;font-variant-numeric:tabular-nums}
+td,th{border:1px solid #ccc;padding:.3rem .4rem;text-align:left}
+th{vertical-align:bottom;hyphens:auto} td{white-space:nowrap}
+.flag{background:#fff4d6;padding:.5rem} svg{max-width:100%;height:auto}
+@media (max-width:44rem){
+ body{margin:1rem auto} thead{position:absolute;left:-9999px}
+ table,tbody,tr,td{display:block;width:auto} tr{border:1px solid #ccc;margin:0 0 .8rem}
+ td{border:0;border-top:1px solid #eee;display:flex;justify-content:space-between;gap:1rem;
+    white-space:normal;text-align:right}
+ td:first-child{border-top:0;font-weight:bold;text-align:left}
+ td::before{content:attr(data-label);font-weight:normal;color:#555;text-align:left}
+}"""
 
 
 def page(summary: Summary) -> str:
     e = html.escape
     names = ", ".join(c.configuration for c in summary.configurations)
     head = "".join(f"<th>{e(h)}</th>" for h in HEADER)
-    body = "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>"
+    # Each cell names its column (data-label): on a phone a row is a card of label: value.
+    body = "".join("<tr>" + "".join(f'<td data-label="{e(label)}">{e(cell)}</td>'
+                                    for label, cell in zip(HEADER, row, strict=True)) + "</tr>"
                    for row in table_rows(summary))
     flags = "".join(f'<p class="flag">⚠ {e(flag)}</p>' for flag in summary.flags)
     diffs = "".join(f"<li>{e(line)}</li>" for line in difference_lines(summary)) or \
@@ -283,10 +300,7 @@ def page(summary: Summary) -> str:
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>council eval</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem}}
-table{{border-collapse:collapse;width:100%;overflow-x:auto;display:block}}
-td,th{{border:1px solid #ccc;padding:.3rem .5rem;text-align:left;white-space:nowrap}}
-.flag{{background:#fff4d6;padding:.5rem}} svg{{max-width:100%;height:auto}}</style>
+<style>{STYLE}</style>
 </head><body>
 <h1>council eval</h1>
 <p>Judge: <strong>{e(summary.judge)}</strong>. Questions: {e(summary.questions)}.

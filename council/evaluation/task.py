@@ -7,21 +7,44 @@ it directly:
     inspect eval council/deep_research -T questions=sample -T configuration=single:claude \\
         --model-role grader=cli/gemini
 
-The task's model is `none/none`: what answers is the configuration (a solver), not a chat
-model; the judge is the only model Inspect calls."""
+The task's model is `council/<configuration>` (`council/single:claude`), the name Inspect's
+log and viewer show: what answers is the configuration (a solver), not a chat model, so that
+model is never called; the judge is the only model Inspect calls."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
 from council.evaluation import dataset, scorers
 from council.evaluation.solver import council_run
 
 DEFAULT_RUNS_DIR = "council-eval-runs"
 MAX_CITATIONS = 5
+PROVIDER = "council"  # the task's model: council/<configuration>
+
+
+class Configuration(ModelAPI):
+    """The model Inspect shows for a task: the council configuration that answers. The
+    solver (solver.py) runs the council and sets the output; nothing asks this for text."""
+
+    def __init__(self, model_name: str, base_url: str | None = None,
+                 api_key: str | None = None, config: GenerateConfig | None = None,
+                 **model_args: Any) -> None:
+        super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
+
+    async def generate(self, *args: Any, **kwargs: Any) -> ModelOutput:
+        raise RuntimeError(f"{PROVIDER}/{self.model_name} is answered by council's solver, "
+                           "not called as a chat model")
+
+
+@modelapi(name=PROVIDER)
+def council() -> type[ModelAPI]:
+    return Configuration
 
 
 @task
@@ -47,6 +70,6 @@ def deep_research(questions: str = "sample", configuration: str = "council",
         dataset=samples,
         solver=council_run(configuration, str(Path(runs_dir).absolute()), test, max_cost),
         scorer=[scorers.rubric(), scorers.citation_check(max_citations), scorers.cost()],
-        model="none/none",
+        model=f"{PROVIDER}/{configuration}",
         display_name=f"deep_research {configuration}",
         metadata={"configuration": configuration, "questions": questions})

@@ -71,7 +71,7 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     cut = states.state.budget_exhausted
     facts = verification_facts(ws)
     checked = claimcheck.summary(facts) if facts else None
-    body = read_final_report(ws)
+    body = loop.without_mark(read_final_report(ws))  # the loop's marker, seen: not for readers
     if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
         body = body.split("\n\n", 1)[-1]
     ledger = _write_ledger(ws, states.state, body)
@@ -79,7 +79,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     changed = check_snapshots(ws, states)  # with the seats that moved to a fallback CLI
     state = states.state
     gaps_filled = gap_fill_ran(state)
-    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
+    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {graph.counted(total, 'agent')} "
+              "contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
               f"{phases_ran(ws, state)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else "")
@@ -140,7 +141,8 @@ def record_completeness(ws: Workspace, states: States,
     _, contributors = contributions(state)
     result = score.compute(state.options.mode,
                            [s.url for s in ledger.ordered() if s.agents],
-                           verification_facts(ws), len(contributors), len(state.agents))
+                           verification_facts(ws), len(contributors), len(state.agents),
+                           graph.unchecked(state.options))
     states.update(lambda s: setattr(s, "completeness", result.to_dict()))
     return result
 

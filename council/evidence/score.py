@@ -7,8 +7,10 @@ verdicts and coverage), so the number can be recomputed and checked by hand.
     gap coverage        1 - dimensions no report covered / dimensions in the scope
     question closure    sum of the sub-questions' closure / sub-questions in the scope
 
-A signal the run could not measure (no verification, no scope) counts as 0 and says so: a run
-that checked less must never score like one that checked everything."""
+A signal the run could not measure (verification degraded, no scope) counts as 0 and says so: a
+run that checked less must never score like one that checked everything. A run whose plan
+checks nothing (the test profile, --no-verify, one agent) is not scored at all: its header
+names what was not measured and why, rather than a 0/100 that reads as a failed run."""
 
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
+
+from council.graph import counted
 
 HEADING = re.compile(r"^##\s+Completeness\s*$", re.M | re.I)
 SIGNALS = ("source_diversity", "cross_verification", "gap_coverage", "question_closure")
@@ -100,12 +104,14 @@ class Completeness:
     raw: float  # 0..100, before the cap
     cap: float
     cap_reason: str
-    score: int  # what the header shows
+    score: int | None  # what the header shows; None: not scored (`unscored` says why)
     ceiling: str | None  # why the score was held at DIVERSITY_CEILING, if it was
+    unscored: str | None = None  # why the run's plan measures too little to score
 
     def to_dict(self) -> dict[str, Any]:
         return {"score": self.score, "raw": round(self.raw, 1), "cap": self.cap,
                 "cap_reason": self.cap_reason, "ceiling": self.ceiling, "mode": self.mode,
+                "unscored": self.unscored,
                 "signals": {s.name: {"value": None if s.value is None else round(s.value, 3),
                                      "detail": s.detail} for s in self.signals}}
 
@@ -194,18 +200,20 @@ def confidence_cap(contributors: int, total: int, cited_urls: int) -> tuple[floa
     lost, 0.75 with two or more lost or with no web source at all."""
     failed = total - contributors
     if failed >= 2:
-        return 0.75, f"{failed} of {total} agents failed"
+        return 0.75, f"{failed} of {counted(total, 'agent')} failed"
     if cited_urls == 0:
         return 0.75, "no web source cited"
     if failed == 1:
-        return 0.9, f"1 of {total} agents failed"
-    return 1.0, f"all {total} agents contributed"
+        return 0.9, f"1 of {counted(total, 'agent')} failed"
+    return 1.0, f"all {total} agents contributed" if total > 1 else "its one agent contributed"
 
 
 def compute(mode: str, urls: Sequence[str], claims: Mapping[str, Any] | None,
-            contributors: int, total: int) -> Completeness:
+            contributors: int, total: int, unchecked: str | None = None) -> Completeness:
     """The score of a run whose agents cited `urls` (canonical, de-duplicated; the synthesis's
-    own additions excluded) and whose verification wrote `claims` (None if it did not run)."""
+    own additions excluded) and whose verification wrote `claims` (None if it did not run).
+    `unchecked`: why the run's plan has no checking phases (graph.unchecked); then the run is
+    not scored, and the signals it did measure are shown as they are."""
     signals = (source_diversity(urls), cross_verification(claims), gap_coverage(claims),
                question_closure(claims))
     raw = 100 * sum((s.value or 0.0) * w for s, w in zip(signals, WEIGHTS[mode], strict=True))
@@ -215,18 +223,23 @@ def compute(mode: str, urls: Sequence[str], claims: Mapping[str, Any] | None,
     types = round((signals[0].value or 0) * len(SOURCE_TYPES))
     if types < 2 and score > DIVERSITY_CEILING:
         score, ceiling = DIVERSITY_CEILING, "fewer than two source types"
+    if unchecked and any(s.value is None for s in signals):
+        return Completeness(mode, signals, raw, cap, reason, None, None, unchecked)
     return Completeness(mode, signals, raw, cap, reason, score, ceiling)
 
 
 def section(result: Completeness) -> str:
     """The final report's Completeness section: the score and how it was reached."""
     weights = dict(zip(SIGNALS, WEIGHTS[result.mode], strict=True))
-    lines = ["## Completeness", "",
+    intro = (f"**Not scored**: {result.unscored}, so this run measured only the signals below "
+             f"that show a value ({result.cap_reason}); a score over part of them would not "
+             "compare with a run that checks its claims." if result.score is None else
              f"**{result.score}/100** — computed by council, not by a model: the four signals "
              f"below weighted for {result.mode} research ({result.raw:.0f} raw) × confidence "
              f"cap {result.cap} ({result.cap_reason})"
              + (f", held at {DIVERSITY_CEILING} ({result.ceiling})" if result.ceiling else "")
-             + ".", "",
+             + ".")
+    lines = ["## Completeness", "", intro, "",
              "| Signal | Weight | Value | Detail |", "|---|---|---|---|"]
     for s in result.signals:
         value = "not measured" if s.value is None else f"{s.value:.0%}"
@@ -237,5 +250,16 @@ def section(result: Completeness) -> str:
 
 def headline(result: Completeness) -> str:
     unmeasured = [LABELS[s.name].lower() for s in result.signals if s.value is None]
+    if result.score is None:
+        return f"completeness not scored ({', '.join(unmeasured)} not measured: {result.unscored})"
     return f"completeness {result.score}/100" + (
         f" ({', '.join(unmeasured)} not measured)" if unmeasured else "")
+
+
+def summary(record: Mapping[str, Any]) -> str:
+    """A recorded score (Completeness.to_dict, as state.yaml keeps it) in one phrase, for
+    `council status`, `watch` and the synthesis's prompt: `61/100 (cap 1.0: all 3 agents
+    contributed)`, or `not scored (verification is off …)`."""
+    if record.get("score") is None:
+        return f"not scored ({record.get('unscored') or 'no score recorded'})"
+    return f"{record['score']}/100 (cap {record.get('cap')}: {record.get('cap_reason')})"

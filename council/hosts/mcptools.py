@@ -446,7 +446,8 @@ def _started(ws: Workspace, options: RunOptions, notes: list[str],
     seats = [s.name for s in options.seats]
     plan = prepare.plan(options)
     head = (f"this request already started council run {ws.id}; nothing new was started"
-            if reused else f"council run {ws.id}: {len(seats)} agents ({', '.join(seats)}), "
+            if reused else f"council run {ws.id}: {graph.counted(len(seats), 'agent')} "
+            f"({', '.join(seats)}), "
             f"profile {options.profile}")
     lines = [head, *(f"council: {n}" for n in notes)]
     if not reused:

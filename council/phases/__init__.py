@@ -21,7 +21,7 @@ import anyio
 
 from council.errors import PhaseFailedError
 from council.evidence.finalreport import contributions
-from council.graph import BY_NAME, GRAPH, SHORT, Phase
+from council.graph import BY_NAME, GRAPH, SHORT, Phase, counted
 from council.runoptions import RunOptions, Seat
 from council.seat import failover
 from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
@@ -106,7 +106,7 @@ class RunContext:
 def announce(ctx: RunContext, phase: Phase, seats: list[Seat], how: str) -> None:
     todo = [seat.name for seat, _ in ctx.to_run(phase, seats)]
     if len(todo) == len(seats):
-        events.emit(ctx.ws.root, phase.name, f"started: {len(todo)} agents {how}")
+        events.emit(ctx.ws.root, phase.name, f"started: {counted(len(todo), 'agent')} {how}")
     elif todo:
         events.emit(ctx.ws.root, phase.name, f"resumed: {', '.join(todo)} still to finish")
 
@@ -118,7 +118,7 @@ def survivors(ctx: RunContext, phase: Phase, total: int) -> list[Seat]:
         raise PhaseFailedError(f"every agent failed in {phase.name}; see "
                                f"{ctx.ws.root / 'progress.log'}")
     events.emit(ctx.ws.root, phase.name,
-                f"finished: {len(usable)} of {total} agents produced a report")
+                f"finished: {len(usable)} of {counted(total, 'agent')} produced a report")
     return usable
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from council import graph, prompts
 from council.errors import PhaseFailedError
-from council.evidence import claimcheck, finalreport, ledger, regression
+from council.evidence import claimcheck, finalreport, ledger, regression, score
 from council.evidence.ledger import format_usage
-from council.graph import Phase
+from council.graph import Phase, counted
 from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.phases.chooser import writer
 from council.runoptions import RunOptions, Seat
@@ -25,7 +25,8 @@ from council.store.workspace import COUNTERPOINTS, DISSENT, GAPS, Workspace
 
 def methodology(state: RunState, contributors: list[Seat], source_phase: str) -> list[str]:
     """Facts the final report must state: who took part, with what, and what failed."""
-    lines = [f"{len(contributors)} of {len(state.agents)} agents contributed to this report "
+    lines = [f"{len(contributors)} of {counted(len(state.agents), 'agent')} contributed to "
+             "this report "
              f"({', '.join(s.name for s in contributors)})."]
     for name, rec in state.agents.items():
         parts = []
@@ -60,8 +61,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
                      f"{first.label}); the synthesis uses the {first.label} reports.")
     if state.completeness:
         done = state.completeness
-        lines.append(f"Completeness score computed by council: {done['score']}/100 (confidence "
-                     f"cap {done['cap']}: {done['cap_reason']}); "
+        lines.append(f"Completeness score computed by council: {score.summary(done)}; "
                      + "; ".join(f"{k.replace('_', ' ')}: {v['detail']}"
                                  for k, v in done["signals"].items()) + ".")
     spent = ledger.spent(state)

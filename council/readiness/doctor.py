@@ -10,7 +10,9 @@ import subprocess
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from council.agents import adapter_for, codex, gemini
 from council.agents.base import private_root
@@ -49,13 +51,18 @@ def hosts_lines() -> list[str]:
     return [*table([HOSTS_HEADER, *rows]), *(f"{h.host}: {h.fix}" for h in hosts if h.fix)]
 
 
+def _seats() -> tuple[Seat, ...]:
+    """The configured seats, or one per CLI when the config cannot be read."""
+    try:
+        return load_options(Overrides()).seats
+    except CouncilError:
+        return tuple(Seat(cli, cli) for cli in CLIS)
+
+
 def environment_lines() -> list[str]:
     """Which of this shell's variables each configured agent's CLI will be given: names,
     never values (agents/environment.py decides)."""
-    try:
-        seats: tuple[Seat, ...] = load_options(Overrides()).seats
-    except CouncilError:
-        seats = tuple(Seat(cli, cli) for cli in CLIS)
+    seats = _seats()
     lines = ["agents see (variable names; everything else in this shell stays out):",
              *(f"  {seat.name}: {', '.join(sorted(agent_env(seat.cli, extra=seat.env)))}"
                + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
@@ -113,15 +120,43 @@ def live(cli: str) -> str:
     return f"failed after {took:.1f} s: {error}" if error else f"ok in {took:.1f} s"
 
 
+def _checked(live_check: bool) -> tuple[list[Readiness], dict[str, str] | None]:
+    """Each CLI as found, and (with `live_check`) each ready one's answer to the tiny prompt."""
+    found = list(check(list(CLIS), version_timeout=15, every_version=True).values())
+    if not live_check:
+        return found, None
+    ready = [r.cli for r in found if r.ready]
+    with ThreadPoolExecutor(max_workers=len(CLIS)) as pool:
+        return found, dict(zip(ready, pool.map(live, ready), strict=True))
+
+
+# `council doctor --json`'s keys (documented in its --help): the top level, and each CLI's.
+JSON_KEYS = ("ok", "clis", "hosts", "environment")
+CLI_JSON_KEYS = ("cli", "path", "version", "tested", "tested_version", "credentials",
+                 "ready", "problem", "live")
+
+
+def as_json(live_check: bool = False) -> tuple[dict[str, Any], int]:
+    """What `run_doctor` prints, as data with stable keys (JSON_KEYS, CLI_JSON_KEYS; a host
+    is HostSetup's fields), and the same exit code: `ok` is whether any agent can run here.
+    Names only, never a secret's value."""
+    found, answers = _checked(live_check)
+    clis = [dict(zip(CLI_JSON_KEYS, (
+        r.cli, r.path, r.version, None if r.version is None else r.is_tested,
+        r.tested, r.credentials, r.ready, r.problem,
+        None if answers is None else answers.get(r.cli)), strict=True)) for r in found]
+    ok = any(r.ready for r in found)
+    return ({"ok": ok, "clis": clis, "hosts": [asdict(h) for h in check_hosts()],
+             "environment": {s.name: sorted(agent_env(s.cli, extra=s.env)) for s in _seats()}},
+            0 if ok else 1)
+
+
 def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
     """The lines to print, and 0 if at least one agent can run here, else 1."""
-    found = list(check(list(CLIS), version_timeout=15, every_version=True).values())
+    found, answers = _checked(live_check)
     header: tuple[str, ...] = HEADER
     rows = [cells(r) for r in found]
-    if live_check:
-        ready = [r.cli for r in found if r.ready]
-        with ThreadPoolExecutor(max_workers=len(CLIS)) as pool:
-            answers = dict(zip(ready, pool.map(live, ready), strict=True))
+    if answers is not None:
         header = (*HEADER, "live")
         rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
     fixes = [p for r in found if (p := r.problem)]

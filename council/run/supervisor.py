@@ -169,7 +169,8 @@ def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Work
     )
     create_state(ws.root, state)
     seats = ", ".join(f"{s.name} ({s.cli})" for s in options.seats)
-    events.emit(ws.root, "run", f"{ws.id} created with {len(options.seats)} agents: {seats}")
+    events.emit(ws.root, "run",
+                f"{ws.id} created with {graph.counted(len(options.seats), 'agent')}: {seats}")
     return ws
 
 

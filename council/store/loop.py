@@ -16,7 +16,7 @@ from council.store import agentfs, disk, progress
 TYPE_CHECKING = False  # no typing import: this module runs in the hook, after every turn
 if TYPE_CHECKING:
     import io
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
     from council.store.state import SeatStatus
 
@@ -55,10 +55,10 @@ class Decision:
                 f"{self.why!r})")
 
 
-def _complete(lines: Iterable[str]) -> bool:
-    """Whether the report says it is complete: the marker alone on a line (surrounding
-    blanks allowed), outside fenced code. A report that quotes the marker (explaining the
-    protocol, pasting a page that holds it) does not end its loop."""
+def _marks(lines: Iterable[str]) -> Iterator[bool]:
+    """For each line, whether it is the completion mark: the marker alone on a line
+    (surrounding blanks allowed), outside fenced code. A report that quotes the marker
+    (explaining the protocol, pasting a page that holds it) does not end its loop."""
     fence = ""  # the fence that opened the code block we are in, if any
     for raw in lines:
         line = raw.strip()
@@ -68,9 +68,20 @@ def _complete(lines: Iterable[str]) -> bool:
         elif line[:3] in ("```", "~~~"):
             char = line[0]
             fence = char * (len(line) - len(line.lstrip(char)))
-        elif line == MARKER:
-            return True
-    return False
+        yield not fence and line == MARKER
+
+
+def _complete(lines: Iterable[str]) -> bool:
+    """Whether the report says it is complete (`_marks`), read no further than the mark."""
+    return any(_marks(lines))
+
+
+def without_mark(text: str) -> str:
+    """`text` without the lines that mark it complete (`_marks`): the marker is the loop's
+    signal to council, read from the agent's own copy before publication, and means nothing
+    to a reader of the published report. A marker quoted in code stays, as written."""
+    lines = text.splitlines(keepends=True)
+    return "".join(line for line, mark in zip(lines, _marks(lines), strict=True) if not mark)
 
 
 def report_facts(path: str | os.PathLike[str], bound: int = REPORT_BOUND) -> tuple[bool, bool]:

@@ -1,4 +1,5 @@
-"""One supervisor per run: an exclusive flock (disk.lock) on research/<id>/supervisor.lock.
+"""One supervisor per run: an exclusive flock (disk.lock) on research/<id>/work/supervisor.lock
+(paths.run_work: at the top of a run made before work/).
 
 The kernel drops a flock when its holder dies, even by `kill -9` or a reboot, so a stale
 lock can never block a resume. The file also records the holder's pid and process start time
@@ -20,6 +21,7 @@ from pathlib import Path
 import psutil
 
 from council.errors import CouncilError
+from council.paths import run_work
 from council.spawn import same_process
 from council.store import agentfs, disk
 
@@ -45,7 +47,7 @@ class RunLock:
     """Held by the supervisor for its whole life; released on close or death."""
 
     def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / LOCK_FILE
+        self.path = run_work(run_dir) / LOCK_FILE
         try:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _OPEN, 0o600)
         except OSError as exc:
@@ -83,7 +85,7 @@ class RunLock:
 
 def read_holder(run_dir: Path) -> Holder | None:
     try:
-        data = json.loads(agentfs.read(run_dir / LOCK_FILE, 4096))
+        data = json.loads(agentfs.read(run_work(run_dir) / LOCK_FILE, 4096))
         return Holder(int(data["pid"]), float(data["started"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -91,7 +93,7 @@ def read_holder(run_dir: Path) -> Holder | None:
 
 def live_supervisor(run_dir: Path) -> Holder | None:
     """The supervisor holding the run's lock right now, if any."""
-    path = run_dir / LOCK_FILE
+    path = run_work(run_dir) / LOCK_FILE
     try:
         fd = os.open(path, os.O_RDONLY | _OPEN)
     except OSError:  # missing, or a link

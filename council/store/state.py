@@ -26,7 +26,7 @@ from typing import Any, Protocol, TypeVar
 
 from council.errors import ConfigError, StateError
 from council.graph import NAMES, RESEARCH
-from council.paths import SEAT_NAME
+from council.paths import SEAT_NAME, run_work
 from council.runoptions import RunOptions
 from council.store import agentfs, disk, redact
 from council.store.progress import utc_now
@@ -440,7 +440,7 @@ def _utf8(value: Any) -> Any:
 
 def locked(run_dir: Path) -> disk.Locked:
     """Serialise writers of one run's state file (the hooks, `council cancel`)."""
-    return disk.locked(run_dir / ".state.lock")
+    return disk.locked(run_work(run_dir) / ".state.lock")
 
 
 # The text of state.yaml this process last wrote or read, per run, with its state: `council

@@ -8,6 +8,9 @@
     research/<id>/loops/                                     loop counters and continuation
                                                              prompts, out of the agents' reach
     research/<id>/logs/<seat>-<phase>.jsonl / .stderr.log  the CLI's full output
+    research/<id>/work/                                      the agents' JSON drafts and the
+                                                             lock files (paths.run_work; a run
+                                                             made before has them on top)
 
 Agents work inside their own folder, where each CLI's permission rules let them write
 without a shell or a bypass flag; the supervisor publishes their reports to the run folder.
@@ -92,7 +95,14 @@ class Workspace:
         return self.work_dir(seat, phase) / self.output_name(seat, phase)
 
     def published_output(self, seat: str, phase: str) -> Path:
-        return self.root / self.output_name(seat, phase)
+        """Where council publishes it: a report at the top, a JSON draft in `work`."""
+        folder = self.work if graph.BY_NAME[phase].draft else self.root
+        return folder / self.output_name(seat, phase)
+
+    @property
+    def work(self) -> Path:
+        """The run's working files' folder (paths.run_work): drafts and locks."""
+        return paths.run_work(self.root)
 
     def private_home(self, seat: str) -> Path:
         """A HOME for a seat whose CLI can read outside its folder: empty but for what that
@@ -165,7 +175,7 @@ def create_workspace(base: Path | None = None) -> Workspace:
                 continue
             os.chmod(root, RUN_MODE)  # explicit: a umask can take bits off, never add them
             provenance.record(root)  # before anything else: from now on it is council's
-            for sub in ("logs", "agents", "loops"):
+            for sub in ("logs", "agents", "loops", paths.RUN_WORK):
                 (root / sub).mkdir(RUN_MODE)
             _point_latest(base, root)
             return Workspace(root)

@@ -377,6 +377,7 @@ class Coverage:
     dimensions: list[tuple[str, bool]]
     change: str | None  # before and after the gap fill
     gaps: list[str]
+    unscored: str | None = None  # why the run is not scored (score.py), when it is not
 
 
 def _coverage(state: RunState, checked: Mapping[str, Any] | None) -> Coverage:
@@ -390,8 +391,10 @@ def _coverage(state: RunState, checked: Mapping[str, Any] | None) -> Coverage:
     gaps = [q for q, status in questions if status != "answered"] + \
         [d for d, covered in dimensions if not covered]
     raw = done.get("score")
+    unscored = done.get("unscored")
     return Coverage(int(raw) if isinstance(raw, (int, float)) else None, signals, questions,
-                    dimensions, claimcheck.coverage_change(checked) if checked else None, gaps)
+                    dimensions, claimcheck.coverage_change(checked) if checked else None, gaps,
+                    str(unscored) if unscored else None)
 
 
 def build(ws: Workspace, state: RunState) -> Path:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from council import graph
 from council.errors import CouncilError
-from council.evidence import estimate, ledger
+from council.evidence import estimate, ledger, score
 from council.evidence.ledger import format_usage
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
@@ -278,9 +278,8 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
                      else "")))
     if state.completeness:
         done = state.completeness
-        facts.append(("score", f"{done['score']}/100 completeness (cap {done['cap']}: "
-                               f"{done['cap_reason']}"
-                               + (", provisional" if state.phase != RunEnd.DONE else "") + ")"))
+        facts.append(("score", f"completeness {score.summary(done)}"
+                               + (", provisional" if state.phase != RunEnd.DONE else "")))
     agent_rows = rows(state, ws, now)
     notes = []
     if any(r.status == SeatStatus.QUEUED for r in agent_rows):
@@ -337,6 +336,31 @@ def _cost(cost: float | None, estimated: bool) -> str:
 
 
 LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
+
+
+def run_json(state: RunState | None, ws: Workspace, own: bool,
+             error: str | None = None) -> dict[str, Any]:
+    """`council list --json`: one run, the table's facts with stable keys (LIST_JSON_KEYS),
+    whole (the topic uncut, times as written, the duration in seconds). A run whose state
+    cannot be read has only its id, `own` and the `error` saying why; the rest are null."""
+    out: dict[str, Any] = dict.fromkeys(LIST_JSON_KEYS)
+    out.update(id=ws.id, own=own, error=error)
+    if state is None:
+        return out
+    start, end = epoch(state.created_at), epoch(state.ended_at)
+    spent = ledger.spent(state)
+    out.update(phase=shown_phase(state, ws), state_phase=state.phase,
+               created_at=state.created_at, ended_at=state.ended_at,
+               duration_s=None if start is None else round((end or time.time()) - start),
+               cost_usd=spent.to_dict()["cost_usd"], cost_estimated=spent.estimated,
+               topic=state.topic,
+               final_report=str(ws.final_report) if ws.final_report.is_file() else None)
+    return out
+
+
+# `council list --json`'s keys, for every run (documented in its --help).
+LIST_JSON_KEYS = ("id", "phase", "state_phase", "created_at", "ended_at", "duration_s",
+                  "cost_usd", "cost_estimated", "topic", "final_report", "own", "error")
 
 
 def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False) -> Table:

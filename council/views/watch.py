@@ -24,6 +24,7 @@ from rich.table import Table
 
 from council import graph
 from council.errors import CouncilError
+from council.evidence import score
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.state import ENDED, RunEnd, RunState, SeatStatus, load_state
@@ -121,8 +122,7 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
         grid.add_row(*(cells[c] for c in columns))
     if state.completeness:
         done = state.completeness
-        grid.caption = (f"completeness {done['score']}/100 (cap {done['cap']}: "
-                        f"{done['cap_reason']})"
+        grid.caption = (f"completeness {score.summary(done)}"
                         + ("" if state.phase == RunEnd.DONE else ", provisional"))
     bars = Table.grid(padding=(0, 1))
     for phase in phases(state):

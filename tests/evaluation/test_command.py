@@ -268,3 +268,16 @@ def test_a_judge_of_a_configurations_only_vendor_is_flagged_in_the_plan(
                               "single:claude's only agent: it may favour that configuration"]
     assert f"warning: {prepared.flags[0]}" in command.plan_lines(prepared)
     assert prepared.judge == "cli/claude"
+
+
+def test_a_declined_confirm_is_not_started_and_exit_0(evaluator: Evaluator) -> None:
+    log_dir = evaluator.root / "eval"
+    done = subprocess.run(
+        evaluator.argv(str(evaluator.questions()), "--config", "single:claude", "--judge",
+                       "cli:claude", "--log-dir", str(log_dir), "--confirm"),
+        env=evaluator.env, cwd=evaluator.root, input="n\n", capture_output=True, text=True,
+        timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("not started")
+    assert "error" not in done.stderr
+    assert evaluator.council_starts() == []

@@ -40,6 +40,7 @@ def test_inspect_eval_runs_councils_task_with_the_cli_judge(evaluator: Evaluator
     (info,) = list_eval_logs(str(log_dir))
     log = read_eval_log(info)
     assert log.eval.task == "council/deep_research"
+    assert log.eval.model == "council/single:claude"  # what answered, not none/none
     assert log.status == "success"
     assert [s.scores["rubric"].value for s in log.samples or [] if s.scores] == [1.0, 1.0]
     assert {e["cli"] for e in evaluator.judgements()} == {"claude"}

@@ -13,6 +13,7 @@ from council.errors import PhaseFailedError
 from council.evidence import finalreport as report
 from council.evidence import sources
 from council.runoptions import RunOptions
+from council.store.loop import MARKER
 from council.store.state import AgentPhase, AgentRecord, RunState, StateFile, create_state
 from council.store.workspace import Workspace
 
@@ -66,6 +67,16 @@ def test_the_stamped_report_replaces_the_file(tmp_path: Path) -> None:
     assert "The main session's synthesis" in text
     assert ws.final_report.stat().st_ino != before  # a new file, renamed over the old one
     assert '"https://example.org/a"' in (ws.root / "sources.json").read_text()
+
+
+def test_the_published_report_has_no_completion_marker(tmp_path: Path) -> None:
+    ws = a_run(tmp_path)
+    ws.final_report.write_text(f"{SYNTHESIS}\n{MARKER}\n\n```\n{MARKER}\n```\n")
+    report.stamp_final_report(ws, StateFile(ws.root), ["claude"], 1, "main-session")
+    text = ws.final_report.read_text()
+    assert text.count(MARKER) == 1  # only the one quoted in code, as the synthesis wrote it
+    assert f"```\n{MARKER}\n```" in text
+    assert "The main session's synthesis" in text
 
 
 def test_a_linked_final_report_is_not_followed(tmp_path: Path) -> None:

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from council import graph
+from council.config import Overrides, load_options
 from council.evidence import score
 from council.evidence.score import closure, compute, confidence_cap, source_type
 
@@ -118,6 +120,28 @@ def test_unmeasured_signals_count_as_zero_and_say_so() -> None:
                                       "question closure not measured)")
     degraded = compute("exploratory", [OFFICIAL], {"status": "degraded", "claims": []}, 3, 3)
     assert "verification degraded" in degraded.signals[1].detail
+
+
+def test_a_run_whose_plan_checks_nothing_is_not_scored_and_says_why() -> None:
+    why = graph.unchecked(load_options(Overrides(test=True)))
+    assert why == "verification is off (--no-verify or the test profile)"
+    assert graph.unchecked(load_options(Overrides())) is None
+    result = compute("exploratory", [OFFICIAL, "https://example.org/x"], None, 3, 3, why)
+    assert result.score is None
+    assert result.signals[0].value == pytest.approx(1 / 3)  # what was measured, as measured
+    assert score.headline(result) == (
+        "completeness not scored (cross-verification, gap coverage, question closure not "
+        "measured: verification is off (--no-verify or the test profile))")
+    assert "0/100" not in score.section(result)
+    assert "**Not scored**: verification is off" in score.section(result)
+    assert "| Source diversity | 30% | 33% |" in score.section(result)
+    record = result.to_dict()
+    assert (record["score"], record["unscored"]) == (None, why)
+    assert score.summary(record) == f"not scored ({why})"
+    # A run that planned its checks and lost them still scores, low: it checked less.
+    degraded = compute("exploratory", [OFFICIAL], {"status": "degraded", "claims": []}, 3, 3)
+    assert degraded.score == 10
+    assert score.summary(degraded.to_dict()) == "10/100 (cap 1.0: all 3 agents contributed)"
 
 
 @pytest.mark.parametrize(("status", "verdicts", "value"), [

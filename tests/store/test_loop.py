@@ -14,6 +14,7 @@ from council.store.loop import (
     read_report,
     report_bound,
     report_facts,
+    without_mark,
 )
 
 Facts = Callable[[str | None], tuple[bool, bool]]
@@ -66,7 +67,7 @@ def test_final_status(facts: Facts, report: str | None, iteration: int, cap: int
     assert final_status(*facts(report), iteration, cap) == status
 
 
-@pytest.mark.parametrize(("report", "complete"), [
+MARKED = [
     (f"# r\n\n{MARKER}\n", True),
     (f"# r\n  {MARKER}  ", True),  # blanks around it on its line
     (MARKER, True),
@@ -77,11 +78,23 @@ def test_final_status(facts: Facts, report: str | None, iteration: int, cap: int
     (f"# r\n```python\nx = 1\n```\n\n{MARKER}\n", True),  # after the block closed
     (f"# r\n```\nnever closed\n{MARKER}\n", False),
     (f"# r\n```\n{MARKER}\n```\n{MARKER}\n", True),
-])
+]
+
+
+@pytest.mark.parametrize(("report", "complete"), MARKED)
 def test_the_marker_counts_alone_on_a_line_outside_code(facts: Facts, report: str,
                                                         complete: bool) -> None:
     assert facts(report)[1] is complete
     assert (decide(facts(report)[1], 1, 10).why == "complete") is complete
+
+
+@pytest.mark.parametrize(("report", "complete"), MARKED)
+def test_the_published_text_loses_only_the_lines_that_mark_it_complete(
+        facts: Facts, report: str, complete: bool) -> None:
+    published = without_mark(report)
+    assert facts(published)[1] is False  # nothing left that would end a loop
+    assert (published != report) is complete  # a quoted marker is the agent's text: kept
+    assert published.count(MARKER) == report.count(MARKER) - complete
 
 
 def test_a_marker_quoted_at_the_end_of_a_huge_report(facts: Facts) -> None:

@@ -179,9 +179,11 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
 
 def test_confirm_declined_spends_nothing(council: Council) -> None:
     proc = council.run("run", "--test", "--confirm", "q", input=b"n\n")
-    assert proc.returncode == 2
+    assert proc.returncode == 0
     assert "Start the council?" in proc.stdout
-    assert "not started" in proc.stderr
+    assert proc.stdout.splitlines()[-1].endswith("not started")
+    assert "error" not in proc.stderr
+    assert not council.research.exists() or not list(council.research.iterdir())
     assert not council.fake_log()
 
 
@@ -198,10 +200,9 @@ def test_the_live_table_shows_every_agent(council: Council) -> None:
     console = Console(record=True, width=160)
     console.print(table(load_state(ws.root), ws))
     text = console.export_text()
-    score = load_state(ws.root).completeness
-    assert score is not None
     for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1",
-                   f"completeness {score['score']}/100 (cap 1.0: all 3 agents contributed)"):
+                   "completeness not scored (verification is off (--no-verify or the test "
+                   "profile))"):
         assert needle in text
     # A --test run has no scope, claim checks or antagonist: no bars for them.
     bars = [line.split()[0] for line in text.splitlines() if line.rstrip().endswith(("/3", "/1"))
