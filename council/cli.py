@@ -278,7 +278,22 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool, yes: bool) -> None:
     click.echo(trust_reviewed(review))
 
 
-@main.command("eval", epilog=examples(
+class _EvalCommand(click.Command):
+    """`council eval`: without its extra, the line that installs it comes before anything
+    about its options (`--help` still shows them)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing and not {"--help", "-h"} & set(args):
+            from council.evaluation import require_inspect
+
+            try:
+                require_inspect()
+            except CouncilError as exc:
+                _fail(exc)
+        return super().parse_args(ctx, args)
+
+
+@main.command("eval", cls=_EvalCommand, epilog=examples(
     "council eval sample --config single:claude --config council \\",
     "    --judge cli:claude --log-dir eval-logs --test --limit 2"))
 @click.argument("questions")

@@ -69,7 +69,8 @@ def test_the_core_install_has_no_inspect_and_the_test_install_has_it() -> None:
 
 def test_only_the_eval_command_imports_the_eval() -> None:
     """Read from the source, lazy imports included: outside council/evaluation, only the cli
-    imports it, and only inside `council eval` (the inspect entry point is in the package)."""
+    imports it, and only inside `council eval` and its check before parsing (the inspect
+    entry point is in the package)."""
     found: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.is_relative_to(PACKAGE / "evaluation"):
@@ -84,7 +85,7 @@ def test_only_the_eval_command_imports_the_eval() -> None:
                    or n == "council.evaluation" for n in names):
                 inside = [f.name for f in functions if node in ast.walk(f)]
                 found.setdefault(str(path.relative_to(ROOT)), set()).update(inside or ["<module>"])
-    assert found == {"council/cli.py": {"eval_cmd"}}
+    assert found == {"council/cli.py": {"eval_cmd", "parse_args"}}  # _EvalCommand's check
 
 
 def test_no_council_module_outside_the_eval_imports_inspect(council: Council,
@@ -172,3 +173,7 @@ def test_eval_without_inspect_names_the_one_command_that_installs_it(council: Co
                            "which is not installed: pip install 'council[eval]'\n")
     assert lean.read_text().split()[0] == "inspect_ai"  # it did try, and was refused
     assert not (council.root / "evals").exists()  # nothing was started
+    # Said first: not "Missing option '--judge'" to someone who cannot run it anyway.
+    bare = council.run("eval", "sample")
+    assert (bare.returncode, bare.stderr) == (1, proc.stderr)
+    assert "--judge" in council.run("eval", "--help").stdout  # its options still shown

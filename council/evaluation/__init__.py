@@ -21,6 +21,23 @@ class EvalNotInstalledError(CouncilError):
     """Inspect AI, which `council eval` is built on, is not installed (the `[eval]` extra)."""
 
 
+MISSING = (f"council eval needs Inspect AI (the [eval] extra), which is not installed: "
+           f"{INSTALL}")
+
+
+def require_inspect() -> None:
+    """Before `council eval` reads its options: a user without the extra hears the one thing
+    that matters first, not that --judge is missing. Finding it imports nothing."""
+    from importlib.util import find_spec
+
+    try:
+        found = find_spec("inspect_ai") is not None
+    except (ImportError, ValueError):  # a finder that refuses it: not installed either
+        found = False
+    if not found:
+        raise EvalNotInstalledError(MISSING)
+
+
 @contextmanager
 def inspect_installed() -> Iterator[None]:
     """Around the import of the eval's modules: Inspect missing becomes the one line that
@@ -30,6 +47,4 @@ def inspect_installed() -> Iterator[None]:
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] != "inspect_ai":
             raise
-        raise EvalNotInstalledError(
-            f"council eval needs Inspect AI (the [eval] extra), which is not installed: "
-            f"{INSTALL}") from None
+        raise EvalNotInstalledError(MISSING) from None
