@@ -34,6 +34,8 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("paths.py", "research"): "the research/ folder",
     ("hosts/base.py", "research"): "the research/ folder",
     ("evaluation/results.py", "claims"): "a sample's metadata key (the run's claims.json)",
+    ("readiness/setup.py", "scope"):
+        "Claude Code's installed-plugin record's key (user or project scope)",
 }
 
 
