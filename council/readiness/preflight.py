@@ -78,7 +78,7 @@ class Readiness:
         """One line naming the fix, or None."""
         if self.path is None:
             return (f"{self.cli} is not installed: npm install -g {NPM[self.cli]}@{self.tested} "
-                    "(Node 22 or newer)")
+                    f"(Node {node_needed(self.cli)} or newer)")
         if self.credentials is None and self.stranded:
             return (f"{self.cli} has no credentials its agents can use: {self.stranded}, a file "
                     "council keeps from its agents (a cloned project's .env is read the same "
@@ -103,6 +103,11 @@ def _tested() -> dict[str, dict[str, Any]]:
 def tested_versions() -> dict[str, str]:
     """The version of each CLI council installs and is tested with."""
     return {cli: str(data["version"]) for cli, data in _tested().items()}
+
+
+def node_needed(cli: str) -> str:
+    """The Node.js major version the pinned release declares it needs (its `engines`)."""
+    return str(_tested()[cli].get("node", "")).removeprefix(">=") or "20"
 
 
 def passed_versions() -> dict[str, tuple[str, ...]]:

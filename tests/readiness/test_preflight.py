@@ -88,7 +88,9 @@ def test_every_version_the_real_cli_suite_passed_on_is_tested() -> None:
     assert notes == []
     missing = Readiness("codex", None, None, "0.171.0", None, passed=passed["codex"])
     assert missing.problem == ("codex is not installed: npm install -g @openai/codex@0.171.0 "
-                               "(Node 22 or newer)")
+                               "(Node 16 or newer)")  # each pin's own engines (claude: 22)
+    assert Readiness("claude", None, None, "2.1.332", None).problem.endswith(  # type: ignore[union-attr]
+        "@anthropic-ai/claude-code@2.1.332 (Node 22 or newer)")
 
 
 def test_a_version_council_was_not_tested_with_is_a_warning() -> None:

@@ -158,7 +158,7 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
     assert code == 0
     assert rows["claude"][2:] == ["9.9.9", "no", "(2.1.332)", "ANTHROPIC_API_KEY"]
     assert rows["codex"][1] == "no"
-    assert "codex is not installed: npm install -g @openai/codex@0.171.0 (Node 22 or newer)" \
+    assert "codex is not installed: npm install -g @openai/codex@0.171.0 (Node 16 or newer)" \
         in rest
     # No plugin in this HOME: that is said first (a plugin whose hooks cannot find council is
     # tests/readiness/test_setup.py's).
