@@ -219,7 +219,7 @@ def _research(phase: str, state: RunState, files: RunFiles) -> Effect:
     reports = _reports(files, phase)
     return {"reports": len(reports),
             "sources": len(set().union(*map(_urls, reports.values()))),
-            "claims_made": sum(sum(1 for _ in regression.cited_claims(t)) for t in reports.values())}
+            "claims_made": sum(len(list(regression.cited_claims(t))) for t in reports.values())}
 
 
 def _refinement(phase: str, state: RunState, files: RunFiles) -> Effect:
