@@ -95,7 +95,8 @@ def test_status_json_lists_every_phase_that_ran(council: Council) -> None:
         assert account["turns"] == sum(rec["phases"][name]["iteration"]
                                        for rec in state["agents"].values()
                                        if name in rec["phases"]) > 0
-        assert account["wall_s"] is not None and account["wall_s"] >= 0
+        assert account["wall_s"] is not None
+        assert account["wall_s"] >= 0
     # Requests: claude reports them (num_turns), codex and gemini do not.
     assert accounts["scope"]["requests"] == 1  # claude alone, one turn
     assert accounts["research"]["requests"] is None
