@@ -8,7 +8,7 @@ import os
 import shlex
 import stat
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -144,6 +144,11 @@ class Adapter(Protocol):
     def usage_counter(self, model: str | None) -> UsageCounter:
         """A fresh count of the tokens and cost in the CLI's output events, fed one event at
         a time (see LogTail), so a growing log is read once, not again every second."""
+        ...
+
+    def requests(self, events: Iterable[dict[str, Any]]) -> int | None:
+        """The model requests the CLI says a seat's phase made, from its output events (the
+        phase accounts, evidence/accounts.py), or None when the CLI does not report them."""
         ...
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,20 @@ class ClaudeAdapter:
 
     def usage_counter(self, model: str | None) -> ClaudeUsage:
         return ClaudeUsage(model)
+
+    def requests(self, events: Iterable[dict[str, Any]]) -> int | None:
+        """Each process's `num_turns` (claude's count of its model requests, a follow-up after
+        a Stop hook's block included), summed; a later result of the same process
+        (`result_index` above 0) holds its running total, so it replaces the one before."""
+        counts: list[int] = []
+        for event in events:
+            if event.get("type") != "result" or not isinstance(event.get("num_turns"), int):
+                continue
+            if _int(event.get("result_index")) > 0 and counts:
+                counts[-1] = event["num_turns"]
+            else:
+                counts.append(event["num_turns"])
+        return sum(counts) if counts else None
 
 
 class ClaudeUsage:

@@ -9,7 +9,7 @@ import json
 import os
 import shutil
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +276,10 @@ class CodexAdapter:
 
     def usage_counter(self, model: str | None) -> CodexUsage:
         return CodexUsage(model)
+
+    def requests(self, events: Iterable[dict[str, Any]]) -> int | None:
+        """None: `codex exec --json` reports tokens per turn, not requests."""
+        return None
 
 
 class CodexUsage:

@@ -15,6 +15,7 @@ settles that (hook_env)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +171,10 @@ class GeminiAdapter:
 
     def usage_counter(self, model: str | None) -> GeminiUsage:
         return GeminiUsage(model)
+
+    def requests(self, events: Iterable[dict[str, Any]]) -> int | None:
+        """None: the stream-json `result` stats hold tokens and tool calls, not requests."""
+        return None
 
 
 class GeminiUsage:

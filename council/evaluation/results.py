@@ -107,6 +107,7 @@ class Outcome:
     sources: int = 0
     claims: dict[str, int] | None = None
     error: str | None = None
+    per_phase: dict[str, dict[str, Any]] = field(default_factory=dict)  # Usage.to_dict()s
 
     def metadata(self) -> dict[str, Any]:
         """The sample's record of its run (Inspect metadata: plain JSON): where it is, its
@@ -117,7 +118,7 @@ class Outcome:
             "per_agent": self.per_agent, "sources": self.sources, "claims": self.claims,
             "sources_json": _ledger(self.run_dir / "sources.json"),
             "claims_json": _ledger(self.run_dir / "claims.json"),
-            "error": self.error,
+            "error": self.error, "per_phase": self.per_phase,
         }
 
 
@@ -133,7 +134,8 @@ def read_outcome(ws: Workspace, folder: Path) -> Outcome:
         report=_report(ws.final_report), usage=ledger.spent(state),
         wall_s=walls(folder).get(state.id, 0.0), per_agent=per_agent,
         sources=_count_sources(ws.root / "sources.json"), claims=_tally(ws.root / "claims.json"),
-        error=state.error)
+        error=state.error,
+        per_phase={phase: used.to_dict() for phase, used in ledger.per_phase(state).items()})
 
 
 def _report(path: Path) -> str:

@@ -136,6 +136,7 @@ def cost() -> Scorer:
                             "wall_s": float(run.get("wall_s") or 0.0)},
                      metadata={"cost_known": dollars is not None,
                                "estimated": bool(usage.get("estimated")),
-                               "per_agent": run.get("per_agent") or {}})
+                               "per_agent": run.get("per_agent") or {},
+                               "per_phase": run.get("per_phase") or {}})
 
     return score

@@ -17,6 +17,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from council import graph
 from council.evaluation import stats
 
 SUMMARY_MD, SUMMARY_HTML, SUMMARY_SVG = "summary.md", "summary.html", "summary.svg"
@@ -37,6 +38,7 @@ class Row:
     estimated: bool = False
     wall_s: float = 0.0
     error: str | None = None
+    phase_costs: Mapping[str, float] = field(default_factory=dict)  # phase → its cost, known
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class ConfigStats:
     wall_s: float | None
     usd_per_supported: float | None
     failed: int
+    # Mean cost per run of each phase (a run that skipped it counts 0); only phases whose
+    # cost every run that had them reported.
+    phase_costs: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,15 @@ def _mean(values: Sequence[float]) -> float | None:
     return math.fsum(values) / len(values) if values else None
 
 
+def _phase_costs(rows: Sequence[Row]) -> dict[str, float]:
+    """Each phase's mean cost per run, in the graph's order."""
+    if not rows:
+        return {}
+    had = {phase for row in rows for phase in row.phase_costs}
+    return {p.name: math.fsum(r.phase_costs.get(p.name, 0.0) for r in rows) / len(rows)
+            for p in graph.GRAPH if p.name in had}
+
+
 def summarise(rows: Iterable[Row], configurations: Sequence[str], judge: str, questions: str,
               flags: Sequence[str] = ()) -> Summary:
     by_conf: dict[str, list[Row]] = {c: [] for c in configurations}
@@ -106,7 +120,7 @@ def summarise(rows: Iterable[Row], configurations: Sequence[str], judge: str, qu
             total_cost / len(ok) if total_cost is not None and ok else None,
             any(r.estimated for r in ok), _mean([r.wall_s for r in ok]),
             total_cost / supported if total_cost is not None and supported else None,
-            len(items) - len(ok)))
+            len(items) - len(ok), _phase_costs(ok)))
     scores = {name: {r.question: r.score for r in items if r.score is not None}
               for name, items in by_conf.items()}
     differences = [Difference(a, b, stats.paired(scores[a], scores[b]))
@@ -162,6 +176,16 @@ def table_rows(summary: Summary) -> list[tuple[str, ...]]:
             for c in summary.configurations]
 
 
+def phase_table(summary: Summary) -> tuple[list[str], list[tuple[str, ...]]]:
+    """Cost by phase: (the phases' labels, a row per configuration of its mean cost per run
+    at each, `–` where it did not run the phase)."""
+    had = {p for c in summary.configurations for p in c.phase_costs}
+    phases = [p for p in graph.GRAPH if p.name in had]
+    rows = [(c.configuration, *(_dollars(c.phase_costs.get(p.name), c.estimated)
+                                for p in phases)) for c in summary.configurations]
+    return [p.label for p in phases], rows
+
+
 def difference_lines(summary: Summary) -> list[str]:
     lines = []
     for d in summary.differences:
@@ -197,8 +221,17 @@ def markdown(summary: Summary) -> str:
             "of 100, mean over the questions with its 95% interval (Student's t). Citation "
             "accuracy: sampled (claim, source) pairs the judge found the source to support, "
             "pooled, with a Wilson 95% interval. Costs are council's ledger of the CLIs' own "
-            "usage (`~`: priced by council from its table).", "",
-            "## Paired differences (same questions)", ""]
+            "usage (`~`: priced by council from its table).", ""]
+    labels, phase_rows = phase_table(summary)
+    if labels:
+        head = ("configuration", *labels)
+        out += ["## Cost by phase", "", "Mean cost per run of each phase (`–`: the "
+                "configuration does not run it); each run's accounts are in its report.html.",
+                "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+                for row in phase_rows]
+        out.append("")
+    out += ["## Paired differences (same questions)", ""]
     out += [f"- {line}" for line in difference_lines(summary)] or ["- one configuration only"]
     winner = summary.winner()
     if winner:
@@ -292,6 +325,13 @@ def page(summary: Summary) -> str:
     flags = "".join(f'<p class="flag">⚠ {e(flag)}</p>' for flag in summary.flags)
     diffs = "".join(f"<li>{e(line)}</li>" for line in difference_lines(summary)) or \
         "<li>one configuration only</li>"
+    labels, phase_rows = phase_table(summary)
+    by_phase = ("<h2>Cost by phase</h2><p>Mean cost per run of each phase (– : the "
+                "configuration does not run it).</p><table><thead><tr><th>configuration</th>"
+                + "".join(f"<th>{e(label)}</th>" for label in labels) + "</tr></thead><tbody>"
+                + "".join("<tr>" + "".join(f"<td>{e(cell)}</td>" for cell in row) + "</tr>"
+                          for row in phase_rows)
+                + "</tbody></table>") if labels else ""
     winner = summary.winner()
     won = (f"<p><strong>{e(winner)}</strong> scores higher than every other configuration "
            "here, beyond the 95% interval.</p>") if winner else ""
@@ -310,6 +350,7 @@ Configurations: {e(names)}.</p>
 <p>Score: the share of each question's rubric the report meets, weighted, in points of 100,
 mean over the questions with its 95% interval. Citation accuracy: sampled citations the judge
 found their sources to support, pooled, with a Wilson 95% interval.</p>
+{by_phase}
 <h2>Paired differences (same questions)</h2>
 <ul>{diffs}</ul>
 {won}
@@ -344,12 +385,17 @@ def row_of(configuration: str, sample: Any) -> Row:
     cite_value = cites.value if cites is not None and isinstance(cites.value, dict) else {}
     cost_value = cost.value if cost is not None and isinstance(cost.value, dict) else {}
     cost_meta = (cost.metadata or {}) if cost is not None else {}
+    phases = cost_meta.get("per_phase")
+    phases = phases if isinstance(phases, dict) else {}
+    phase_costs = {str(name): float(used["cost_usd"]) for name, used in phases.items()
+                   if isinstance(used, dict) and isinstance(used.get("cost_usd"), int | float)}
     return Row(configuration, str(sample.id), float(rubric.value),
                float(race) if isinstance(race, int | float) else None,
                int(cite_value.get("supported") or 0), int(cite_value.get("checked") or 0),
                int(cost_value.get("tokens") or 0),
                float(cost_value["cost_usd"]) if cost_meta.get("cost_known") else None,
-               bool(cost_meta.get("estimated")), float(cost_value.get("wall_s") or 0.0))
+               bool(cost_meta.get("estimated")), float(cost_value.get("wall_s") or 0.0),
+               phase_costs=phase_costs)
 
 
 def _message(text: str) -> str:

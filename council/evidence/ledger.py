@@ -180,6 +180,15 @@ def by_phase(state: RunState) -> list[dict[str, Any]]:
             if ap.usage]
 
 
+def per_phase(state: RunState) -> dict[str, Usage]:
+    """What every agent spent at each phase, summed: `council eval`'s cost by phase."""
+    out: dict[str, Usage] = {}
+    for rec in state.agents.values():
+        for phase, ap in rec.phases.items():
+            out[phase] = out.get(phase, Usage()) + Usage.from_dict(ap.usage)
+    return out
+
+
 def spent(state: RunState) -> Usage:
     """What the run has spent so far, every agent over every phase: what the budget counts."""
     return total(ap.usage for rec in state.agents.values() for ap in rec.phases.values())

@@ -139,6 +139,26 @@ def dropped_claims(before: str, after: str) -> Iterator[str]:
             yield clipped
 
 
+def cited_claims(text: str) -> Iterator[str]:
+    """The report's cited claims, as this module counts them: each sentence (bullet, table
+    row) outside its Sources section that carries a URL or a numbered reference and has at
+    least MIN_WORDS content words, once each (the phase accounts' "claims made")."""
+    seen: set[frozenset[str]] = set()
+    for sentence in _sentences(text):
+        words = _words(sentence)
+        if _cited(sentence) and len(words) >= MIN_WORDS and words not in seen:
+            seen.add(words)
+            yield sentence
+
+
+def kept(statements: Iterable[str], text: str) -> int:
+    """How many of `statements` some sentence of `text` keeps (KEPT of its content words and
+    every figure it states; a statement with no content word is never kept): the rule that
+    finds dropped claims, used to count the claims a final report carries."""
+    index = _Index(_sentences(text))
+    return sum(1 for s in statements if (words := _words(s)) and index.keeps(words))
+
+
 def listed(dropped: Iterable[str]) -> list[str]:
     """What state.yaml keeps: the first MAX_LISTED, then how many more."""
     kept: list[str] = []

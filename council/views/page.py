@@ -34,7 +34,7 @@ from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
 from council.store.loop import MARKER
 from council.store.state import RunState
 from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
-from council.views.status import epoch
+from council.views.status import epoch, phase_accounts
 
 PAGE = "report.html"
 SOURCES_FILE = "sources.json"
@@ -322,7 +322,39 @@ def render(ws: Workspace, state: RunState) -> str:
         claims=_claim_rows(checked), coverage=_coverage(state, checked),
         opposition=opposition, lanes=lanes, length=length, colours=PHASE_COLOURS,
         total=format_usage(spent(state)), spending=_spending(state),
+        accounts=_accounts(ws, state),
     )
+
+
+@dataclass(frozen=True)
+class AccountRow:
+    """One phase that ran, as the page's table shows it: its cost and what it changed."""
+
+    phase: str
+    turns: str
+    requests: str
+    tokens: str
+    cost: str
+    wall: str
+    effect: str
+
+
+def _accounts(ws: Workspace, state: RunState) -> list[AccountRow]:
+    """Each phase's account (evidence/accounts.py), in words: the effect as `name value`
+    pairs (`-` for a measure the run could not take)."""
+    rows = []
+    for a in phase_accounts(state, ws):
+        used = a.usage
+        rows.append(AccountRow(
+            graph.BY_NAME[a.phase].label, str(a.turns),
+            "-" if a.requests is None else str(a.requests),
+            f"{used.tokens_in:,} ({used.tokens_cached:,} cached) / {used.tokens_out:,}",
+            "-" if used.cost_usd is None else
+            f"{'~' if used.estimated else ''}${used.cost_usd:.4f}",
+            "-" if a.wall_s is None else f"{a.wall_s:.0f} s",
+            ", ".join(f"{key.replace('_', ' ')} {'-' if value is None else value}"
+                      for key, value in a.effect.items())))
+    return rows
 
 
 def _spending(state: RunState) -> list[dict[str, str]]:

@@ -5,17 +5,18 @@ cli.py prints them."""
 from __future__ import annotations
 
 import calendar
+import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from council import graph
 from council.errors import CouncilError
-from council.evidence import estimate, ledger, score
+from council.evidence import accounts, estimate, ledger, score
 from council.evidence.ledger import format_usage
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
@@ -145,8 +146,67 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
         "spent": ledger.spent(state).to_dict(),
         # per agent and phase: tokens in (of them cached), out, and the cost
         "usage": ledger.by_phase(state),
+        # per phase that ran: what it cost and what it changed (evidence/accounts.py)
+        "phases": [a.to_dict() for a in phase_accounts(state, ws)],
         "agents": [asdict(r) for r in rows(state, ws)],
     }
+
+
+LOG_LIMIT = 64 << 20  # a CLI's log of one phase is kilobytes to a few MB; past this, not read
+
+
+def _events(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON object lines of a CLI's log, read without following a link; a log over
+    LOG_LIMIT raises ValueError (its count would be short). Lazy: a CLI that reports no
+    requests never has its log opened."""
+    rest = b""
+    read = 0
+    for chunk in agentfs.chunks(path, LOG_LIMIT + 1):
+        read += len(chunk)
+        if read > LOG_LIMIT:
+            raise ValueError(f"{path} is over {LOG_LIMIT} bytes")
+        *lines, rest = (rest + chunk).split(b"\n")
+        for line in lines:
+            if (event := _event(line)) is not None:
+                yield event
+    if (event := _event(rest)) is not None:
+        yield event
+
+
+def _event(line: bytes) -> dict[str, Any] | None:
+    line = line.strip()
+    if not line.startswith(b"{"):
+        return None
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
+def requests(state: RunState, ws: Workspace) -> dict[tuple[str, str], int | None]:
+    """The model requests each agent made at each phase, where its CLI reports them in its
+    log (agents' `requests`), else None."""
+    from council.agents import adapter_for
+
+    out: dict[tuple[str, str], int | None] = {}
+    for name, rec in state.agents.items():
+        try:
+            adapter = adapter_for(rec.cli)
+        except KeyError:  # a state.yaml from elsewhere may name any CLI
+            adapter = None
+        for phase in rec.phases:
+            try:
+                out[(name, phase)] = adapter.requests(_events(ws.log_file(name, phase))) \
+                    if adapter is not None else None
+            except (OSError, ValueError):
+                out[(name, phase)] = None
+    return out
+
+
+def phase_accounts(state: RunState, ws: Workspace) -> list[accounts.PhaseAccount]:
+    """Each phase that ran: its cost and its effect, from the run's files."""
+    return accounts.accounts(state, accounts.read(ws, state), requests(state, ws), epoch)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ import subprocess
 import tomllib
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import FAKES_BIN
@@ -384,3 +385,23 @@ def test_claude_caps_its_requests_by_the_iteration_cap(tmp_path: Path) -> None:
 def test_turn_cap_scales_with_the_iteration_cap() -> None:
     assert [turn_cap(n) for n in (1, 2, 10)] == [50, 100, 500]
     assert turn_cap(0) == TURNS_PER_ITERATION  # never 0, which both CLIs read as "no cap"
+
+
+def test_requests_are_claudes_num_turns_per_process() -> None:
+    """Each process's num_turns, summed; a later result of one process replaces its earlier
+    one (a running total); no result: not reported."""
+    from council.agents.claude import ClaudeAdapter
+
+    adapter = ClaudeAdapter()
+    events: list[dict[str, Any]] = [
+        {"type": "system", "subtype": "init"}, {"type": "result", "num_turns": 3},
+        {"type": "result", "num_turns": 2},  # a second process (a resume)
+        {"type": "result", "num_turns": 5, "result_index": 1}]  # its running total
+    assert adapter.requests(iter(events)) == 8
+    assert adapter.requests(iter([{"type": "assistant"}])) is None
+
+
+def test_codex_reports_no_requests() -> None:
+    from council.agents.codex import CodexAdapter
+
+    assert CodexAdapter().requests(iter([{"type": "turn.completed", "usage": {}}])) is None

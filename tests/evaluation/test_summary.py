@@ -107,3 +107,39 @@ def test_a_row_from_an_inspect_sample() -> None:
         message="RunFailed('council run 2026 ended failed: synthesis failed')"))
     assert summary.row_of("council", wrapped).error == \
         "council run 2026 ended failed: synthesis failed"
+
+
+def test_cost_by_phase_per_configuration() -> None:
+    """Each configuration's mean cost per run at each phase, in the graph's order; a run that
+    skipped a phase counts nothing there, a configuration that never ran it shows –."""
+    quick = [Row("council:quick", f"q{i}", 0.5, cost_usd=0.3,
+                 phase_costs={"synthesis": 0.1, "research": 0.2}) for i in range(2)]
+    deep = [Row("council:deep", "q0", 0.7, cost_usd=1.0,
+                phase_costs={"research": 0.2, "antagonist": 0.4, "synthesis": 0.4}),
+            Row("council:deep", "q1", 0.8, cost_usd=0.6,
+                phase_costs={"research": 0.4, "synthesis": 0.2})]
+    result = summary.summarise([*quick, *deep], ["council:quick", "council:deep"], "j", "q")
+    assert result.configurations[1].phase_costs == pytest.approx(
+        {"research": 0.3, "antagonist": 0.2, "synthesis": 0.3})
+    assert list(result.configurations[1].phase_costs) == ["research", "antagonist", "synthesis"]
+    text = summary.markdown(result)
+    assert "## Cost by phase" in text
+    assert "| configuration | research | antagonist | synthesis |" in text
+    assert "| council:quick | $0.20 | – | $0.10 |" in text
+    assert "| council:deep | $0.30 | $0.20 | $0.30 |" in text
+    page = summary.page(result)
+    assert "<h2>Cost by phase</h2>" in page
+    assert "<tr><td>council:deep</td><td>$0.30</td><td>$0.20</td><td>$0.30</td></tr>" in page
+    # A summary with no phase costs (older logs) has no such table.
+    assert "Cost by phase" not in summary.markdown(summary.summarise(rows(), ["council"], "j", "q"))
+
+
+def test_a_rows_phase_costs_come_from_the_cost_score() -> None:
+    score = SimpleNamespace
+    sample = SimpleNamespace(id="q1", error=None, scores={
+        "rubric": score(value=0.5, metadata={}),
+        "cost": score(value={"tokens": 10, "cost_usd": 0.3, "wall_s": 1.0},
+                      metadata={"cost_known": True, "per_phase": {
+                          "research": {"cost_usd": 0.25, "tokens_in": 9},
+                          "synthesis": {"cost_usd": None}}})})
+    assert summary.row_of("council", sample).phase_costs == {"research": 0.25}

@@ -8,8 +8,10 @@ page itself tried to fetch."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -89,6 +91,17 @@ def test_the_page_in_chromium(chromium: str, run: Path, width: int, tmp_path: Pa
     shared = [r for r in rows if "shared.example/paper" in r]
     assert len(shared) == 1
     assert "claude, codex" in shared[0]
+    # Each phase's account: a row per phase that ran, in order, its effect in words.
+    accounts = dom.split('<table class="accounts">', 1)[1].split("</table>", 1)[0]
+    assert '<div class="scroll"><table class="accounts">' in dom  # scrolls on a phone
+    cells = [[html.unescape(re.sub(r"<[^>]+>", "", cell)) for cell in re.findall(
+        r"<td[^>]*>(.*?)</td>", row)] for row in re.findall(r"<tr id=\"phase-\d+\">(.*?)</tr>",
+                                                               accounts)]
+    assert [row[0] for row in cells] == ["research", "refinement", "synthesis"]
+    effects = {row[0]: row[-1] for row in cells}
+    assert effects["research"].startswith("reports 2, sources ")
+    assert effects["synthesis"].startswith("claims given ")
+    assert all(row[4].startswith(("$", "~$")) for row in cells)  # a cost on every row
 
     shot = tmp_path / f"report-{width}.png"
     open_page(chromium, page, width, tmp_path, f"--screenshot={shot}")
