@@ -39,6 +39,7 @@ class Volume:
     requests: Counter[str] = field(default_factory=Counter)
     sent: Counter[str] = field(default_factory=Counter)
     phase_sent: Counter[str] = field(default_factory=Counter)
+    phase_requests: Counter[str] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -76,7 +77,9 @@ def volume(records: Iterable[Mapping[str, Any]]) -> Volume:
         size = int(record["bytes"])
         out.requests[cli] += 1
         out.sent[cli] += size
-        out.phase_sent[phase_of(record.get("report_path"))] += size
+        phase = phase_of(record.get("report_path"))
+        out.phase_sent[phase] += size
+        out.phase_requests[phase] += 1
     return out
 
 
@@ -154,7 +157,8 @@ def print_volumes(volumes: Mapping[str, Volume]) -> None:
             if v.requests[cli]:
                 print(f"  {cli:<8} {v.requests[cli]:>4} requests {kb(v.sent[cli]):>10}  "
                       f"mean {kb(v.mean(cli))}")
-        phases = ", ".join(f"{p} {kb(n)}" for p, n in v.phase_sent.most_common())
+        phases = ", ".join(f"{p} {v.phase_requests[p]} requests {kb(n)}"
+                           for p, n in v.phase_sent.most_common())
         print(f"  per phase: {phases}")
 
 

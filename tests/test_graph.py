@@ -84,13 +84,14 @@ def test_one_rule_says_which_reports_feed_the_phases_after_the_research(
 
 
 @pytest.mark.parametrize(("overrides", "phases"), [
-    ({}, ["scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck",
-          "verification", "antagonist", "synthesis"]),
+    ({"depth": "deep"}, ["scope", "research", "dissent", "refinement", "claims", "gapfill",
+                         "recheck", "verification", "antagonist", "synthesis"]),
     ({"test": True}, ["research", "refinement", "synthesis"]),
     ({"test": True, "debate": "force"}, ["research", "refinement", "antagonist", "synthesis"]),
     ({"test": True, "dissent": "gemini"}, ["research", "dissent", "refinement", "synthesis"]),
-    ({"dissent": "off", "debate": "off"}, ["scope", "research", "refinement", "claims",
-                                           "gapfill", "recheck", "verification", "synthesis"]),
+    ({"depth": "deep", "dissent": "off", "debate": "off"}, [
+        "scope", "research", "refinement", "claims", "gapfill", "recheck", "verification",
+        "synthesis"]),
     ({"agents": ("claude",)}, ["research", "synthesis"]),
     ({"agents": ("claude",), "dissent": "claude"}, ["research", "dissent", "synthesis"]),
 ])
@@ -117,7 +118,7 @@ def test_skips_are_pure_decisions_on_the_facts_of_the_run() -> None:
 
 
 def test_the_plan_shows_the_parallel_branches() -> None:
-    first = graph.plan(load_options(Overrides()))[0]
+    first = graph.plan(load_options(Overrides(depth="deep")))[1]
     assert ("scope → research ∥ dissent → refinement → claims and coverage → gap fill (when "
             "gaps are found) → coverage judged again → claim verification ∥ antagonist → "
             "synthesis by claude") in first
@@ -137,7 +138,7 @@ def test_option_defaults_are_declared_once() -> None:
     stored = RunOptions.from_dict({"seats": []})
     assert (stored.verify, stored.debate, stored.dissent, stored.max_parallel) == (
         True, "auto", "auto", None)
-    assert stored == RunOptions(seats=())
+    assert stored == RunOptions(seats=(), depth="deep")  # stored before depths: it ran deep
     assert load_options(Overrides()).debate == RunOptions(seats=()).debate
 
 

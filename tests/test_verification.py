@@ -102,7 +102,8 @@ def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
             {"id": "c2", "verdict": "CONTRADICTED", "evidence": "no"},
             {"id": "c3", "verdict": "SUPPORTED", "evidence": "yes"}]})},
     })
-    proc = council.run("run", "--test", "--verify", "q")  # debate auto: beside verification
+    # debate auto: beside verification, at depth deep
+    proc = council.run("run", "--test", "--verify", "--depth", "deep", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     log = (run / "progress.log").read_text()

@@ -81,8 +81,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     gaps_filled = gap_fill_ran(state)
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {total} agents contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
-              f"{phases_ran(ws, state)} · synthesised by {writer}"
-              + (f" · claims: {checked}" if checked else "")
+              f"depth {state.options.depth}: {phases_ran(ws, state)} · synthesised by {writer}"
+              + (f" · claims: {checked}" if checked else " · claims not checked")
               + (f" · cut short by the budget ({cut})" if cut else "")
               + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
               + "\n\n")
