@@ -47,6 +47,7 @@ def test_claims_are_checked_by_another_vendor(council: Council) -> None:
     assert "## Claims Dropped in Verification" in prompt
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert "claims: 1 supported, 1 overstated, 1 contradicted" in header
+    assert "· depth standard: scope → research → refinement →" in header  # the default
     st = yaml.safe_load((run / "state.yaml").read_text())
     assert st["agents"]["codex"]["phases"]["verification"]["status"] == "capped"
 
