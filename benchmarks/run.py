@@ -194,7 +194,8 @@ def graph_rows(work: Path, delay: float) -> list[tuple[str, str, float, str]]:
     """Every phase of the graph (dissent beside research, verification beside the
     antagonist), 3 agents: the critical path of the old end-to-end sequence and of the
     graph, and the wall time over the graph's."""
-    r = council_run(work, None, delay, options=("--verify", "--debate", "auto"))
+    r = council_run(work, None, delay,
+                    options=("--depth", "deep", "--verify", "--debate", "auto"))
     return [
         ("full graph, 3 agents: graph's / old sequence's critical path",
          f"{r['critical']:.2f} s / {r['sequence']:.2f} s", r["critical"] / r["sequence"],

@@ -3,9 +3,10 @@ codex and gemini run `council run --test` offline against the scripted model ser
 (tests/realcli/server.py), which logs the size of every request; the figures are requests,
 bytes per CLI and per phase, mean request, and each run's bytes over a single agent's.
 
-Three runs: the default pipeline (`--verify`: every phase, 3 agents, loops of 2 turns), one
-agent (`--agents claude --no-verify --debate off`) and three agents with research, refinement
-and synthesis only (`--no-verify --debate off`). Without the pinned CLIs it says so."""
+The three depths side by side, each with its checks on (`--depth quick|standard|deep
+--verify`: 3 agents, loops of 2 turns), after one agent (`--agents claude --no-verify --debate
+off`), the baseline every ratio is to, and three agents with research, refinement and
+synthesis only (`--no-verify --debate off`). Without the pinned CLIs it says so."""
 
 from __future__ import annotations
 
@@ -24,9 +25,11 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 RUNS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("default pipeline", ("--verify",)),
     ("one agent", ("--agents", "claude", "--no-verify", "--debate", "off")),
     ("--no-verify --debate off", ("--no-verify", "--debate", "off")),
+    ("depth quick", ("--depth", "quick", "--verify")),
+    ("depth standard", ("--depth", "standard", "--verify")),
+    ("depth deep", ("--depth", "deep", "--verify")),
 )
 API_CLI = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 SEATS = ("claude", "codex", "gemini")
@@ -39,6 +42,7 @@ class Volume:
     requests: Counter[str] = field(default_factory=Counter)
     sent: Counter[str] = field(default_factory=Counter)
     phase_sent: Counter[str] = field(default_factory=Counter)
+    phase_requests: Counter[str] = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -76,7 +80,9 @@ def volume(records: Iterable[Mapping[str, Any]]) -> Volume:
         size = int(record["bytes"])
         out.requests[cli] += 1
         out.sent[cli] += size
-        out.phase_sent[phase_of(record.get("report_path"))] += size
+        phase = phase_of(record.get("report_path"))
+        out.phase_sent[phase] += size
+        out.phase_requests[phase] += 1
     return out
 
 
@@ -154,8 +160,23 @@ def print_volumes(volumes: Mapping[str, Volume]) -> None:
             if v.requests[cli]:
                 print(f"  {cli:<8} {v.requests[cli]:>4} requests {kb(v.sent[cli]):>10}  "
                       f"mean {kb(v.mean(cli))}")
-        phases = ", ".join(f"{p} {kb(n)}" for p, n in v.phase_sent.most_common())
+        phases = ", ".join(f"{p} {v.phase_requests[p]} requests {kb(n)}"
+                           for p, n in v.phase_sent.most_common())
         print(f"  per phase: {phases}")
+
+
+def depths_side_by_side(volumes: Mapping[str, Volume]) -> list[str]:
+    """The three depths in one table: requests, bytes, and each over one agent's and deep's
+    (the figures README.md's table of depths gives)."""
+    single, deep = volumes.get("one agent"), volumes.get("depth deep")
+    rows = ["depth     requests      sent  x one agent  of deep"]
+    for label, v in volumes.items():
+        if not label.startswith("depth "):
+            continue
+        times = f"{v.count / single.count:.1f}" if single and single.count else "-"
+        share = f"{v.count / deep.count:.0%}" if deep and deep.count else "-"
+        rows.append(f"{label[6:]:<9} {v.count:>8} {kb(v.total):>9} {times:>12} {share:>8}")
+    return rows
 
 
 def main(work: Path) -> None:
@@ -167,3 +188,4 @@ def main(work: Path) -> None:
     for i, (label, options) in enumerate(RUNS):
         volumes[label] = measure(work / f"run{i}", options)
     print_volumes(volumes)
+    print("\n".join(depths_side_by_side(volumes)))

@@ -299,7 +299,8 @@ class _EvalCommand(click.Command):
 @click.argument("questions")
 @click.option("--config", "configs", multiple=True, required=True, metavar="C",
               help="A configuration to evaluate (repeat to compare): single:<seat>, "
-                   "council:three, council, optionally @FILE (a council config), or a FILE.yaml.")
+                   "council:three, council:quick|standard|deep, council (deep), optionally "
+                   "@FILE (a council config), or a FILE.yaml.")
 @click.option("--judge", required=True, metavar="J",
               help="The one judge: cli:claude, cli:codex, cli:gemini (your CLI login) or an "
                    "Inspect model (anthropic/…, openai/…, google/…).")

@@ -46,6 +46,11 @@ DONE = "done"  # what state.yaml's `steps` says of a phase that ran to its end
 # every request, so a step whose inputs are given reads and writes files only.
 WEB = "web"  # files, plus web search and fetch: research, and checking sources
 FILES = "files"  # read, write and edit files in its own folder, search them
+# How much of the graph a run pays for (`--depth`, options.py): each phase declares the depths
+# that run it (Phase.depths), and the skip rules read that (`skipped`). docs/phases.md gives
+# the reasons, measured on the scripted model.
+QUICK, STANDARD, DEEP = "quick", "standard", "deep"
+DEPTHS = (QUICK, STANDARD, DEEP)
 
 
 class SeatView(Protocol):
@@ -89,6 +94,8 @@ class Options(Protocol):
     def max_tokens(self) -> int | None: ...
     @property
     def max_parallel(self) -> int | None: ...
+    @property
+    def depth(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,7 @@ class Facts:
     gaps: int | None = None  # gaps the first coverage judgement found (gapfill, recheck)
     judged: bool | None = None  # whether the first coverage judgement produced claims
     gap_filled: bool | None = None  # whether the gap fill ran
+    gap_reports: int | None = None  # gap reports the gap fill published (recheck reads them)
 
 
 Skip = Callable[[Facts], "str | None"]
@@ -128,6 +136,10 @@ class Phase:
     own_folder: bool = False  # works in agents/<seat>.<name>/, beside the seat's own folder
     snapshot: bool = True  # its published output is checked against its sha256 (snapshots.py)
     tools: str = WEB  # WEB or FILES: the tools its seats are offered (agents/toolsets.py)
+    depths: tuple[str, ...] = DEPTHS  # the depths that run it (`--depth`)
+    # An option a user gave that runs it at a depth that leaves it out (--debate force runs
+    # the antagonist at standard): the user's explicit word beats the depth's default.
+    forced: Callable[[Options], bool] | None = None
 
     def __post_init__(self) -> None:
         for key, default in (("label", self.name), ("step", self.label or self.name),
@@ -242,10 +254,16 @@ def skip_gapfill(facts: Facts) -> str | None:
 
 
 def skip_recheck(facts: Facts) -> str | None:
+    """Judged again only when the gap fill left something new to judge: with no gap report
+    published, the recheck would read exactly the reports the first judgement read."""
     if facts.gap_filled is False:
         return "no gap fill to judge"
     why = skip_gapfill(facts)
-    return f"no gap fill to judge ({why})" if why else None
+    if why:
+        return f"no gap fill to judge ({why})"
+    if facts.gap_reports == 0:
+        return "the gap fill published no report: coverage stands as first judged"
+    return None
 
 
 def skip_verification(facts: Facts) -> str | None:
@@ -271,34 +289,71 @@ def skip_synthesis(facts: Facts) -> str | None:
     return None
 
 
+def _debates(options: Options) -> bool:
+    """The antagonist runs at any depth when the user forces the debate, or the research is
+    for compliance (which is always challenged)."""
+    return options.debate == "force" or options.mode == "compliance"
+
+
+def _dissenter_named(options: Options) -> bool:
+    """A dissent seat named with --dissent AGENT runs at any depth."""
+    return options.dissent not in ("auto", "off")
+
+
+def by_depth(phase: Phase, options: Options) -> str | None:
+    """Why the run's depth leaves `phase` out, or None: the depth runs it, or an option the
+    user gave forces it (Phase.forced)."""
+    if options.depth in phase.depths or (phase.forced is not None and phase.forced(options)):
+        return None
+    return f"depth {options.depth}"
+
+
+def skipped(phase: Phase, facts: Facts) -> str | None:
+    """Why `phase` does not run, or None: the depth first (a phase the depth leaves out says
+    "depth quick"), then the phase's own rule (Phase.skip). The engine and the plan ask this,
+    never a phase's skip alone."""
+    return by_depth(phase, facts.options) or phase.skip(facts)
+
+
+def runs_at(depth: str) -> list[str]:
+    """The phases a depth runs at most, in graph order, before any other option or fact
+    (the README's table and the plan's depth line)."""
+    return [p.name for p in GRAPH if depth in p.depths]
+
+
 # The declaration, dependencies first. The constants are for the few modules that mean one
 # particular phase (the synthesis stamps the final report, the report's header says whether
 # the gap fill ran); a phase nobody names needs only its entry in GRAPH.
+# "you do not research it yourself"
 SCOPE = Phase("scope", (), ONE, SHORT, skip_scope, output="scope-draft.json",
-              colour="#8c6d31", attempts=2, tools=FILES)  # "you do not research it yourself"
+              colour="#8c6d31", attempts=2, tools=FILES, depths=(STANDARD, DEEP))
 RESEARCH = Phase("research", ("scope",), EVERY, FULL, skip_research,
                  output="{seat}-report.md", colour="#3366cc", cap=None, feeds=True,
                  report=True)
 DISSENT = Phase("dissent", ("scope",), ONE, FULL, skip_dissent, output="dissent.md",
                 colour="#990099", cap=4, report=True,  # a memo, not a second report
-                own_folder=True)  # beside the same seat's research, which cannot reach it
+                own_folder=True,  # beside the same seat's research, which cannot reach it
+                depths=(DEEP,), forced=_dissenter_named)
 REFINEMENT = Phase("refinement", ("research", "dissent"), EVERY, FULL, skip_refinement,
                    output="{seat}-refined.md", colour="#109618", cap=None, feeds=True,
-                   report=True)
+                   report=True, depths=(STANDARD, DEEP))
 CLAIMS = Phase("claims", ("refinement",), ONE, SHORT, skip_claims,
                output="claims-draft.json", colour="#ff9900", attempts=2,
-               step="claims and coverage", tools=FILES)  # judges the reports it is given
+               step="claims and coverage", tools=FILES,  # judges the reports it is given
+               depths=(STANDARD, DEEP))
 GAPFILL = Phase("gapfill", ("claims",), PER_GAP, SHORT, skip_gapfill,
                 output="{seat}-gaps.md", colour="#dd4477", cap=2, report=True,
-                label="gap fill", step="gap fill (when gaps are found)")
+                label="gap fill", step="gap fill (when gaps are found)", depths=(DEEP,))
 RECHECK = Phase("recheck", ("gapfill",), ONE, SHORT, skip_recheck,
                 output="recheck-draft.json", colour="#b77322", attempts=2,
-                step="coverage judged again", prompt="claims", tools=FILES)
+                step="coverage judged again", prompt="claims", tools=FILES, depths=(DEEP,))
 VERIFICATION = Phase("verification", ("recheck",), EVERY, SHORT, skip_verification,
                      output="{seat}-verdicts.json", colour="#0099c6",
-                     step="claim verification", prompt="verify")  # opens the cited sources
+                     step="claim verification", prompt="verify",  # opens the cited sources
+                     depths=(STANDARD, DEEP))
 ANTAGONIST = Phase("antagonist", ("recheck",), ONE, SHORT, skip_antagonist,
-                   output="counterpoints.md", colour="#dc3912", cap=2)
+                   output="counterpoints.md", colour="#dc3912", cap=2, depths=(DEEP,),
+                   forced=_debates)
 # Its seat's own cap is synthesis_max_iterations. council stamps its report after
 # publication, so the published file is no snapshot.
 SYNTHESIS = Phase("synthesis", ("verification", "antagonist"), ONE, FULL, skip_synthesis,
@@ -333,7 +388,7 @@ def planned(options: Options) -> list[str]:
     """The phases a run with these options can have, in graph order (some may still be
     skipped on the way: too few survivors, a spent budget, no gaps)."""
     facts = Facts(options)
-    return [p.name for p in GRAPH if p.skip(facts) is None]
+    return [p.name for p in GRAPH if skipped(p, facts) is None]
 
 
 def plan(options: Options) -> list[str]:
@@ -350,7 +405,8 @@ def plan(options: Options) -> list[str]:
         return BY_NAME[name].step
 
     stages = " → ".join(" ∥ ".join(step(name) for name in group) for group in groups(names))
-    lines = [f"{counted(len(options.seats), 'agent')} × up to "
+    lines = [depth_line(options, names),
+             f"{counted(len(options.seats), 'agent')} × up to "
              f"{counted(max(s.max_iterations for s in options.seats), 'iteration')} per "
              "phase: " + stages]
     for seat in options.seats:
@@ -373,6 +429,15 @@ def plan(options: Options) -> list[str]:
         limits.append(f"at most {options.max_parallel} CLI processes at once")
     lines.append("limits: " + ", ".join(limits))
     return lines
+
+
+def depth_line(options: Options, names: set[str]) -> str:
+    """The plan's words on the depth: which it is, and whether the claims get checked."""
+    checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names
+               else "claims not checked")
+    left = [BY_NAME[n].label for n in NAMES if n not in names]
+    return (f"depth {options.depth} (--depth {'|'.join(DEPTHS)}): {checked}"
+            + (f"; not run: {', '.join(left)}" if left else "; every phase"))
 
 
 def groups(names: set[str]) -> list[list[str]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from council.errors import ConfigError, UsageError
+from council.graph import DEEP, DEPTHS, STANDARD
 
 # Where an option may be given. Each option that is a RunOptions field is also stored in the
 # run's state.yaml and read back from it.
@@ -264,6 +265,9 @@ class Option:
     field: bool = True  # a RunOptions field, stored in state.yaml (False: it shapes others)
     optional: bool = False  # None is a value ("no limit", "none given")
     metavar: str | None = None
+    # What a run stored before this option existed did, if not its default (a run without a
+    # depth ran the whole graph: deep). None: the default.
+    older: Any = None
 
     @property
     def flag(self) -> str:
@@ -361,6 +365,13 @@ OPTIONS: tuple[Option, ...] = (
            "on to synthesis.", RUN_AND_CONFIG, optional=True),
     Option("max_tokens", Number("a positive whole number", 1, above=False, whole=True), None,
            "Budget in tokens, as --max-cost.", RUN_AND_CONFIG, optional=True),
+    # issue 34: what a question pays for. graph.py declares which phases each depth runs.
+    Option("depth", Choice(DEPTHS, f"one of {', '.join(DEPTHS)}"), STANDARD,
+           "How much of the council a question gets: quick (every agent researches, one "
+           "synthesis; claims not checked), {default} (the default: scope, research, "
+           "refinement, claims checked by agents of other vendors, synthesis) or deep (also "
+           "dissent, gap fill, recheck and the antagonist). --no-verify and --debate/--dissent "
+           "apply on top (docs/phases.md).", EVERYWHERE, older=DEEP),
     Option("mode", Choice(MODES, f"one of {', '.join(MODES)}"), "exploratory",
            "What the research is for: mapping a field ({default}, the default), meeting rules "
            "(compliance), or choosing (decision).", EVERYWHERE),
@@ -380,8 +391,9 @@ OPTIONS: tuple[Option, ...] = (
            "at once).", EVERYWHERE, optional=True),
     Option("verify", Flag(negative=True), PerProfile(production=True, test=False),
            "Scope the question into sub-questions before the research, then have agents of "
-           "other vendors check the reports' claims and coverage, and research the gaps found, "
-           "before the synthesis (default: {default}).", EVERYWHERE),
+           "other vendors check the reports' claims and coverage (and, at depth deep, research "
+           "the gaps found) before the synthesis; --no-verify drops these phases from any "
+           "depth (default: {default}).", EVERYWHERE),
     Option("config", File(), None,
            "Council config file (default ./council.yaml once trusted with `council trust`, "
            "then ~/.config/council/config.yaml).", frozenset({CLI}), field=False,
@@ -433,7 +445,7 @@ FIELDS = tuple(option for option in OPTIONS if option.field)
 # The options an MCP client gives start_research (hosts/mcptools.py), in its order. A client
 # is a model, not the user: it may say what a run researches and how much it may spend, never
 # which config file or commands it obeys, nor the machine's limits.
-MCP_CLIENT = ("agents", "mode", "verify", "max_iterations", "max_cost", "test")
+MCP_CLIENT = ("agents", "depth", "mode", "verify", "max_iterations", "max_cost", "test")
 
 
 def given_on(source: str) -> tuple[Option, ...]:
@@ -493,5 +505,6 @@ def stored(data: Mapping[str, Any], where: str) -> dict[str, Any]:
     profile = (profile_option.check(data["profile"], f"{where}: profile")
                if "profile" in data else profile_option.default)
     return {option.name: (option.check(data[option.name], f"{where}: {option.name}")
-                          if option.name in data else option.default_for(profile))
+                          if option.name in data else option.default_for(profile)
+                          if option.older is None else option.older)
             for option in FIELDS}

@@ -138,6 +138,7 @@ class RunOptions:
     max_report_bytes: int = _DEFAULT["max_report_bytes"]
     dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
     max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
+    depth: str = _DEFAULT["depth"]  # quick | standard | deep (graph.DEPTHS); older runs: deep
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:

@@ -71,7 +71,8 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
                     "claude:claims": {"content": json.dumps(CLAIMS)},
                     "claude:recheck": {"content": json.dumps(CLAIMS_AFTER)},
                     "gemini:research": {"content": GEMINI_RESEARCH}, **VERDICTS})
-    proc = council.run("run", "--test", "--verify", "--debate", "off", "How do tides work?")
+    proc = council.run("run", "--test", "--verify", "--depth", "deep", "--debate", "off",
+                       "How do tides work?")
     assert proc.returncode == 0, proc.stderr
     assert "scope → research" in proc.stdout  # the plan
     run = council.only_run()
@@ -278,7 +279,7 @@ def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:
                     "claude:claims": {"content": json.dumps(CLAIMS)},
                     "claude:recheck": {"content": json.dumps(CLAIMS)},
                     "codex:gapfill": {"crash": True}, **VERDICTS})
-    proc = council.run("run", "--test", "--verify", "--debate", "off", "q")
+    proc = council.run("run", "--test", "--verify", "--depth", "deep", "--debate", "off", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     synthesis = (run / "agents" / "claude" / "synthesis-prompt.md").read_text()
@@ -295,7 +296,7 @@ def test_a_recheck_that_fails_keeps_the_first_judgement(council: Council) -> Non
                     "claude:claims": {"content": json.dumps(CLAIMS)},
                     "claude:recheck": {"content": "not json"},
                     "codex:recheck": {"content": "not json either"}, **VERDICTS})
-    proc = council.run("run", "--test", "--verify", "--debate", "off", "q")
+    proc = council.run("run", "--test", "--verify", "--depth", "deep", "--debate", "off", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     data = json.loads((run / "claims.json").read_text())

@@ -126,13 +126,13 @@ def test_the_plan_lists_only_the_phases_the_run_can_have() -> None:
     from council.graph import plan
 
     def steps(**overrides: object) -> str:
-        return str(plan(load_options(Overrides(**overrides)))[0])
+        return str(plan(load_options(Overrides(**overrides)))[1])  # [0]: the depth
 
     assert "antagonist" not in steps(test=True)  # auto: only beside verification, off here
     assert "→ antagonist →" in steps(test=True, debate="force")
-    assert "claim verification ∥ antagonist" in steps()
+    assert "claim verification ∥ antagonist" in steps(depth="deep")
     assert "→ antagonist →" in steps(test=True, mode="compliance")
-    assert "research ∥ dissent →" in steps()
+    assert "research ∥ dissent →" in steps(depth="deep")
     assert "dissent" not in steps(test=True)
     assert "research ∥ dissent by codex →" in steps(test=True, dissent="codex")
 

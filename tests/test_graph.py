@@ -84,13 +84,14 @@ def test_one_rule_says_which_reports_feed_the_phases_after_the_research(
 
 
 @pytest.mark.parametrize(("overrides", "phases"), [
-    ({}, ["scope", "research", "dissent", "refinement", "claims", "gapfill", "recheck",
-          "verification", "antagonist", "synthesis"]),
+    ({"depth": "deep"}, ["scope", "research", "dissent", "refinement", "claims", "gapfill",
+                         "recheck", "verification", "antagonist", "synthesis"]),
     ({"test": True}, ["research", "refinement", "synthesis"]),
     ({"test": True, "debate": "force"}, ["research", "refinement", "antagonist", "synthesis"]),
     ({"test": True, "dissent": "gemini"}, ["research", "dissent", "refinement", "synthesis"]),
-    ({"dissent": "off", "debate": "off"}, ["scope", "research", "refinement", "claims",
-                                           "gapfill", "recheck", "verification", "synthesis"]),
+    ({"depth": "deep", "dissent": "off", "debate": "off"}, [
+        "scope", "research", "refinement", "claims", "gapfill", "recheck", "verification",
+        "synthesis"]),
     ({"agents": ("claude",)}, ["research", "synthesis"]),
     ({"agents": ("claude",), "dissent": "claude"}, ["research", "dissent", "synthesis"]),
 ])
@@ -117,7 +118,7 @@ def test_skips_are_pure_decisions_on_the_facts_of_the_run() -> None:
 
 
 def test_the_plan_shows_the_parallel_branches() -> None:
-    first = graph.plan(load_options(Overrides()))[0]
+    first = graph.plan(load_options(Overrides(depth="deep")))[1]
     assert ("scope → research ∥ dissent → refinement → claims and coverage → gap fill (when "
             "gaps are found) → coverage judged again → claim verification ∥ antagonist → "
             "synthesis by claude") in first
@@ -146,7 +147,7 @@ def test_option_defaults_are_declared_once() -> None:
     stored = RunOptions.from_dict({"seats": []})
     assert (stored.verify, stored.debate, stored.dissent, stored.max_parallel) == (
         True, "auto", "auto", None)
-    assert stored == RunOptions(seats=())
+    assert stored == RunOptions(seats=(), depth="deep")  # stored before depths: it ran deep
     assert load_options(Overrides()).debate == RunOptions(seats=()).debate
 
 
@@ -219,3 +220,73 @@ def test_resume_does_not_run_an_ended_phase_again(council: Council) -> None:
     assert after["agents"]["codex"]["phases"]["antagonist"] == antagonist
     assert (run / "progress.log").read_text().count("antagonist started") == 1
     assert after["phase"] == "done"
+
+
+# ---------------------------------------------------------------- depths (issue 34)
+CHECKED = ["scope", "research", "refinement", "claims", "verification", "synthesis"]
+
+
+@pytest.mark.parametrize(("depth", "phases"), [
+    ("quick", ["research", "synthesis"]),
+    ("standard", CHECKED),
+    ("deep", list(graph.NAMES)),
+])
+def test_each_depth_runs_its_declared_phases(depth: str, phases: list[str]) -> None:
+    options = load_options(Overrides(depth=depth))  # production: verification on
+    assert graph.planned(options) == phases
+    assert graph.runs_at(depth) == phases  # before any other option
+
+
+def test_a_phase_the_depth_leaves_out_says_so() -> None:
+    quick = load_options(Overrides(depth="quick"))
+    assert graph.skipped(graph.REFINEMENT, Facts(quick)) == "depth quick"
+    assert graph.skipped(graph.VERIFICATION, Facts(quick)) == "depth quick"
+    assert graph.skipped(graph.RESEARCH, Facts(quick)) is None
+    standard = load_options(Overrides())
+    assert standard.depth == "standard"  # the default
+    assert graph.skipped(graph.GAPFILL, Facts(standard)) == "depth standard"
+    # The depth is asked first, then the phase's own rule.
+    assert graph.skipped(graph.REFINEMENT, Facts(standard, survivors=1)) == (
+        "fewer than 2 agents have a report to cross")
+
+
+def test_options_on_top_of_a_depth() -> None:
+    """docs/phases.md: --no-verify drops the checks from any depth; --verify adds none to
+    quick; an explicit --debate force, a compliance question or a named --dissent seat runs
+    its phase at any depth; --debate off and --dissent off still win at deep."""
+    def at(depth: str, **more: Any) -> list[str]:
+        return graph.planned(load_options(Overrides(depth=depth, **more)))
+
+    assert at("standard", verify=False) == ["research", "refinement", "synthesis"]
+    assert at("quick", verify=True) == ["research", "synthesis"]
+    assert at("standard", debate="force") == [*CHECKED[:-1], "antagonist", "synthesis"]
+    assert at("quick", debate="force") == ["research", "antagonist", "synthesis"]
+    assert "antagonist" in at("standard", mode="compliance")
+    assert "antagonist" not in at("standard", debate="auto")
+    assert at("standard", dissent="codex")[:3] == ["scope", "research", "dissent"]
+    assert "dissent" not in at("standard", dissent="auto")
+    assert "antagonist" not in at("deep", debate="off")
+    assert "dissent" not in at("deep", dissent="off")
+
+
+def test_the_plan_names_the_depth_and_what_it_leaves_out() -> None:
+    quick = graph.plan(load_options(Overrides(depth="quick")))
+    assert quick[0] == ("depth quick (--depth quick|standard|deep): claims not checked; not "
+                        "run: scope, dissent, refinement, claims, gap fill, recheck, "
+                        "verification, antagonist")
+    assert "research → synthesis by claude" in quick[1]
+    standard = graph.plan(load_options(Overrides()))[0]
+    assert standard.startswith("depth standard (--depth quick|standard|deep): claims checked "
+                               "by agents of other vendors; not run: dissent, gap fill, "
+                               "recheck, antagonist")
+    assert graph.plan(load_options(Overrides(depth="deep")))[0].endswith("; every phase")
+
+
+def test_the_recheck_is_skipped_when_the_gap_fill_published_nothing_new() -> None:
+    """With no gap report, the recheck would read exactly what the first judgement read."""
+    deep = load_options(Overrides(depth="deep"))
+    filled = Facts(deep, judged=True, gaps=2, gap_filled=True)
+    assert graph.skip_recheck(replace(filled, gap_reports=0)) == (
+        "the gap fill published no report: coverage stands as first judged")
+    assert graph.skip_recheck(replace(filled, gap_reports=1)) is None
+    assert graph.skip_recheck(filled) is None  # not known yet (the plan): it may run

@@ -69,8 +69,19 @@ def test_every_loader_gives_the_declared_default(profile: str) -> None:
     stored = RunOptions.from_dict({"seats": [], "profile": profile})
     for option in FIELDS:
         expected = profile if option.name == "profile" else option.default_for(profile)
-        assert getattr(stored, option.name) == expected, option.name
         assert getattr(loaded, option.name) == expected, option.name
+        # A state written before the option existed reads as what that run did (`older`).
+        assert getattr(stored, option.name) == (
+            expected if option.older is None else option.older), option.name
+
+
+def test_a_run_stored_before_depth_existed_reads_as_deep() -> None:
+    """Runs made before --depth ran the whole graph: resuming one must not drop its
+    antagonist or gap fill because the new default is standard."""
+    old = RunOptions.from_dict({"seats": [], "profile": "production"})
+    assert old.depth == "deep"
+    assert RunOptions(seats=()).depth == "standard"
+    assert load_options(Overrides()).depth == "standard"
 
 
 @pytest.mark.parametrize("option", FIELDS, ids=lambda o: o.name)

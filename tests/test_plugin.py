@@ -406,7 +406,7 @@ def test_the_plugin_flow_scopes_verifies_and_scores(council: Council) -> None:
     council.script({"project": {"finish_after": 1}, "*": {"finish_after": 1},
                     "claude:scope": {"content": json.dumps(SCOPE)},
                     "claude:claims": {"content": json.dumps(CLAIMS)}, **VERDICTS})
-    run_session(council, "/council:deep-research --test --verify --debate off q")
+    run_session(council, "/council:deep-research --test --depth deep --verify --debate off q")
     run = only_run(council)
     assert state_of(run)["phase"] == "done"
     handover = replies(council)[0]["reason"]

@@ -47,6 +47,7 @@ def test_claims_are_checked_by_another_vendor(council: Council) -> None:
     assert "## Claims Dropped in Verification" in prompt
     header = (run / "final-report.md").read_text().splitlines()[0]
     assert "claims: 1 supported, 1 overstated, 1 contradicted" in header
+    assert "· depth standard: scope → research → refinement →" in header  # the default
     st = yaml.safe_load((run / "state.yaml").read_text())
     assert st["agents"]["codex"]["phases"]["verification"]["status"] == "capped"
 
@@ -102,7 +103,8 @@ def test_the_antagonist_is_answered_in_the_synthesis(council: Council) -> None:
             {"id": "c2", "verdict": "CONTRADICTED", "evidence": "no"},
             {"id": "c3", "verdict": "SUPPORTED", "evidence": "yes"}]})},
     })
-    proc = council.run("run", "--test", "--verify", "q")  # debate auto: beside verification
+    # debate auto: beside verification, at depth deep
+    proc = council.run("run", "--test", "--verify", "--depth", "deep", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     log = (run / "progress.log").read_text()

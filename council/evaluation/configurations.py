@@ -2,8 +2,10 @@
 
     single:<seat>     one agent researches and writes the report (research → synthesis)
     council:three     research, refinement, synthesis (--no-verify --debate off)
-    council           the default pipeline (scope, dissent, claims, gap fill, verification,
-                      antagonist), whatever --test says
+    council:<depth>   `council run --depth <depth>` (quick, standard, deep: graph.DEPTHS), with
+                      its checks whatever --test says (--verify)
+    council           the whole pipeline (scope, dissent, claims, gap fill, verification,
+                      antagonist), as council:deep: what it meant before depths existed
     …@FILE            any of these with the seats of a council config file (`single:opus@
                       team.yaml`); a bare FILE ending in .yaml or .yml is `council@FILE`
 
@@ -21,12 +23,13 @@ from pathlib import Path
 
 from council.config import Overrides, load_options
 from council.errors import UsageError
+from council.graph import DEEP, DEPTHS
 from council.runoptions import RunOptions
 
 SINGLE = "single"
 THREE = "council:three"
 COUNCIL = "council"
-KINDS = (f"{SINGLE}:<seat>", THREE, COUNCIL)
+KINDS = (f"{SINGLE}:<seat>", THREE, *(f"{COUNCIL}:{d}" for d in DEPTHS), COUNCIL)
 SEAT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 # The vendor behind each CLI, and behind each Inspect model provider a judge may name.
 VENDOR_OF_PROVIDER = {"anthropic": "claude", "openai": "codex", "google": "gemini",
@@ -45,6 +48,7 @@ class Configuration:
     kind: str  # SINGLE, THREE or COUNCIL
     seat: str | None = None
     config_file: Path | None = None
+    depth: str = DEEP  # COUNCIL's depth: council:quick, council:standard, council (deep)
 
     def run_args(self, test: bool = False, max_cost: float | None = None) -> list[str]:
         """`council run`'s options for this configuration (the topic comes separately)."""
@@ -58,8 +62,8 @@ class Configuration:
                      "--dissent", "off"]
         elif self.kind == THREE:
             args += ["--no-verify", "--debate", "off", "--dissent", "off"]
-        else:
-            args.append("--verify")  # the whole pipeline, also under --test
+        else:  # the depth's checks, also under --test
+            args += ["--depth", self.depth, "--verify"]
         if max_cost is not None:
             args += ["--max-cost", f"{max_cost:g}"]
         return args
@@ -67,7 +71,9 @@ class Configuration:
     def slug(self) -> str:
         """A folder name for this configuration's runs: readable, and distinct for distinct
         config files."""
-        base = self.kind.replace(":", "-") + (f"-{self.seat}" if self.seat else "")
+        base = self.kind.replace(":", "-") + (f"-{self.seat}" if self.seat else "") + (
+            f"-{self.depth}" if self.kind == COUNCIL and self.name.startswith(f"{COUNCIL}:")
+            else "")
         if self.config_file is None:
             return base
         digest = hashlib.sha256(str(self.config_file).encode()).hexdigest()[:8]
@@ -88,6 +94,8 @@ def parse(spec: str) -> Configuration:
     if kind_part in (THREE, COUNCIL):
         return Configuration(text, kind_part, None, config_file)
     kind, colon, seat = kind_part.partition(":")
+    if kind == COUNCIL and seat in DEPTHS:
+        return Configuration(text, COUNCIL, None, config_file, depth=seat)
     if kind == SINGLE and colon:
         if not SEAT.fullmatch(seat):
             raise ConfigurationError(f"configuration {spec!r}: {seat!r} is not an agent name "
@@ -107,7 +115,8 @@ def overrides(conf: Configuration, test: bool = False,
     if conf.kind == THREE:
         return Overrides(config=conf.config_file, test=test, verify=False, debate="off",
                          dissent="off", max_cost=max_cost)
-    return Overrides(config=conf.config_file, test=test, verify=True, max_cost=max_cost)
+    return Overrides(config=conf.config_file, test=test, verify=True, depth=conf.depth,
+                     max_cost=max_cost)
 
 
 def resolve(conf: Configuration, test: bool = False,

@@ -82,8 +82,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {graph.counted(total, 'agent')} "
               "contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
-              f"{phases_ran(ws, state)} · synthesised by {writer}"
-              + (f" · claims: {checked}" if checked else "")
+              f"depth {state.options.depth}: {phases_ran(ws, state)} · synthesised by {writer}"
+              + (f" · claims: {checked}" if checked else " · claims not checked")
               + (f" · cut short by the budget ({cut})" if cut else "")
               + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
               + "\n\n")

@@ -31,11 +31,11 @@ from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json
 from council.phases.chooser import writer
-from council.phases.gapfill import load_plan
+from council.phases.gapfill import published
 from council.runoptions import Seat
 from council.store import events
 from council.store.disk import atomic_write
-from council.store.workspace import CLAIMS, GAPS
+from council.store.workspace import CLAIMS
 
 EXTRACTED = "extracted"  # claims.json's status between a judgement and the verification
 JUDGED_BY = "judged_by"  # claims.json's key: the phase whose judgement it holds
@@ -57,7 +57,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
     extractor = writer(ctx.options.synthesizer, ctx.seats(), contributors)
     inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
               for s in contributors}
-    gaps = _gap_reports(ctx) if again else []
+    gaps = published(ctx.ws) if again else []
     inputs.update({path.name: path for _, path in gaps})
     found = load_scope(ws.root / SCOPE)
     candidates = [extractor, *(s for s in contributors if s.name != extractor.name)]
@@ -112,13 +112,6 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
         data["before"] = {"questions": earlier["questions"],
                           "dimensions": earlier.get("dimensions", [])}
     return _write(ctx, data, name)
-
-
-def _gap_reports(ctx: RunContext) -> list[tuple[str, Path]]:
-    """The gap fill's published reports: (seat, path)."""
-    ws = ctx.ws
-    return [(seat, path) for seat in load_plan(ws.root / GAPS)
-            if (path := ws.published_output(seat, graph.GAPFILL.name)).is_file()]
 
 
 def _write(ctx: RunContext, data: dict[str, Any], phase: str,

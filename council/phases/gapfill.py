@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from council import prompts
+from council import graph, prompts
 from council.evidence import claimcheck
 from council.evidence.score import STATUS_VALUE, closures
 from council.graph import Phase
@@ -21,7 +21,7 @@ from council.phases import RunContext, run_parallel, seat_task
 from council.runoptions import Seat
 from council.store import events, loop
 from council.store.disk import atomic_write
-from council.store.workspace import CLAIMS, GAPS
+from council.store.workspace import CLAIMS, GAPS, Workspace
 
 MAX_GAPS = 3  # seed 004: "find 1-3 genuine gaps", one bounded round (of turns graph.py caps)
 
@@ -73,6 +73,13 @@ def load_plan(path: Path) -> dict[str, list[dict[str, str]]]:
         return {}
     plan = data.get("plan") if isinstance(data, dict) else None
     return plan if isinstance(plan, dict) else {}
+
+
+def published(ws: Workspace) -> list[tuple[str, Path]]:
+    """The gap fill's published reports, (seat, path): what the recheck reads beside the
+    reports the first judgement read (graph.Facts.gap_reports counts them)."""
+    return [(seat, path) for seat in load_plan(ws.root / GAPS)
+            if (path := ws.published_output(seat, graph.GAPFILL.name)).is_file()]
 
 
 def count(verification: Mapping[str, Any] | None) -> int:

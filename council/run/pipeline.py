@@ -65,7 +65,7 @@ async def _run_phase(ctx: RunContext, phase: Phase, running: list[str]) -> None:
     state = owner.state
     if (state.steps or {}).get(phase.name) is not None:
         return  # ended in an earlier attempt at this run
-    why = phase.skip(facts(ctx, state))
+    why = graph.skipped(phase, facts(ctx, state))
     if why is not None:
         _end(ctx, phase.name, f"skipped: {why}")
         events.emit(ws.root, phase.name, f"skipped: {why}")
@@ -96,7 +96,8 @@ def facts(ctx: RunContext, state: RunState) -> Facts:
     return Facts(ctx.options, survivors=len(contributors),
                  budget_exhausted=state.budget_exhausted,
                  gaps=gapfill.count(listed) if judged else None, judged=judged,
-                 gap_filled=filled == DONE if filled is not None else None)
+                 gap_filled=filled == DONE if filled is not None else None,
+                 gap_reports=len(gapfill.published(ctx.ws)) if filled == DONE else None)
 
 
 def _shown(running: list[str]) -> str:

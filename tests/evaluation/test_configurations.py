@@ -20,7 +20,23 @@ def test_the_three_kinds_and_their_council_run_options() -> None:
         "--test", "--no-verify", "--debate", "off", "--dissent", "off"]
     # The whole pipeline even under --test, which would otherwise turn verification off.
     assert c.parse("council").run_args(test=True, max_cost=2.5) == [
-        "--test", "--verify", "--max-cost", "2.5"]
+        "--test", "--depth", "deep", "--verify", "--max-cost", "2.5"]
+
+
+@pytest.mark.parametrize("depth", ["quick", "standard", "deep"])
+def test_a_depth_is_a_configuration(depth: str) -> None:
+    """`council eval --config council:quick --config council:standard --config council:deep`
+    compares depths (docs/cost.md): each runs `council run --depth` with its checks on."""
+    conf = c.parse(f"council:{depth}")
+    assert (conf.kind, conf.depth) == (c.COUNCIL, depth)
+    assert conf.run_args(test=True) == ["--test", "--depth", depth, "--verify"]
+    assert c.resolve(conf, test=True).depth == depth
+    assert c.parse(f"council:{depth}@team.yaml").depth == depth
+    assert len({c.parse(f"council:{d}").slug() for d in ("quick", "standard", "deep")}
+               | {c.parse("council").slug()}) == 4  # their runs in folders of their own
+    assert c.resolve(c.parse("council"), test=True).depth == "deep"  # what it always ran
+    with pytest.raises(ConfigurationError, match="unknown configuration 'council:shallow'"):
+        c.parse("council:shallow")
 
 
 def test_a_council_config_file_names_the_seats(tmp_path: Path) -> None:

@@ -22,7 +22,10 @@ from council.store.state import AgentPhase, AgentRecord, RunState, SeatStatus
 # Measured with benchmarks/run.py --only volume (docs/cost.md): the real CLIs against the
 # scripted model, `council run --test` and these options: requests, request bytes.
 MEASURED: dict[str, tuple[dict[str, Any], int, int]] = {
-    "default pipeline": ({"verify": True}, 58, 865_500),
+    # The three depths with their checks on (`--depth D --verify`), measured on 76efffc+.
+    "depth quick": ({"depth": "quick", "verify": True}, 16, 233_100),
+    "depth standard": ({"depth": "standard", "verify": True}, 36, 508_600),
+    "depth deep": ({"depth": "deep", "verify": True}, 58, 820_600),
     "one agent": ({"agents": "claude", "verify": False, "debate": "off"}, 8, 131_900),
     "no verify, no debate": ({"verify": False, "debate": "off"}, 28, 432_000),
 }

@@ -242,8 +242,11 @@ async def test_bad_input_is_one_line_and_the_server_keeps_serving(council: Counc
             ("start_research", {"topic": "x", "max_cost": 0},
              "council: error: Invalid value for '--max-cost': 0.0 is not in the range x>0."),
             ("start_research", {"topic": "x", "depth": 3},
-             "council: error: unknown option 'depth' for start_research: it takes topic, "
-             "agents, mode, verify, max_iterations, max_cost, test, request_key"),
+             "council: error: Invalid value for '--depth': 3 is not one of 'quick', "
+             "'standard', 'deep'."),
+            ("start_research", {"topic": "x", "debate": "force"},
+             "council: error: unknown option 'debate' for start_research: it takes topic, "
+             "agents, depth, mode, verify, max_iterations, max_cost, test, request_key"),
         ]
         for tool, arguments, line in cases:
             result = await session.call_tool(tool, arguments)

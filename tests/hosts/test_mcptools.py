@@ -72,7 +72,8 @@ def test_agents_are_names(value: Any, expected: list[str]) -> None:
 def test_arguments_are_parsed_by_the_declaration() -> None:
     args = mcptools.parse(START_PARAMS, "start_research",
                           {"topic": "Tides?", "max_cost": 2, "mode": None})
-    assert args == {"topic": "Tides?", "agents": None, "mode": None, "verify": None,
+    assert args == {"topic": "Tides?", "agents": None, "depth": None, "mode": None,
+                    "verify": None,
                     "max_iterations": None, "max_cost": 2.0, "test": None,
                     "request_key": None}
     with pytest.raises(UsageError, match=r"^start_research needs 'topic'$"):
@@ -251,7 +252,12 @@ def test_every_run_option_of_start_research_is_a_declared_option() -> None:
         assert param.flag in by_flag, param.name
         assert by_flag[param.flag].name == param.name
         if "enum" in param.schema:
-            assert tuple(param.schema["enum"]) == declared.MODES
+            choices = by_flag[param.flag].kind
+            assert isinstance(choices, declared.Choice)
+            assert tuple(param.schema["enum"]) == choices.values
+    # A model may ask for a depth (issue 34), among the declared ones.
+    depth = next(p for p in mcptools.START_PARAMS if p.name == "depth")
+    assert tuple(depth.schema["enum"]) == ("quick", "standard", "deep")
 
 
 def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(

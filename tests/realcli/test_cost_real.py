@@ -20,7 +20,7 @@ API_CLI = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 
 def test_the_default_pipeline_sends_what_the_plan_estimates(
         cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
-    proc = council(cli_env, tmp_path, "--verify", "How do tides work?")
+    proc = council(cli_env, tmp_path, "--depth", "deep", "--verify", "How do tides work?")
     assert proc.returncode == 0, proc.stderr[-3000:]
     sent = [r for r in server.records() if r.get("api") in API_CLI
             and r.get("method") == "POST" and "bytes" in r]
@@ -28,7 +28,7 @@ def test_the_default_pipeline_sends_what_the_plan_estimates(
     for r in sent:
         by_cli.setdefault(API_CLI[r["api"]], []).append(int(r["bytes"]))
     total = sum(map(sum, by_cli.values()))
-    planned = estimate(load_options(Overrides(test=True, verify=True)))
+    planned = estimate(load_options(Overrides(test=True, verify=True, depth="deep")))
     assert 0.5 <= planned.requests / len(sent) <= 2, (planned.requests, len(sent))
     assert 0.5 <= planned.sent_bytes / total <= 2, (planned.sent_bytes, total)
     # half of what 60519a8 sent (4.18 MB), and claude's mean request at most 20 KB

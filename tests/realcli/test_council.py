@@ -137,7 +137,7 @@ def test_cancel_mid_research_leaves_no_cli_alive(cli_env: dict[str, str],
 def test_verification_and_antagonist_with_the_real_clis(
         cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
     """The JSON answers (claims, verdicts) go through each real CLI's own file tool."""
-    proc = council(cli_env, tmp_path, "--verify", "--debate", "auto", "q")
+    proc = council(cli_env, tmp_path, "--depth", "deep", "--verify", "--debate", "auto", "q")
     assert proc.returncode == 0, proc.stderr[-3000:]
     run = the_run(tmp_path)
     data = json.loads((run / "claims.json").read_text())

@@ -85,7 +85,7 @@ def test_parallel_branches_overlap_in_time(cli_env: dict[str, str], server: Scri
                                           tmp_path: Path) -> None:
     # Every answer takes a moment, so a sequential run could not overlap by accident.
     server.script = {api: {"delay": 0.3} for api in ("anthropic", "openai", "gemini")}
-    proc = council(cli_env, tmp_path, "--verify", "--debate", "auto", "q")
+    proc = council(cli_env, tmp_path, "--depth", "deep", "--verify", "--debate", "auto", "q")
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = spans(server)
     assert {"research", "dissent", "verification", "antagonist"} <= set(seen), seen.keys()
@@ -151,7 +151,7 @@ def test_a_run_killed_in_the_parallel_branches_redoes_neither_finished_one(
 
 
 # ---------------------------------------------------------------- a resume in every phase
-FULL = ("--verify", "--debate", "auto")  # every phase of the graph runs
+FULL = ("--depth", "deep", "--verify", "--debate", "auto")  # every phase of the graph runs
 
 
 @pytest.mark.parametrize("phase", [p.name for p in GRAPH])
