@@ -199,8 +199,10 @@ def _checked(facts: Facts) -> str | None:
 def unchecked(options: Options) -> str | None:
     """Why a run with these options has no checking phases (scope, claims, verification), or
     None when it has them: such a run cannot measure what the completeness score weighs most,
-    so it is not scored (evidence/score.py)."""
-    return _checked(Facts(options))
+    so it is not scored (evidence/score.py). The depth counts: quick runs none of them."""
+    facts = Facts(options)
+    return next((why for phase in (SCOPE, CLAIMS, VERIFICATION)
+                 if (why := skipped(phase, facts)) is not None), None)
 
 
 def _survivors(facts: Facts, at_least: int, what: str) -> str | None:

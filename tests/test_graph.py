@@ -128,11 +128,11 @@ def test_the_plan_shows_the_parallel_branches() -> None:
 
 def test_the_plan_counts_one_agent_and_one_iteration_in_the_singular() -> None:
     one = load_options(Overrides(agents=("claude",), max_iterations=1))
-    first, seat = graph.plan(one)[:2]
+    first, seat = graph.plan(one)[1:3]  # [0]: the depth
     assert first.startswith("1 agent × up to 1 iteration per phase: research → synthesis by "
                             "claude (up to ")
     assert seat.endswith("up to 1 iteration per phase")
-    assert graph.plan(load_options(Overrides()))[0].startswith("3 agents × up to ")
+    assert graph.plan(load_options(Overrides()))[1].startswith("3 agents × up to ")
 
 
 def test_the_critical_path_counts_the_longer_branch_once() -> None:

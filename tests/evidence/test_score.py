@@ -126,6 +126,8 @@ def test_a_run_whose_plan_checks_nothing_is_not_scored_and_says_why() -> None:
     why = graph.unchecked(load_options(Overrides(test=True)))
     assert why == "verification is off (--no-verify or the test profile)"
     assert graph.unchecked(load_options(Overrides())) is None
+    assert graph.unchecked(load_options(Overrides(depth="quick"))) == "depth quick"
+    assert graph.unchecked(load_options(Overrides(depth="quick", verify=True))) == "depth quick"
     result = compute("exploratory", [OFFICIAL, "https://example.org/x"], None, 3, 3, why)
     assert result.score is None
     assert result.signals[0].value == pytest.approx(1 / 3)  # what was measured, as measured
