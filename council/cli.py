@@ -493,6 +493,47 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
         click.echo(f"run {ws.id} ended: {shown}" + (f" ({state.error})" if state.error else ""))
 
 
+@main.command("ask", epilog=examples(
+    'council ask "Which of the sources is the most recent?"',
+    'council ask 20260301-101500-a1b2c3 "Does the report cover Europe?"',
+    'council ask --agent codex --research "What changed since then?"'))
+@click.argument("words", nargs=-1, required=True, metavar="[ID] QUESTION")
+@click.option("--agent", help="The seat of the run that answers (default: its synthesizer).")
+@click.option("--research", is_flag=True,
+              help="Let it search the web for one bounded turn; sources it adds are marked new.")
+@research_dir_option
+@handle_errors
+def ask_cmd(words: tuple[str, ...], agent: str | None, research: bool,
+            research_dir: Path | None) -> None:
+    """Ask a follow-up question about a finished run (the latest by default), answered by one
+    of its agents from the run's own evidence; the answer goes to research/<id>/asks/."""
+    from council.run import ask
+
+    if len(words) > 2:
+        raise UsageError("give the question as one argument, in quotes (`council ask [ID] "
+                         "\"QUESTION\"`)")
+    run_id, question = (None, words[0]) if len(words) == 1 else words
+    prepared = ask.prepare(run_id, question, agent, research, _research_dir(research_dir))
+    click.echo(f"asking {prepared.seat.name} ({prepared.seat.cli}) about run "
+               f"{prepared.ws.id}" + (", with a research turn" if research else ""), err=True)
+    done = ask.ask(prepared, publish=_refresh_page)
+    found = done.found
+    click.echo(f"{len(found.cited)} of the run's sources cited, {len(found.claims)} claims "
+               "named" + (f", {len(found.flagged)} URLs not among the run's sources"
+                          if found.flagged else "")
+               + (f", {len(found.outside)} new sources" if found.research and found.outside
+                  else ""), err=True)
+    click.echo(str(done.path))
+
+
+def _refresh_page(ws: Workspace) -> None:
+    """Rebuild report.html after an ask, when the run has one: its follow-ups section."""
+    from council.views import page
+
+    if (ws.root / page.PAGE).is_file():
+        page.build(ws, readable(ws.root))
+
+
 @main.command("report", epilog=examples('council report', 'council report 20260301-101500-a1b2c3'))
 @click.argument("run_id", required=False)
 @research_dir_option

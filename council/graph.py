@@ -363,8 +363,24 @@ SYNTHESIS = Phase("synthesis", ("verification", "antagonist"), ONE, FULL, skip_s
 
 GRAPH: tuple[Phase, ...] = (SCOPE, RESEARCH, DISSENT, REFINEMENT, CLAIMS, GAPFILL, RECHECK,
                             VERIFICATION, ANTAGONIST, SYNTHESIS)
-BY_NAME: Mapping[str, Phase] = {p.name: p for p in GRAPH}
+
+
+def skip_ask(facts: Facts) -> str | None:
+    return "not a phase of a run: `council ask` runs it on a finished run"
+
+
+# A follow-up question on a finished run (`council ask`, run/ask.py): one seat, declared like
+# a phase so the runner, the toolsets, the caps, the prompts and the usage ledger treat it as
+# they treat any phase, but outside GRAPH: no run's pipeline, plan or resume ever starts it.
+# It answers from copies of the run's evidence in its own folder (agents/<seat>.ask/), with
+# file tools only (`--research` gives its turns the web tools), in at most two turns.
+ASK = Phase("ask", (), ONE, SHORT, skip_ask, output="ask-answer.md", colour="#6b6ecf", cap=2,
+            label="follow-up", step="a follow-up question", tools=FILES, depths=(),
+            own_folder=True, snapshot=False)
+TASKS: tuple[Phase, ...] = (ASK,)  # declared like phases, run outside the graph
+BY_NAME: Mapping[str, Phase] = {p.name: p for p in (*GRAPH, *TASKS)}
 NAMES = tuple(p.name for p in GRAPH)
+RECORDED = (*NAMES, *(p.name for p in TASKS))  # what a seat's record in state.yaml may name
 FEEDS = tuple(p for p in GRAPH if p.feeds)  # in graph order: the later builds on the earlier
 
 
@@ -491,3 +507,7 @@ def check() -> None:
                 raise ValueError(f"{phase.name} depends on {dep}, which is not declared "
                                  "before it")
         seen.add(phase.name)
+    for task in TASKS:
+        if task.name in seen or task.depths:
+            raise ValueError(f"{task.name} is a task outside the graph: a name of its own, "
+                             "run at no depth")

@@ -21,7 +21,10 @@ from council.store.state import PHASES
 def test_the_declaration_is_a_dag_in_dependency_order_and_names_every_state_phase() -> None:
     graph.check()
     assert graph.NAMES == PHASES
-    assert {p.name for p in GRAPH} == set(graph.BY_NAME)
+    assert {p.name for p in (*GRAPH, *graph.TASKS)} == set(graph.BY_NAME)
+    assert graph.ASK.name not in graph.NAMES and graph.ASK.name in graph.RECORDED
+    # a task outside the graph is never planned, at any depth
+    assert not graph.ASK.depths
 
 
 def test_a_phase_depending_on_a_later_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

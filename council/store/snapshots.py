@@ -23,7 +23,7 @@ from council.store.state import RunState
 from council.store.workspace import Workspace
 
 # Outputs council changes after publication (the final report, stamped): no snapshots.
-UNCHECKED = tuple(p.name for p in graph.GRAPH if not p.snapshot)
+UNCHECKED = tuple(name for name, p in graph.BY_NAME.items() if not p.snapshot)
 _CHUNK = 1 << 20
 _digests: dict[Path, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, sha256)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from council.errors import ConfigError, StateError
-from council.graph import NAMES, RESEARCH
+from council.graph import NAMES, RECORDED, RESEARCH
 from council.paths import SEAT_NAME, run_work
 from council.runoptions import RunOptions
 from council.store import agentfs, disk, redact
@@ -213,7 +213,7 @@ class RunState:
                 raise StateError(f"{loc}.phases must be a mapping")
             phases = {}
             for pname, praw in phases_raw.items():
-                if pname not in PHASES:
+                if pname not in RECORDED:
                     raise StateError(f"{loc}.phases: unknown phase {pname!r}")
                 phases[pname] = _agent_phase(praw, f"{loc}.phases.{pname}")
             agents[str(name)] = AgentRecord(

@@ -140,6 +140,8 @@ def phase_of(report: str | None) -> str:
         return "verification"
     if name == "counterpoints.md":
         return "antagonist"
+    if name == "ask-answer.md":
+        return "ask"
     return "unknown"
 
 

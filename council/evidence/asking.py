@@ -1,0 +1,151 @@
+"""Follow-up questions on a finished run (`council ask`): the decisions about an answer, as
+pure functions of text, so they are tested without a process.
+
+- `slug` and `answer_name`: the answer's file name, research/<id>/asks/<n>-<slug>.md. The
+  question is untrusted text (a user's, or an MCP client's model's): only lowercase ASCII
+  letters, digits and single hyphens reach the name, at most SLUG_CHARS of them.
+- `check`: the URLs an answer cites, set against the run's own sources (sources.json, the
+  same canonical form the ledger uses). A URL the run never cited is flagged, or, when the
+  ask was allowed to research (`--research`), marked new: a model can make a URL up, and a
+  reader must see which links the run's evidence stands behind.
+- `claims_named`: the claim ids of claims.json an answer names, with their verdicts.
+- `footer`: the few lines council appends to every answer, saying all of that.
+- `listed`: the answers a run holds, for `council status` and report.html.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from council.evidence.sources import canonical, extract
+
+ASKS = "asks"  # the run folder's folder of answers
+SLUG_CHARS = 48
+ANSWER = re.compile(r"^(\d{1,6})-([a-z0-9-]{0,%d})\.md$" % SLUG_CHARS)
+CLAIM_ID = re.compile(r"\b(c\d{1,4})\b")
+FOOTER = "## Checked by council"
+
+
+def slug(question: str) -> str:
+    """The question as a file name's part: lowercase ASCII words joined by hyphens, at most
+    SLUG_CHARS characters, cut at a word's end where it can be; "question" when nothing
+    safe is left (a question in another script, or only punctuation)."""
+    words = re.findall(r"[a-z0-9]+", question.lower())
+    out = ""
+    for word in words:
+        joined = f"{out}-{word}" if out else word
+        if len(joined) > SLUG_CHARS:
+            if not out:
+                out = word[:SLUG_CHARS]
+            break
+        out = joined
+    return out or "question"
+
+
+def answer_name(question: str, existing: Iterable[str]) -> str:
+    """`<n>-<slug>.md`, n one more than the highest number among `existing` names."""
+    numbers = [int(m.group(1)) for name in existing if (m := ANSWER.match(name))]
+    return f"{max(numbers, default=0) + 1}-{slug(question)}.md"
+
+
+def run_sources(data: Mapping[str, Any] | None) -> set[str]:
+    """The canonical URLs of a run's sources.json (each source's url and its variants)."""
+    out: set[str] = set()
+    for source in (data or {}).get("sources") or []:
+        if not isinstance(source, Mapping):
+            continue
+        for url in [source.get("url"), *(source.get("variants") or [])]:
+            if isinstance(url, str) and (key := canonical(url)):
+                out.add(key)
+    return out
+
+
+@dataclass(frozen=True)
+class Check:
+    """What council found in an answer."""
+
+    cited: tuple[str, ...]  # the run's sources it cites, canonical, in order
+    outside: tuple[str, ...]  # URLs it cites that the run never cited, canonical, in order
+    claims: tuple[tuple[str, str], ...]  # (claim id, verdict) of the claims it names
+    research: bool  # it was allowed to research: its outside URLs are new sources, not flags
+
+    @property
+    def flagged(self) -> tuple[str, ...]:
+        """Outside URLs a reader should distrust: the ask had no web to find them with."""
+        return () if self.research else self.outside
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cited": list(self.cited), "new" if self.research else "flagged":
+                list(self.outside), "claims": [{"id": i, "verdict": v} for i, v in self.claims]}
+
+
+def claims_named(answer: str, claims: Mapping[str, Any] | None) -> list[tuple[str, str]]:
+    """(id, verdict) of each claim of claims.json the answer names, in the order named."""
+    verdicts = {c["id"]: str(c.get("verdict") or "UNVERIFIED")
+                for c in (claims or {}).get("claims") or []
+                if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
+    named = dict.fromkeys(m.group(1) for m in CLAIM_ID.finditer(answer))
+    return [(cid, verdicts[cid]) for cid in named if cid in verdicts]
+
+
+def check(answer: str, sources: set[str], claims: Mapping[str, Any] | None,
+          research: bool) -> Check:
+    """The URLs `answer` cites, split into the run's `sources` and the rest, and the claims
+    it names. The answer's own footer, if a model wrote one, counts like any other text."""
+    urls = [key for url in extract(answer) if (key := canonical(url))]
+    ordered = list(dict.fromkeys(urls))
+    return Check(tuple(u for u in ordered if u in sources),
+                 tuple(u for u in ordered if u not in sources),
+                 tuple(claims_named(answer, claims)), research)
+
+
+def footer(found: Check, usage: str) -> str:
+    """council's lines under an answer: what it rests on and what it cost."""
+    lines = ["", "---", "", FOOTER, ""]
+    lines.append(f"- Sources of the run it cites: {len(found.cited)}.")
+    if found.claims:
+        lines.append("- Claims of the run it names: "
+                     + ", ".join(f"{cid} ({verdict})" for cid, verdict in found.claims) + ".")
+    else:
+        lines.append("- It names no claim of the run.")
+    if found.outside and found.research:
+        lines.append("- New sources, found by this ask's own research (not checked by "
+                     "another agent):")
+        lines += [f"  - {url}" for url in found.outside]
+    elif found.outside:
+        lines.append("- Not among the run's sources (the ask had no web: a link the model "
+                     "may have made up; do not rely on it):")
+        lines += [f"  - {url}" for url in found.outside]
+    lines.append(f"- Cost: {usage}.")
+    return "\n".join(lines) + "\n"
+
+
+def listed(root: Path) -> list[str]:
+    """The answers of a run (file names under asks/), oldest first; none when asks/ is not
+    a folder of its own (a link is not followed)."""
+    folder = root / ASKS
+    if folder.is_symlink() or not folder.is_dir():
+        return []
+    names = [entry.name for entry in os.scandir(folder)
+             if ANSWER.match(entry.name) and entry.is_file(follow_symlinks=False)]
+    return sorted(names, key=lambda n: int(n.split("-", 1)[0]))
+
+
+def question_of(text: str) -> str:
+    """The question an answer file opens with (`# Q: …`), for listing it."""
+    first = text.split("\n", 1)[0]
+    return first[len("# Q: "):].strip() if first.startswith("# Q: ") else ""
+
+
+def header(question: str, run_id: str, seat: str, cli: str, research: bool) -> str:
+    """The answer file's opening lines, written by council above the model's answer."""
+    one_line = " ".join(question.split())
+    how = "with a research turn" if research else "from the run's evidence only"
+    return (f"# Q: {one_line}\n\n> council ask on run `{run_id}` · answered by {seat} "
+            f"({cli}) {how}\n\n")
+

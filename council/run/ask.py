@@ -1,0 +1,213 @@
+"""`council ask [ID] QUESTION`: a follow-up question on a finished run, answered by one seat
+of that run from the run's own evidence, without paying for the research again.
+
+- `prepare` decides everything that can refuse the ask before anything is sent (no CLI is
+  started): the run (find_run, with `act`: a foreign run is refused as `report` and `resume`
+  refuse it), that a supervisor does not hold it (a running run is its supervisor's), that it
+  has a final report, and which seat answers (the run's synthesiser, or `--agent`). Each
+  refusal is one line and exit 2.
+- `ask` runs the seat like any phase's (seat/runner.py), declared once as graph.ASK: its
+  own folder (agents/<seat>.ask/), the run's evidence copied in as its inputs (final report,
+  the agents' published reports, claims.json, sources.json, the pages the agents fetched),
+  file tools only (web with `--research`), at most two turns, its usage in the run's ledger
+  under that name. It holds the run's lock while it runs, so no resume starts meanwhile.
+- council then checks the answer (evidence/asking.py: URLs outside the run's sources,
+  claims named with their verdicts), appends what it found, and writes
+  research/<id>/asks/<n>-<slug>.md through agentfs's no-follow writer.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from council import graph, prompts
+from council.agents.pages import fetched_pages
+from council.errors import CouncilError, RunNotFoundError, UsageError
+from council.evidence import asking, claimcheck
+from council.evidence.finalreport import REPORT_PHASES
+from council.evidence.ledger import Usage, format_usage
+from council.phases import RunContext, seat_task
+from council.runoptions import Seat
+from council.seat.runner import run_seat
+from council.store import agentfs, events, loop, provenance, redact
+from council.store.disk import atomic_write
+from council.store.owner import owned
+from council.store.runlock import RunLock, live_supervisor
+from council.store.state import AgentPhase, RunState, readable
+from council.store.workspace import CLAIMS, Workspace, find_run
+
+ASK = graph.ASK
+SOURCES = "sources.json"
+PAGES = "fetched-pages.md"  # the pages the agents fetched, as one file of the ask's inputs
+MAX_QUESTION = 4000  # characters: a question, not a document
+WHAT = {graph.RESEARCH.name: "research report", graph.REFINEMENT.name: "refined report",
+        graph.DISSENT.name: "dissent memo", graph.GAPFILL.name: "gap-fill report"}
+
+
+class AskError(UsageError):
+    """The ask cannot be sent: an unknown or foreign run, one still running, one without a
+    final report, a seat the run does not have. Nothing was started (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    ws: Workspace
+    state: RunState
+    seat: Seat
+    question: str
+    research: bool
+
+
+@dataclass(frozen=True)
+class Asked:
+    path: Path  # research/<id>/asks/<n>-<slug>.md
+    found: asking.Check
+    seat: str
+    usage: Usage
+
+
+def prepare(run_id: str | None, question: str, agent: str | None = None,
+            research: bool = False, base: Path | None = None) -> Prepared:
+    """Every check before an ask; raises AskError (one line) or returns what to send."""
+    question = question.strip()
+    if not question:
+        raise AskError("the question is empty")
+    if len(question) > MAX_QUESTION:
+        raise AskError(f"the question is {len(question):,} characters; keep it under "
+                       f"{MAX_QUESTION:,}")
+    try:
+        ws = find_run(run_id, base, act="ask a question of")
+        provenance.require_own(ws.root, "ask a question of")  # the latest too
+    except RunNotFoundError as exc:
+        raise AskError(str(exc)) from None
+    except CouncilError as exc:
+        raise AskError(str(exc)) from None
+    holder = live_supervisor(ws.root)
+    if holder is not None:
+        raise AskError(f"run {ws.id} is running (supervisor pid {holder.pid}) and its "
+                       f"supervisor owns it; ask once it has ended (`council status {ws.id}`)")
+    if not ws.final_report.is_file():
+        raise AskError(f"run {ws.id} has no final report to ask about "
+                       f"(`council status {ws.id}` says where it stopped)")
+    state = readable(ws.root)
+    seats = {s.name: s for s in state.options.seats}
+    name = agent or (state.synthesizer if state.synthesizer in seats
+                     else state.options.synthesizer)
+    if name not in seats:
+        raise AskError(f"run {ws.id} has no agent {name!r}; its agents: "
+                       f"{', '.join(seats)}")
+    return Prepared(ws, state, seats[name], question, research)
+
+
+def evidence(ws: Workspace, state: RunState) -> tuple[dict[str, Path], dict[str, Any]]:
+    """The run's evidence as the ask's inputs (name in its folder → council's published
+    file), and what the prompt says of them."""
+    inputs: dict[str, Path] = {ws.final_report.name: ws.final_report}
+    reports = []
+    for name, rec in state.agents.items():
+        for phase in REPORT_PHASES:
+            ap = rec.phases.get(phase)
+            path = ws.published_output(name, phase)
+            if ap is not None and ap.usable and path.is_file():
+                inputs[path.name] = path
+                reports.append({"name": name, "file": path.name, "what": WHAT.get(phase, phase)})
+    listing: dict[str, Any] = {"reports": reports, "claims": None, "sources": None,
+                               "pages": None, "claim_list": []}
+    claims = claimcheck.load(ws.root / CLAIMS)
+    if claims is not None:
+        inputs[CLAIMS] = ws.root / CLAIMS
+        listing["claims"] = CLAIMS
+        listing["claim_list"] = [
+            {"id": c["id"], "verdict": c.get("verdict") or "UNVERIFIED",
+             "claim": " ".join(str(c.get("claim", "")).split())[:300]}
+            for c in claims.get(claimcheck.KEY) or []
+            if isinstance(c, dict) and isinstance(c.get("id"), str)]
+    if (ws.root / SOURCES).is_file():
+        inputs[SOURCES] = ws.root / SOURCES
+        listing["sources"] = SOURCES
+    pages = fetched_pages(ws.root)
+    if pages:
+        path = ws.work / PAGES
+        atomic_write(path, "".join(f"## {url}\n\n{text}\n\n" for url, text in pages.items()))
+        inputs[PAGES] = path
+        listing["pages"] = PAGES
+    return inputs, listing
+
+
+def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None) -> Asked:
+    """Send the ask, check the answer and write it; `publish` rebuilds the run's page (the
+    engine imports no view: the caller hands it). Raises CouncilError when the seat gives no
+    answer (exit 1: it was sent)."""
+    ws, seat = prepared.ws, prepared.seat
+    with RunLock(ws.root), owned(ws.root) as owner:
+        state = owner.state
+        inputs, listing = evidence(ws, state)
+        folder = ws.work_dir(seat.name, ASK.name)
+        if folder.is_dir():  # a previous ask's answer would make this one a "resume"
+            agentfs.remove(folder, ws.output_name(seat.name, ASK.name))
+        text = prompts.render(
+            ASK.prompt, topic=state.topic, question=prepared.question,
+            inputs=str(ws.peers_dir(seat.name, ASK.name)), final_report=ws.final_report.name,
+            report_path=str(ws.working_output(seat.name, ASK.name)), research=prepared.research,
+            marker=loop.MARKER, **listing)
+        task = seat_task(ASK, seat, text, inputs)
+        if prepared.research:
+            task = replace(task, tools=graph.WEB)
+        before = state.agents[seat.name].phases.get(ASK.name)
+        earlier = Usage.from_dict(before.usage) if before is not None else Usage()
+        limits = replace(RunContext(ws, owner, state.options, state.topic).limits(ASK),
+                         budgeted=False)  # the run's budget was the research's
+        events.emit(ws.root, ASK.name, f"started: {seat.name} answers a follow-up question"
+                    + (" with a research turn" if prepared.research else ""))
+        record: AgentPhase = anyio.run(run_seat, ws, owner, task, limits)
+        used = Usage.from_dict(record.usage)
+        owner.update(lambda s: _book(s, seat.name, earlier + used))
+        published = ws.published_output(seat.name, ASK.name)
+        answer = loop.read_report(published) if record.usable else None
+        if not answer:
+            raise CouncilError(f"{seat.name} gave no answer: {record.error or 'no text'}; "
+                               f"see {ws.root / 'progress.log'}")
+        agentfs.remove(ws.root, published.name)
+        found = asking.check(answer, asking.run_sources(_json(ws.root / SOURCES)),
+                             claimcheck.load(ws.root / CLAIMS), prepared.research)
+        body = "\n".join(ln for ln in answer.splitlines() if ln.strip() != loop.MARKER)
+        name = asking.answer_name(prepared.question, asking.listed(ws.root))
+        text = (asking.header(prepared.question, ws.id, seat.name, seat.cli, prepared.research)
+                + body.strip() + "\n" + asking.footer(found, format_usage(used)))
+        agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
+        _keep_log(ws, seat.name, name)
+        events.emit(ws.root, ASK.name, f"finished: {asking.ASKS}/{name} ({len(found.cited)} "
+                    f"of the run's sources cited, {len(found.claims)} claims named"
+                    + (f", {len(found.outside)} URLs outside them" if found.outside else "")
+                    + ")")
+    if publish is not None:
+        publish(ws)
+    return Asked(ws.root / asking.ASKS / name, found, seat.name, used)
+
+
+def _book(state: RunState, seat: str, total: Usage) -> None:
+    """The seat's `ask` line of the ledger holds every ask it answered on this run."""
+    state.agents[seat].phase(ASK.name).usage = {**total.to_dict(), "per_iteration": []}
+
+
+def _keep_log(ws: Workspace, seat: str, answer: str) -> None:
+    """This ask's CLI log, kept under the answer's number, so the next ask's usage is read
+    from a log of its own."""
+    number = answer.split("-", 1)[0]
+    for path in (ws.log_file(seat, ASK.name), ws.stderr_file(seat, ASK.name)):
+        if path.is_file() and not path.is_symlink():
+            path.rename(path.with_name(path.name.replace(f"-{ASK.name}.",
+                                                         f"-{ASK.name}-{number}.", 1)))
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(agentfs.read(path, 64 << 20))
+    except (OSError, ValueError):
+        return None
