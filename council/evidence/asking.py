@@ -26,7 +26,7 @@ from council.evidence.sources import canonical, extract
 
 ASKS = "asks"  # the run folder's folder of answers
 SLUG_CHARS = 48
-ANSWER = re.compile(r"^(\d{1,6})-([a-z0-9-]{0,%d})\.md$" % SLUG_CHARS)
+ANSWER = re.compile(rf"^(\d{{1,6}})-([a-z0-9-]{{0,{SLUG_CHARS}}})\.md$")
 CLAIM_ID = re.compile(r"\b(c\d{1,4})\b")
 FOOTER = "## Checked by council"
 

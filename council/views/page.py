@@ -28,9 +28,10 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from council import graph
-from council.evidence import claimcheck, score, sources
+from council.evidence import asking, claimcheck, score, sources
 from council.evidence.finalreport import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
+from council.store import agentfs
 from council.store.loop import MARKER
 from council.store.state import RunState
 from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
@@ -316,6 +317,7 @@ def render(ws: Workspace, state: RunState) -> str:
         if text]
     lanes, length = _lanes(state)
     return _ENV.get_template("report.html.j2").render(
+        followups=_followups(ws, Citations(numbers)),  # not the report's own citations
         state=state, stamp=stamp, report=report, answered=answered,
         sources=_source_rows(ledger, checked, citations.used),
         malformed=ledger.get("malformed") or [],
@@ -324,6 +326,25 @@ def render(ws: Workspace, state: RunState) -> str:
         total=format_usage(spent(state)), spending=_spending(state),
         accounts=_accounts(ws, state),
     )
+
+
+ASK_LIMIT = 4 << 20  # bytes of one answer shown; an answer is a few paragraphs
+
+
+def _followups(ws: Workspace, citations: Citations) -> list[tuple[str, str, Markup]]:
+    """The run's follow-up answers (`council ask`): file name, question, the answer as safe
+    HTML (model-written, sanitised like the report; its headings' ids kept apart)."""
+    out = []
+    for n, name in enumerate(asking.listed(ws.root), 1):
+        try:
+            text = agentfs.read(ws.root / asking.ASKS / name, ASK_LIMIT).decode(
+                "utf-8", errors="replace")
+        except OSError:
+            continue
+        question = asking.question_of(text)
+        body = text.split("\n", 1)[1] if question else text
+        out.append((name, question or name, safe_html(body, citations, prefix=f"ask{n}-")))
+    return out
 
 
 @dataclass(frozen=True)

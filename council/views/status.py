@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from council import graph
 from council.errors import CouncilError
-from council.evidence import accounts, estimate, ledger, score
+from council.evidence import accounts, asking, estimate, ledger, score
 from council.evidence.ledger import format_usage
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
@@ -149,6 +149,8 @@ def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
         # per phase that ran: what it cost and what it changed (evidence/accounts.py)
         "phases": [a.to_dict() for a in phase_accounts(state, ws)],
         "agents": [asdict(r) for r in rows(state, ws)],
+        # the follow-up answers (`council ask`), oldest first
+        "asks": [str(ws.root / asking.ASKS / name) for name in asking.listed(ws.root)],
     }
 
 
@@ -348,6 +350,7 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
                      + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))
     if ws.final_report.is_file():
         notes.append(f"final report: {ws.final_report}")
+    notes += [f"follow-up: {ws.root / asking.ASKS / name}" for name in asking.listed(ws.root)]
     return Overview(facts, agent_rows, notes)
 
 
