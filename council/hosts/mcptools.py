@@ -34,7 +34,7 @@ from council import graph
 from council.errors import CouncilError, UsageError
 from council.evidence import ledger
 from council.hosts import mcprequests
-from council.options import Kind, Number, Option, Text, for_mcp
+from council.options import Flag, Kind, Number, Option, Text, for_mcp
 from council.run import detach, prepare
 from council.runoptions import RunOptions
 from council.store import agentfs
@@ -630,6 +630,42 @@ def cancel(args: dict[str, Any], call: Call) -> Answer:
     return Answer.of(message, Cancelled(ws.id, message, shown_phase(readable(ws.root), ws)))
 
 
+ASK_PARAMS = (
+    _own("question", Text(longest=4000), "The follow-up question, in words.", required=True),
+    _own("run_id", Text(), "The finished run to ask about (default: the newest run)."),
+    _own("agent", Text(longest=40), "The seat of the run that answers (default: the one "
+         "that wrote its final report)."),
+    _own("research", Flag(), "Let it search the web for one bounded turn (default false: "
+         "the run's evidence only); sources it adds are marked new."),
+)
+
+
+@dataclass(frozen=True)
+class Answered:
+    run_id: str
+    answer_file: str
+    markdown: str
+    agent: str
+    cited: list[str]  # the run's sources the answer cites
+    outside: list[str]  # URLs it cites that are not the run's (new with research, else flagged)
+    claims: list[str]  # "c3 (SUPPORTED)": the run's claims it names
+
+
+def ask_research(args: dict[str, Any], call: Call) -> Answer:
+    """ask_research: `council ask`, answered while the client waits (one seat, two turns
+    at most): refused in one line, before anything is sent, as the command refuses it."""
+    from council.run import ask
+
+    prepared = ask.prepare(args.get("run_id"), args["question"], args.get("agent"),
+                           bool(args.get("research")), call.base)
+    done = ask.ask(prepared)
+    markdown = read_text(done.path, MAX_REPORT_BYTES)
+    found = done.found
+    return Answer.of(markdown.rstrip("\n") + f"\n\n---\nanswer file: {done.path}", Answered(
+        prepared.ws.id, str(done.path), markdown, done.seat, list(found.cited),
+        list(found.outside), [f"{cid} ({verdict})" for cid, verdict in found.claims]))
+
+
 def list_research(args: dict[str, Any], call: Call) -> Answer:
     """list_research: every run of the research folder, oldest first."""
     listed: list[tuple[RunState, Workspace]] = []
@@ -799,5 +835,13 @@ TOOLS = (
         "topic, and which one is the latest.",
         (),
         Runs, list_research),
+    ToolSpec(
+        "ask_research", "Ask a finished research council",
+        "A follow-up question on a finished run, answered by one of its agents from the "
+        "run's own evidence (its reports, claims with verdicts, sources), in a minute or "
+        "two: the answer cites the run's sources and names the claims it rests on, or says "
+        "the evidence does not answer. Costs one agent's two turns at most.",
+        ASK_PARAMS,
+        Answered, ask_research, read_only=False, idempotent=False),
 )
 BY_NAME = {tool.name: tool for tool in TOOLS}
