@@ -1,0 +1,83 @@
+"""The decisions about a follow-up answer (evidence/asking.py): its file name from an
+untrusted question, and council's check of what it cites and names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from council.evidence import asking
+
+SOURCES = {"sources": [{"n": 1, "url": "https://example.org/a", "variants":
+                        ["https://example.org/a?utm_source=x"]},
+                       {"n": 2, "url": "https://example.org/b", "variants": []}]}
+CLAIMS = {"claims": [{"id": "c1", "verdict": "SUPPORTED"},
+                     {"id": "c2", "verdict": "CONTRADICTED"}]}
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("Which source is the most recent?", "which-source-is-the-most-recent"),
+    ("../../etc/passwd", "etc-passwd"),
+    ("/abs\\path\x00nul\n$(rm -rf ~)", "abs-path-nul-rm-rf"),
+    ("Что нового?", "question"),
+    ("?!", "question"),
+    ("a" * 200, "a" * asking.SLUG_CHARS),
+])
+def test_a_slug_holds_only_safe_characters_and_is_bounded(question: str,
+                                                          expected: str) -> None:
+    assert asking.slug(question) == expected
+
+
+def test_a_long_question_is_cut_at_a_words_end() -> None:
+    got = asking.slug("word " * 40)
+    assert len(got) <= asking.SLUG_CHARS
+    assert not got.endswith("-")
+    assert set(got.split("-")) == {"word"}
+
+
+def test_answers_are_numbered_after_the_highest_answer_there() -> None:
+    assert asking.answer_name("Why?", []) == "1-why.md"
+    assert asking.answer_name("Why?", ["1-a.md", "7-b.md", "notes.txt", "9.md"]) == "8-why.md"
+
+
+def test_urls_outside_the_runs_sources_are_flagged_and_claims_named_with_verdicts() -> None:
+    answer = ("Per c2 and c1 (see [a](https://example.org/a?utm_source=x)), and "
+              "https://made.up/page; c9 is no claim of the run.")
+    found = asking.check(answer, asking.run_sources(SOURCES), CLAIMS, research=False)
+    assert found.cited == ("https://example.org/a",)
+    assert found.flagged == ("https://made.up/page",)
+    assert found.claims == (("c2", "CONTRADICTED"), ("c1", "SUPPORTED"))
+    text = asking.footer(found, "1k tok")
+    assert "c2 (CONTRADICTED), c1 (SUPPORTED)" in text
+    assert "Not among the run's sources" in text
+    assert "https://made.up/page" in text
+
+
+def test_with_research_an_outside_url_is_a_new_source_not_a_flag() -> None:
+    found = asking.check("See https://new.example/x", asking.run_sources(SOURCES), CLAIMS,
+                         research=True)
+    assert found.flagged == ()
+    assert found.outside == ("https://new.example/x",)
+    assert "New sources" in asking.footer(found, "1k tok")
+    assert found.to_dict()["new"] == ["https://new.example/x"]
+
+
+def test_an_answer_citing_only_the_run_flags_nothing() -> None:
+    found = asking.check("c1 https://example.org/b", asking.run_sources(SOURCES), CLAIMS,
+                         research=False)
+    assert (found.cited, found.outside) == (("https://example.org/b",), ())
+    assert "Not among" not in asking.footer(found, "x")
+
+
+def test_listed_reads_only_answer_files_and_follows_no_link(tmp_path: Path) -> None:
+    asks = tmp_path / asking.ASKS
+    asks.mkdir()
+    for name in ("10-b.md", "2-a.md", "notes.md"):
+        (asks / name).write_text("x")
+    (asks / "3-link.md").symlink_to(tmp_path / "elsewhere")
+    assert asking.listed(tmp_path) == ["2-a.md", "10-b.md"]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / asking.ASKS).symlink_to(asks)
+    assert asking.listed(other) == []

@@ -1,0 +1,92 @@
+"""`council ask` end to end with the fake CLIs: the answer's file, council's check of it, the
+ledger's line, status and the page; and the refusals, which start no CLI at all."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import Council
+
+from council.evidence import asking
+
+
+def _finished(council: Council) -> str:
+    proc = council.run("run", "--test", "--agents", "claude,codex", "--synthesizer", "claude",
+                       "Tides?")
+    assert proc.returncode == 0, proc.stderr
+    return council.only_run().name
+
+
+def _starts(council: Council) -> int:
+    return sum(1 for e in council.fake_log() if e["event"] == "start")
+
+
+def test_an_ask_answers_from_the_runs_evidence_and_council_checks_it(council: Council) -> None:
+    run_id = _finished(council)
+    root = council.only_run()
+    # A source the run cites (the fakes' research reports), and one nobody cited.
+    council.script({"claude:ask": {"marker_first_turn": True, "content":
+                    "The run found it: https://example.org/claude/claude/1 and "
+                    "https://invented.example/page\n<!-- RESEARCH_COMPLETE -->\n"}})
+    before = len(council.fake_log())
+    proc = council.run("ask", "What about ../../the moon?")
+    assert proc.returncode == 0, proc.stderr
+    path = root / "asks" / "1-what-about-the-moon.md"
+    assert proc.stdout.strip() == str(path)
+    text = path.read_text()
+    assert text.startswith("# Q: What about ../../the moon?\n")
+    assert "answered by claude" in text
+    assert "RESEARCH_COMPLETE" not in text
+    assert "- Sources of the run it cites: 1." in text
+    assert "  - https://invented.example/page" in text
+    assert not (root / "ask-answer.md").exists()  # only asks/ holds the answer
+    # One seat, one CLI process, in its own folder, with the run's evidence copied in.
+    starts = [e for e in council.fake_log()[before:] if e["event"] == "start"]
+    assert [(e["cli"], e["seat"]) for e in starts] == [("claude", "claude.ask")]
+    inputs = root / "agents" / "claude.ask" / "ask-inputs"
+    assert {"final-report.md", "sources.json", "claude-report.md",
+            "codex-report.md"} <= {p.name for p in inputs.iterdir()}
+    status = json.loads(council.run("status", "--json").stdout)
+    assert status["asks"] == [str(path)]
+    assert [u["agent"] for u in status["usage"] if u["phase"] == "ask"] == ["claude"]
+    # A second ask is numbered after the first; its own usage is added to the same line.
+    first = next(u for u in status["usage"] if u["phase"] == "ask")["tokens_in"]
+    assert council.run("ask", run_id, "And the sun?").returncode == 0
+    assert asking.listed(root) == ["1-what-about-the-moon.md", "2-and-the-sun.md"]
+    status = json.loads(council.run("status", "--json").stdout)
+    assert next(u for u in status["usage"] if u["phase"] == "ask")["tokens_in"] > first
+    page = (root / "report.html").read_text()
+    assert 'id="followups"' in page
+    assert "And the sun?" in page
+
+
+def test_an_unknown_id_is_one_line_exit_2_and_nothing_is_started(council: Council) -> None:
+    _finished(council)
+    before = _starts(council)
+    proc = council.run("ask", "20990101-000000-abcdef", "Why?")
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("council: error: no run 20990101-000000-abcdef")
+    proc = council.run("ask", "--agent", "nobody", "Why?")
+    assert (proc.returncode, proc.stderr.count("\n")) == (2, 1)
+    assert "has no agent 'nobody'" in proc.stderr
+    assert _starts(council) == before
+
+
+def test_a_run_without_a_final_report_is_refused_before_anything_is_sent(
+        council: Council) -> None:
+    run_id = _finished(council)
+    (council.only_run() / "final-report.md").unlink()
+    before = _starts(council)
+    proc = council.run("ask", run_id, "Why?")
+    assert proc.returncode == 2
+    assert proc.stderr == f"council: error: run {run_id} has no final report to ask about " \
+                          f"(`council status {run_id}` says where it stopped)\n"
+    assert _starts(council) == before
+
+
+def test_with_no_run_at_all_the_ask_is_refused(council: Council) -> None:
+    proc = council.run("ask", "Why?")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("council: error: no council runs in ")
+    assert council.fake_log() == []
