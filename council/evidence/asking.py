@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from council.evidence.claimcheck import KEY
 from council.evidence.sources import canonical, extract
 
 ASKS = "asks"  # the run folder's folder of answers
@@ -81,13 +82,13 @@ class Check:
 
     def to_dict(self) -> dict[str, Any]:
         return {"cited": list(self.cited), "new" if self.research else "flagged":
-                list(self.outside), "claims": [{"id": i, "verdict": v} for i, v in self.claims]}
+                list(self.outside), KEY: [{"id": i, "verdict": v} for i, v in self.claims]}
 
 
 def claims_named(answer: str, claims: Mapping[str, Any] | None) -> list[tuple[str, str]]:
     """(id, verdict) of each claim of claims.json the answer names, in the order named."""
     verdicts = {c["id"]: str(c.get("verdict") or "UNVERIFIED")
-                for c in (claims or {}).get("claims") or []
+                for c in (claims or {}).get(KEY) or []
                 if isinstance(c, Mapping) and isinstance(c.get("id"), str)}
     named = dict.fromkeys(m.group(1) for m in CLAIM_ID.finditer(answer))
     return [(cid, verdicts[cid]) for cid in named if cid in verdicts]

@@ -117,12 +117,12 @@ def evidence(ws: Workspace, state: RunState) -> tuple[dict[str, Path], dict[str,
             if ap is not None and ap.usable and path.is_file():
                 inputs[path.name] = path
                 reports.append({"name": name, "file": path.name, "what": WHAT.get(phase, phase)})
-    listing: dict[str, Any] = {"reports": reports, "claims": None, "sources": None,
+    listing: dict[str, Any] = {"reports": reports, "claims_file": None, "sources": None,
                                "pages": None, "claim_list": []}
     claims = claimcheck.load(ws.root / CLAIMS)
     if claims is not None:
         inputs[CLAIMS] = ws.root / CLAIMS
-        listing["claims"] = CLAIMS
+        listing["claims_file"] = CLAIMS
         listing["claim_list"] = [
             {"id": c["id"], "verdict": c.get("verdict") or "UNVERIFIED",
              "claim": " ".join(str(c.get("claim", "")).split())[:300]}

@@ -32,7 +32,8 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "after_report": [],    # calls a turned agent makes once its report is complete
      "reports": {},         # per report file name: settings that apply to that report only
      "tool_calls": [],      # anthropic: a main session's calls of the tools it was offered
-     "answers": []}         # [{"contains": str, "text": str}]: replies to report-less prompts
+     "answers": [],         # [{"contains": str, "text": str}]: replies to report-less prompts
+     "write": null}         # a text every report write puts in place of the scripted one
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
@@ -114,7 +115,7 @@ CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
                             "status_count": None, "retry_after": None, "probe": [],
                             "after_report": [], "reports": {}, "tool_calls": [],
-                            "answers": []}
+                            "answers": [], "write": None}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -164,11 +165,22 @@ def report(cli: str, n: int, finish_after: int, quote_marker: bool = False) -> s
 
 
 def content(cli: str, conv: Conversation, n: int, finish_after: int,
-            quote_marker: bool = False) -> str:
-    """What a turn writes: council's JSON answers (the claims list, a verifier's verdicts)
-    for those files, read from the prompt; the mock report otherwise."""
+            quote_marker: bool = False, write: str | None = None) -> str:
+    """What a turn writes: `write` when the script gives it (with the marker once due);
+    council's JSON answers (the claims list, a verifier's verdicts) for those files, read
+    from the prompt; a follow-up answer (`council ask`) resting on the first claim its
+    prompt lists; the mock report otherwise."""
     path = conv.report_path or ""
     text = "\n".join(conv.texts)
+    if write is not None:
+        return write + (f"\n{MARKER}\n" if n >= finish_after else "")
+    if path.endswith("ask-answer.md"):
+        found = re.search(r"^- (c\d+) \((\w+)\): Scripted claim \d+, made by (\w+)\.", text,
+                          re.M)
+        said = (f"From the run's evidence: {found.group(1)} ({found.group(2)}) says so; "
+                f"see https://example.org/{found.group(3)}/1.\n" if found else
+                "The run's evidence does not answer this.\n")
+        return said + (f"\n{MARKER}\n" if n >= finish_after else "")
     if path.endswith("scope-draft.json"):
         return json.dumps({
             "questions": [{"id": f"q{i}", "question": f"Scripted sub-question {i}?"}
@@ -828,7 +840,7 @@ class _Handler(BaseHTTPRequestHandler):
             tool = {"name": "Write", "input": {
                 "file_path": conv.report_path,
                 "content": content("claude", conv, n, settings["finish_after"],
-                              bool(settings.get("quote_marker")))}}
+                              bool(settings.get("quote_marker")), settings.get("write"))}}
             record["answer"] = f"tool Write turn {n}"
         else:
             text = answer
@@ -856,7 +868,7 @@ class _Handler(BaseHTTPRequestHandler):
             assert conv.report_path is not None
             n = conv.t + 1
             new = content("codex", conv, n, settings["finish_after"],
-                              bool(settings.get("quote_marker")))
+                              bool(settings.get("quote_marker")), settings.get("write"))
             target = Path(conv.report_path)
             if not target.is_absolute() and conv.cwd:
                 target = Path(conv.cwd) / target
@@ -908,7 +920,7 @@ class _Handler(BaseHTTPRequestHandler):
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": conv.report_path,
                     "content": content("gemini", conv, n, settings["finish_after"],
-                              bool(settings.get("quote_marker")))}}}]
+                              bool(settings.get("quote_marker")), settings.get("write"))}}}]
                 record["answer"] = f"tool write_file turn {n}"
             else:
                 parts = [{"text": answer}]
