@@ -441,3 +441,18 @@ def test_without_council_on_the_hooks_path_a_request_is_refused_not_lost(
     assert session("What is 2+2?") == "Acknowledged."
     assert [h["stdout"].strip() for h in hooks_of(council)] == [""]  # the plain one's stop
     assert not (cwd / "research").exists()
+
+
+def test_the_ask_command_expands_to_running_council_ask_with_the_question(
+        council: Council) -> None:
+    """/council:ask is a command of the plugin like its neighbours: Claude Code expands it
+    with the question as data, lets its session run only `council ask`, and starts no run
+    (its hooks see no /council:deep-research)."""
+    question = "Which source is the most recent?"
+    run_session(council, f"/council:ask {question}", ("json",))
+    (command,) = [e for e in council.fake_log() if e["event"] == "command"]
+    assert (command["name"], command["args"]) == ("council:ask", question)
+    text = (REPO / "commands" / "ask.md").read_text()
+    assert "allowed-tools: Bash(council ask:*)\n" in text
+    assert "----- BEGIN QUESTION -----\n$ARGUMENTS\n" in text
+    assert not (council.root / "project" / "research").exists()

@@ -317,3 +317,21 @@ def test_a_start_that_loses_the_last_slot_is_its_supervisors_one_line(
     assert mcptools.refused_line(state) == line
     assert mcptools.refused_line(record({"research": ("running", 1, 2)},
                                         phase="failed")) is None
+
+
+def test_ask_research_is_declared_like_its_neighbours_and_refuses_before_sending(
+        isolated: Path) -> None:
+    """ask_research's arguments are checked by their declaration; an unknown run is the
+    command's one line (exit 2's UsageError) and starts nothing."""
+    spec = mcptools.BY_NAME["ask_research"]
+    assert [p.name for p in spec.params] == ["question", "run_id", "agent", "research"]
+    Draft202012Validator.check_schema(mcptools.input_schema(spec.params))
+    with pytest.raises(UsageError, match=r"^ask_research needs 'question'$"):
+        mcptools.parse(spec.params, "ask_research", {})
+    with pytest.raises(UsageError, match=r"'research'"):
+        mcptools.parse(spec.params, "ask_research", {"question": "q", "research": "yes"})
+    args = mcptools.parse(spec.params, "ask_research",
+                          {"question": "Why?", "run_id": "20990101-000000-abcdef"})
+    with pytest.raises(UsageError, match=r"^no run 20990101-000000-abcdef in "):
+        spec.run(args, mcptools.Call(isolated / "research", "test", 1))
+    assert not (isolated / "research").exists()
