@@ -74,7 +74,7 @@ def test_status_json_lists_every_phase_that_ran(council: Council) -> None:
                     "codex:dissent": {"content": DISSENT},
                     "codex:antagonist": {"content": COUNTERPOINTS},
                     "claude:synthesis": {"content": FINAL}})
-    proc = council.run("run", "--test", "--verify", "How do tides work?")
+    proc = council.run("run", "--test", "--verify", "--depth", "deep", "How do tides work?")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
     state = yaml.safe_load((run / "state.yaml").read_text())

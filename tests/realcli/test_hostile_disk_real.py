@@ -200,8 +200,8 @@ def ended(result: Bounded, contributed: str, run: Path | None) -> list[str]:
         return [f"council failed: {result.describe()}"]
     assert run is not None
     final = (run / "final-report.md").read_text(errors="replace")
-    if f"{contributed} agents contributed" not in final:
-        found = re.search(r"\d+ of \d+ agents contributed", final)
+    if not re.search(rf"{contributed} agents? contributed", final):  # "1 of 1 agent"
+        found = re.search(r"\d+ of \d+ agents? contributed", final)
         return [f"final report: {found.group(0) if found else 'no contributor count'}, "
                 f"not {contributed}"]
     return []
