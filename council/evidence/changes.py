@@ -17,10 +17,15 @@ longer cited). `changed` is true when any of these lists is not empty."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
+
+from council.evidence import claimcheck
+from council.store.workspace import CLAIMS
 
 CHANGES_JSON = "changes.json"
 CHANGES_MD = "changes.md"
@@ -53,17 +58,17 @@ def match(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]
     found: dict[int, int] = {}
     taken: set[int] = set()
     for j, claim in enumerate(after):  # ids first, so a reworded, carried claim keeps its id
-        i = by_id.get(str(claim.get("id")))
-        if i is not None and i not in taken:
-            found[j] = i
-            taken.add(i)
+        at = by_id.get(str(claim.get("id")))
+        if at is not None and at not in taken:
+            found[j] = at
+            taken.add(at)
     for j, claim in enumerate(after):
         if j in found:
             continue
-        i = by_text.get(normalise(str(claim.get("claim", ""))))
-        if i is not None and i not in taken:
-            found[j] = i
-            taken.add(i)
+        at = by_text.get(normalise(str(claim.get("claim", ""))))
+        if at is not None and at not in taken:
+            found[j] = at
+            taken.add(at)
     return found
 
 
@@ -153,3 +158,26 @@ def seed(since: str, claims: Sequence[Mapping[str, Any]], urls: Sequence[str]
                         "sources": [str(s) for s in (c.get("sources") or [])][:5]}
                        for c in claims],
             "sources": [str(u) for u in urls][:MAX_SOURCES]}
+
+
+def load(root: Path) -> dict[str, Any] | None:
+    """A run's changes.json (written by council itself), or None: not a --since run, or it
+    did not get that far."""
+    try:
+        data = json.loads((root / CHANGES_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and "changed" in data else None
+
+
+def recorded(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """A finished run's claims with their verdicts (claims.json) and the sources its agents
+    cited (sources.json): what a --since run is seeded with and compared against. Both
+    files are council's own; missing or unreadable ones count as empty."""
+    claims = claimcheck.listed(claimcheck.load(root / CLAIMS))
+    try:
+        ledger = json.loads((root / "sources.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        ledger = None
+    return ([c for c in claims if isinstance(c, dict)],
+            cited(ledger if isinstance(ledger, dict) else None))

@@ -41,6 +41,7 @@ class SeatTask:
     inputs: Mapping[str, Path] = field(default_factory=dict)  # copied into the seat's folder
     # The seat's record from an interrupted earlier attempt at this phase (council resume).
     previous: AgentPhase | None = None
+    tools: str | None = None  # the tools offered, when not its phase's (graph.EDIT)
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
         max_iterations=task.max_iterations,
         home=ws.private_home(seat.name),
         private_dir=ws.root / "loops",
-        tools=BY_NAME[phase].tools,
+        tools=task.tools or BY_NAME[phase].tools,
     )
 
     def start(state: RunState) -> None:
