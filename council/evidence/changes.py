@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from council.evidence import claimcheck
+from council.evidence.claimcheck import KEY  # changes.json's key too
 from council.store.workspace import CLAIMS
 
 CHANGES_JSON = "changes.json"
@@ -93,7 +94,7 @@ def compare(since: str, before: Sequence[Mapping[str, Any]], after: Sequence[Map
     sources = {"new": sorted(cur - old), "gone": sorted(old - cur)}
     claims = {"new": new, "flipped": flipped, "retracted": retracted, "unchanged": unchanged}
     changed = bool(new or flipped or retracted or sources["new"] or sources["gone"])
-    return {"since": since, "claims": claims, "sources": sources, "changed": changed}
+    return {"since": since, KEY: claims, "sources": sources, "changed": changed}
 
 
 def cited(ledger: Mapping[str, Any] | None) -> list[str]:
@@ -110,7 +111,7 @@ def cited(ledger: Mapping[str, Any] | None) -> list[str]:
 def headline(changes: Mapping[str, Any]) -> str:
     """The one line `council run` prints: "no change since ID: 12 claims verified again, 0
     flipped", or what changed."""
-    claims, sources = changes["claims"], changes["sources"]
+    claims, sources = changes[KEY], changes["sources"]
     again = claims["unchanged"] + len(claims["flipped"])
     if not changes["changed"]:
         return (f"no change since {changes['since']}: {again} claims verified again, "
@@ -124,7 +125,7 @@ def headline(changes: Mapping[str, Any]) -> str:
 def markdown(changes: Mapping[str, Any]) -> str:
     """changes.md, and the final report's opening section "What changed since ID". The claims
     are model-written text: quoted as list items, one line each."""
-    claims, sources = changes["claims"], changes["sources"]
+    claims, sources = changes[KEY], changes["sources"]
     lines = [f"## {HEADING} {changes['since']}", "", headline(changes) + "."]
 
     def listed(title: str, items: Sequence[str]) -> None:
@@ -153,7 +154,7 @@ def seed(since: str, claims: Sequence[Mapping[str, Any]], urls: Sequence[str]
     """What a --since run's prompts are told of the earlier run, bounded: its claims (id,
     verdict, text cut at MAX_CLAIM_CHARS, the sources) and the first MAX_SOURCES sources."""
     return {"id": since,
-            "claims": [{"id": str(c.get("id", "")), "verdict": _verdict(c),
+            KEY: [{"id": str(c.get("id", "")), "verdict": _verdict(c),
                         "claim": _line(str(c.get("claim", ""))),
                         "sources": [str(s) for s in (c.get("sources") or [])][:5]}
                        for c in claims],

@@ -46,7 +46,8 @@ def test_a_carried_id_matches_a_reworded_claim_and_text_matches_without_the_id()
              claim("x9", "  the SEA is   salty "),  # other id, same text once normalised
              claim("c3", "Waves are wind-driven.")]
     out = changes.compare("R1", BEFORE, after, [], [])
-    assert out["claims"]["new"] == [] and out["claims"]["retracted"] == []
+    assert out["claims"]["new"] == []
+    assert out["claims"]["retracted"] == []
     assert out["claims"]["unchanged"] == 3
 
 
@@ -56,7 +57,8 @@ def test_sources_new_and_gone() -> None:
     assert out["sources"] == {"new": ["https://c"], "gone": ["https://a"]}
     assert out["changed"] is True
     md = changes.markdown(out)
-    assert "- https://c" in md and "- https://a" in md
+    assert "- https://c" in md
+    assert "- https://a" in md
 
 
 def test_cited_leaves_out_what_only_the_synthesis_cites() -> None:

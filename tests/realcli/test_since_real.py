@@ -59,10 +59,12 @@ def test_since_says_what_flipped_and_is_silent_when_nothing_did(
     assert second.returncode == 1, second.stderr[-3000:]  # changed, with --exit-code
     two = runs(tmp_path)[-1]
     changes = json.loads((two / "changes.json").read_text())
-    assert changes["since"] == one.name and changes["changed"] is True
+    assert changes["since"] == one.name
+    assert changes["changed"] is True
     assert [(f["claim"], f["before"], f["after"]) for f in changes["claims"]["flipped"]] == \
         [(claims_then[1]["claim"], "SUPPORTED", "CONTRADICTED")]
-    assert changes["claims"]["new"] == [] and changes["claims"]["retracted"] == []
+    assert changes["claims"]["new"] == []
+    assert changes["claims"]["retracted"] == []
     assert changes["claims"]["unchanged"] == 1
     assert f"changed since {one.name}: 1 flipped" in second.stdout
     assert (two / "state.yaml").read_text().count(TOPIC) >= 1  # the earlier run's topic
@@ -92,13 +94,15 @@ def test_since_says_what_flipped_and_is_silent_when_nothing_did(
     assert third.stdout.strip().splitlines()[-1] == \
         f"no change since {two.name}: 2 claims verified again, 0 flipped"
     quiet = json.loads((three / "changes.json").read_text())
-    assert quiet["changed"] is False and quiet["claims"]["flipped"] == []
+    assert quiet["changed"] is False
+    assert quiet["claims"]["flipped"] == []
 
 
 def test_since_refuses_a_run_without_a_report_and_spawns_nothing(
         cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
     proc = council(cli_env, tmp_path, "--since", "20260101-000000-abcdef")
     assert proc.returncode == 2
-    assert proc.stderr.strip().count("\n") == 0 and "--since 20260101-000000-abcdef" in \
+    assert proc.stderr.strip().count("\n") == 0
+    assert "--since 20260101-000000-abcdef" in \
         proc.stderr
     assert server.records() == []
