@@ -452,7 +452,8 @@ FIELDS = tuple(option for option in OPTIONS if option.field)
 # The options an MCP client gives start_research (hosts/mcptools.py), in its order. A client
 # is a model, not the user: it may say what a run researches and how much it may spend, never
 # which config file or commands it obeys, nor the machine's limits.
-MCP_CLIENT = ("agents", "depth", "mode", "verify", "max_iterations", "max_cost", "test")
+MCP_CLIENT = ("agents", "depth", "mode", "verify", "max_iterations", "max_cost", "test",
+              "since")
 
 
 def given_on(source: str) -> tuple[Option, ...]:
