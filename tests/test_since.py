@@ -45,6 +45,7 @@ def test_since_flips_one_claim_then_changes_nothing(council: Council) -> None:
     script(council, "CONTRADICTED")
     second = council.run(*RUN, "--since", "latest", "--exit-code")
     assert second.returncode == 1, second.stderr  # something changed
+    assert f"since run {one.name}: seeded with its claims" in second.stdout  # the plan
     two = runs(council)[-1]
     changes = json.loads((two / "changes.json").read_text())
     assert changes["claims"]["flipped"] == [

@@ -128,4 +128,6 @@ def start(prepared: Prepared, base: Path) -> Workspace:
 
 def plan(options: RunOptions) -> list[str]:
     """The plan's lines: the phases and seats, the estimate, the config and what it sets."""
-    return [*graph.plan(options), *estimate_lines(options), *plan_lines(options)]
+    since = ([f"since run {options.since}: seeded with its claims, verdicts and sources, which "
+              "are verified again; changes.json says what changed"] if options.since else [])
+    return [*graph.plan(options), *since, *estimate_lines(options), *plan_lines(options)]
