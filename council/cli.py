@@ -17,6 +17,7 @@ import click
 
 from council import __version__, graph, options, paths
 from council.errors import CouncilError, UsageError
+from council.evidence import changes
 from council.run import crash, prepare, supervisor
 from council.run.cancel import cancel_run, pick
 from council.store.state import RunEnd, load_state, readable
@@ -143,15 +144,21 @@ def run_options(func: F) -> F:
 @click.option("--topic-file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
               help="Read the topic from a file ('-' for stdin) instead of the argument.")
 @run_options
+@click.option("--exit-code", is_flag=True, help="With --since: exit 1 when something changed, "
+              "0 when nothing did (as `git diff --exit-code`).")
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
 @click.option("--quiet", "-q", is_flag=True, help="No live view on the terminal: only the "
               "plain lines printed when the output is piped.")
 @research_dir_option
 @handle_errors
-def run(topic: str | None, topic_file: Path | None, confirm: bool, quiet: bool,
-        research_dir: Path | None, **given: Any) -> None:
+def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bool,
+        quiet: bool, research_dir: Path | None, **given: Any) -> None:
     """Research TOPIC with the whole council and write research/<id>/final-report.md."""
-    text = read_topic(topic, topic_file)  # checked, naming where it came from
+    if exit_code and given.get("since") is None:
+        raise UsageError("--exit-code needs --since: it says whether anything changed")
+    # With --since and no topic, the earlier run's (prepare reads it).
+    text = (None if topic is None and topic_file is None and given.get("since") is not None
+            else read_topic(topic, topic_file))  # checked, naming where it came from
     base = _research_dir(research_dir)
     prepared = prepare.prepare(prepare.Request(text, "the command line", given, base))
     opts = prepared.options
@@ -169,7 +176,7 @@ def run(topic: str | None, topic_file: Path | None, confirm: bool, quiet: bool,
         click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
                    f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
         click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
-        _finish(_supervise(ws, quiet, base, slot), base)
+        _finish(_supervise(ws, quiet, base, slot), base, exit_code)
 
 
 @main.command(epilog=examples('council resume 20260301-101500-a1b2c3',
@@ -380,8 +387,16 @@ def _resume_hint(ws: Workspace, base: Path) -> str:
     return f"continue it with: council resume {ws.id}{where}"
 
 
-def _finish(result: supervisor.RunResult, base: Path) -> None:
+def _finish(result: supervisor.RunResult, base: Path, exit_code: bool = False) -> None:
+    """Print how the run ended and exit with its code. A --since run that changed nothing
+    prints one line; with `exit_code` a changed one exits 1 (changes.json's `changed`)."""
+    found = changes.load(result.ws.root) if result.exit_code == 0 else None
+    if found is not None and not found.get("changed"):
+        click.echo(changes.headline(found))
+        sys.exit(0)
     if result.exit_code == 0:
+        if found is not None:
+            click.echo(changes.headline(found))
         click.echo(f"final report: {result.message}")
         page = result.ws.root / "report.html"
         if page.is_file():
@@ -390,7 +405,7 @@ def _finish(result: supervisor.RunResult, base: Path) -> None:
         click.echo(f"council: {result.message}; {_resume_hint(result.ws, base)}", err=True)
     else:
         click.echo(f"council: {result.message}", err=True)
-    sys.exit(result.exit_code)
+    sys.exit(1 if exit_code and found is not None else result.exit_code)
 
 
 @main.command("list", epilog=examples('council list', "council list --json | jq '.[-1].id'"))

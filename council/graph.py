@@ -46,6 +46,9 @@ DONE = "done"  # what state.yaml's `steps` says of a phase that ran to its end
 # every request, so a step whose inputs are given reads and writes files only.
 WEB = "web"  # files, plus web search and fetch: research, and checking sources
 FILES = "files"  # read, write and edit files in its own folder, search them
+# A --since run's synthesis (issue 35): read and edit files, never write one whole, so the
+# earlier final report is patched and a paragraph nothing touched stays byte-identical.
+EDIT = "edit"
 # How much of the graph a run pays for (`--depth`, options.py): each phase declares the depths
 # that run it (Phase.depths), and the skip rules read that (`skipped`). docs/phases.md gives
 # the reasons, measured on the scripted model.

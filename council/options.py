@@ -394,6 +394,13 @@ OPTIONS: tuple[Option, ...] = (
            "other vendors check the reports' claims and coverage (and, at depth deep, research "
            "the gaps found) before the synthesis; --no-verify drops these phases from any "
            "depth (default: {default}).", EVERYWHERE),
+    # issue 35: a run seeded with what an earlier one established, which says what changed.
+    # Stored as the earlier run's id (prepare resolves "latest"), so a resumed run knows it.
+    Option("since", Text(longest=64), None,
+           "Research the question of an earlier run again (its id, or latest), seeded with its "
+           "claims, verdicts and sources; the topic is that run's unless one is given. Writes "
+           "changes.json and changes.md, and the final report opens with what changed.",
+           frozenset({CLI}), optional=True, metavar="ID|latest"),
     Option("config", File(), None,
            "Council config file (default ./council.yaml once trusted with `council trust`, "
            "then ~/.config/council/config.yaml).", frozenset({CLI}), field=False,
@@ -445,7 +452,8 @@ FIELDS = tuple(option for option in OPTIONS if option.field)
 # The options an MCP client gives start_research (hosts/mcptools.py), in its order. A client
 # is a model, not the user: it may say what a run researches and how much it may spend, never
 # which config file or commands it obeys, nor the machine's limits.
-MCP_CLIENT = ("agents", "depth", "mode", "verify", "max_iterations", "max_cost", "test")
+MCP_CLIENT = ("agents", "depth", "mode", "verify", "max_iterations", "max_cost", "test",
+              "since")
 
 
 def given_on(source: str) -> tuple[Option, ...]:

@@ -139,6 +139,7 @@ class RunOptions:
     dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
     max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
     depth: str = _DEFAULT["depth"]  # quick | standard | deep (graph.DEPTHS); older runs: deep
+    since: str | None = _DEFAULT["since"]  # the earlier run's id (`council run --since`)
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:

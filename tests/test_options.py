@@ -21,7 +21,8 @@ from council.runoptions import RunOptions
 
 ROOT = Path(__file__).parents[1]
 # `council run`'s own options, which are not the run's: the topic, how to ask, where runs go.
-COMMAND_ONLY = {"topic", "topic_file", "confirm", "research_dir", "quiet"}  # quiet: display only
+COMMAND_ONLY = {"topic", "topic_file", "confirm", "research_dir", "quiet",  # quiet: display only
+                "exit_code"}  # how the command exits, not how the run runs
 
 
 def a_bad_value(option: Option) -> Any:

@@ -20,20 +20,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from council import prompts
-from council.graph import FILES, WEB
+from council.graph import EDIT, FILES, WEB
 from council.store import agentfs, loop
 
 # claude's `--tools`: the built-in set offered at all (its permission rules only approve).
 # No Agent: a seat that starts subagents multiplies tokens out of the budget's sight.
 # Grep's definition alone is 3.3 KB; Glob and Read find and read a seat's few files.
-CLAUDE_TOOLS = {FILES: ("Read", "Write", "Edit", "Glob"),
+CLAUDE_TOOLS = {FILES: ("Read", "Write", "Edit", "Glob"), EDIT: ("Read", "Edit", "Glob"),
                 WEB: ("Read", "Write", "Edit", "Glob", "WebSearch", "WebFetch")}
 # gemini's `tools.core` in the seat's workspace settings: the only tools registered. auto_edit
 # already leaves the shell out; this drops invoke_agent, enter_plan_mode, update_topic.
 GEMINI_TOOLS = {FILES: ("read_file", "write_file", "replace", "glob", "grep_search",
                         "list_directory"),
+                EDIT: ("read_file", "replace", "glob", "grep_search", "list_directory"),
                 WEB: ("read_file", "write_file", "replace", "glob", "grep_search",
                       "list_directory", "web_fetch", "google_web_search")}
+# codex has no such switch: apply_patch both adds and updates files, so an EDIT seat of codex
+# is asked to patch (docs/watch.md) but could still replace the file whole.
 # codex's features a research seat never uses, each verified to leave the request in 0.169:
 # goals (get/create/update_goal, 3.3 KB), apps (tool_search and the apps' instructions),
 # multi_agent (spawn_agent and its tools), sleep_tool. `tools.view_image=false` is accepted

@@ -13,12 +13,13 @@ other copy, and a full disk or a kill between a truncate and a write would lose 
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 from council import graph
 from council.errors import PhaseFailedError
-from council.evidence import claimcheck, regression, score, sources
+from council.evidence import changes, claimcheck, regression, score, sources
 from council.evidence.coverage import SCOPE
 from council.evidence.coverage import load as load_scope
 from council.store import agentfs, events, loop, snapshots
@@ -71,10 +72,9 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     cut = states.state.budget_exhausted
     facts = verification_facts(ws)
     checked = claimcheck.summary(facts) if facts else None
-    body = loop.without_mark(read_final_report(ws))  # the loop's marker, seen: not for readers
-    if body.startswith(STAMP):  # stamped by an earlier, interrupted attempt
-        body = body.split("\n\n", 1)[-1]
+    body = body_of(loop.without_mark(read_final_report(ws)))  # the marker: not for readers
     ledger = _write_ledger(ws, states.state, body)
+    opening = _changes(ws, states.state, ledger)
     result = record_completeness(ws, states, ledger)
     changed = check_snapshots(ws, states)  # with the seats that moved to a fallback CLI
     state = states.state
@@ -99,7 +99,39 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     body = sources.replace_sources(sources.remove_section(
         sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
                                    section + "\n" + sources.sources_section(ledger))
-    atomic_write(ws.final_report, header + body)  # redacted there
+    atomic_write(ws.final_report, header + opening + body)  # redacted there
+
+
+def body_of(report: str) -> str:
+    """A final report without what council put before its first heading: the stamp line
+    (from an earlier, interrupted attempt, or the earlier run a --since run patches) and the
+    section "What changed since …", which runs to the report's own first heading (council
+    writes it with list lines only). The rest is left byte for byte: a --since run's
+    synthesis patches it, and a paragraph nothing touched must stay identical."""
+    if report.startswith(STAMP):
+        report = report.split("\n\n", 1)[-1]
+    if report.startswith(f"## {changes.HEADING} "):
+        found = re.search(r"^#", report[3:], re.M)
+        report = report[3 + found.start():] if found else ""
+    return report
+
+
+def _changes(ws: Workspace, state: RunState, ledger: sources.Ledger) -> str:
+    """In a --since run, what changed since the earlier run (changes.compare), written to
+    changes.json and changes.md; the final report's opening section. "" otherwise."""
+    since = state.options.since
+    if since is None:
+        return ""
+    before, cited_then = changes.recorded(ws.root.parent / since)
+    now = claimcheck.listed(verification_facts(ws))
+    found = changes.compare(since, before, now, cited_then,
+                            [s.url for s in ledger.ordered() if s.agents])
+    text = changes.markdown(found)
+    atomic_write(ws.root / changes.CHANGES_JSON,
+                 json.dumps(found, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(ws.root / changes.CHANGES_MD, text)
+    events.emit(ws.root, "run", changes.headline(found))
+    return text + "\n"
 
 
 def gap_fill_ran(state: RunState) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import anyio
 
 from council.errors import PhaseFailedError
+from council.evidence import changes
 from council.evidence.finalreport import contributions
 from council.graph import BY_NAME, GRAPH, SHORT, Phase, counted
 from council.runoptions import RunOptions, Seat
@@ -75,6 +76,15 @@ class RunContext:
             elif rec.status in UNFINISHED:
                 out.append((seat, rec if rec.started_at else None))
         return out
+
+    def earlier(self) -> dict[str, Any] | None:
+        """What the run `--since` names established (changes.seed: its claims, verdicts and
+        sources, bounded), for the prompts; None when this is not a --since run."""
+        since = self.options.since
+        if since is None:
+            return None
+        claims, urls = changes.recorded(self.ws.root.parent / since)
+        return changes.seed(since, claims, urls)
 
     def seats(self) -> list[Seat]:
         """The seats still in the run, as they run now: without the ones given up for good,

@@ -61,6 +61,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
     inputs.update({path.name: path for _, path in gaps})
     found = load_scope(ws.root / SCOPE)
     candidates = [extractor, *(s for s in contributors if s.name != extractor.name)]
+    seeded = ctx.earlier()  # a --since run: the earlier run's claims, listed again by id
 
     def render(seat: Seat, error: str | None) -> tuple[str, dict[str, Path]]:
         folder = ws.peers_dir(seat.name, name)
@@ -69,7 +70,8 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
             reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
                      for s in contributors],
             gap_reports=[{"name": seat, "path": str(folder / path.name)} for seat, path in gaps],
-            scope=found, report_path=str(ws.working_output(seat.name, name))), inputs
+            scope=found, earlier=seeded,
+            report_path=str(ws.working_output(seat.name, name))), inputs
 
     def validate(data: Any, last: bool) -> tuple[list[Claim], Coverage | None, str | None]:
         claims = validate_claims(data, names)

@@ -20,6 +20,7 @@ def tasks(ctx: RunContext, phase: Phase, scope: Scope | None = None) -> list[Sea
             topic=ctx.topic,
             mode=ctx.options.mode,
             scope=scope,
+            earlier=ctx.earlier(),
             report_path=str(ctx.ws.working_output(seat.name, phase.name)),
             marker=loop.MARKER,
         ), previous=previous)

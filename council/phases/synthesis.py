@@ -6,6 +6,7 @@ instead (handover.py), with the same prompt (`prompt`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from council.graph import Phase, counted
 from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.phases.chooser import writer
 from council.runoptions import RunOptions, Seat
+from council.seat import seatfolder
 from council.seat.runner import SeatTask
 from council.store import events, loop
 from council.store.state import MAIN_SESSION, RunState
@@ -78,7 +80,8 @@ def dropped_claims(state: RunState) -> list[dict[str, Any]]:
 
 
 def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: list[Seat],
-           source_phase: str, report_path: Path, folder: Path | None = None) -> str:
+           source_phase: str, report_path: Path, folder: Path | None = None,
+           patch: bool = False) -> str:
     """The synthesis's prompt, the one builder for whoever writes the final report: a seat of
     the run (`folder`: its inputs folder, where its copies of the reports are) or the host's
     own session under the Claude Code plugin (handover.py; no folder: the run folder, where
@@ -101,6 +104,7 @@ def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: li
         counterpoints=str(where / COUNTERPOINTS) if counterpoints(ws) else None,
         dissent=str(where / DISSENT) if (ws.root / DISSENT).is_file() else None,
         gap_reports=gap_reports(ws, state, contributors, folder),
+        since=options.since, patch=patch,
     )
 
 
@@ -119,11 +123,27 @@ def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Se
         if gap["path"]:
             inputs[Path(gap["path"]).name] = ws.published_output(gap["name"],
                                                                  graph.GAPFILL.name)
+    patch = ctx.options.since is not None
     text = prompt(ws, state, ctx.options, contributors, source_phase,
-                  ws.working_output(synthesizer.name, phase.name), inputs_dir)
+                  ws.working_output(synthesizer.name, phase.name), inputs_dir, patch)
     pending = dict(ctx.to_run(phase, [synthesizer]))
-    return seat_task(phase, synthesizer, text, inputs, pending.get(synthesizer),
+    previous = pending.get(synthesizer)
+    if patch and previous is None:  # not over the edits of an interrupted attempt
+        seed_report(ws, synthesizer.name, ctx.options.since or "")
+    made = seat_task(phase, synthesizer, text, inputs, previous,
                      own=ctx.options.synthesis_max_iterations)
+    return replace(made, tools=graph.EDIT) if patch else made
+
+
+def seed_report(ws: Workspace, seat: str, since: str) -> None:
+    """Revision by patching (issue 35): the earlier run's final report, without council's
+    stamp and "What changed" section (finalreport.body_of), becomes the synthesiser's report
+    file, which it then edits (graph.EDIT: no tool that writes a file whole, where the CLI
+    can withhold one), so a paragraph nothing touched stays byte-identical."""
+    earlier = finalreport.read_final_report(Workspace(ws.root.parent / since))
+    seatfolder.own_folder(ws, seat, graph.SYNTHESIS.name)
+    seatfolder.put(ws, seat, graph.SYNTHESIS.name, ws.output_name(seat, graph.SYNTHESIS.name),
+                   finalreport.body_of(earlier))
 
 
 async def run(ctx: RunContext, phase: Phase) -> None:

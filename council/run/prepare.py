@@ -14,17 +14,20 @@ entry point's own limits, the CLIs (preflight.prepare), then the research folder
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from council import graph
 from council.config import Overrides, load_options, plan_lines
+from council.errors import RunNotFoundError, StateError, UsageError
 from council.evidence.estimate import plan_lines as estimate_lines
 from council.readiness import preflight
 from council.run import supervisor
 from council.runoptions import RunOptions
-from council.store.workspace import Workspace, ensure_base
+from council.store import provenance
+from council.store.state import RunEnd, load_state
+from council.store.workspace import LATEST, Workspace, ensure_base, find_run
 from council.topic import check_topic
 
 
@@ -39,7 +42,7 @@ class Request:
     write error there has its own advice). `limits` bounds the options as the entry point
     must (the stop hook's time, an MCP client's budget)."""
 
-    topic: str | bytes
+    topic: str | bytes | None  # None: the earlier run's (`since`), which must then be given
     source: str  # where the topic came from, named in its errors: "the command line"
     given: Mapping[str, Any] = field(default_factory=dict)
     base: Path | None = None
@@ -73,8 +76,17 @@ class Prepared:
 
 def prepare(request: Request) -> Prepared:
     """The run `request` asks for, or the CouncilError that says why it cannot run."""
-    topic = check_topic(request.topic, request.source)
-    overrides = Overrides(**request.given)  # each value read and checked as declared
+    given = dict(request.given)
+    text: str | bytes | None = request.topic
+    if given.get("since") is not None:  # first: a refused --since spawns nothing
+        earlier = since(str(given["since"]), request.base)
+        given["since"] = earlier.id
+        if text is None:
+            text, request = earlier.topic, replace(request, source=f"run {earlier.id}")
+    if text is None:
+        raise UsageError("no topic: give it as an argument or with --topic-file FILE")
+    topic = check_topic(text, request.source)
+    overrides = Overrides(**given)  # each value read and checked as declared
     options = load_options(overrides)
     if request.limits is not None:
         options = request.limits(options)
@@ -84,6 +96,31 @@ def prepare(request: Request) -> Prepared:
     return Prepared(topic, options, notes)
 
 
+@dataclass(frozen=True)
+class Earlier:
+    """The run a `--since` run builds on: its id and its question."""
+
+    id: str
+    topic: str
+
+
+def since(run: str, base: Path | None) -> Earlier:
+    """The earlier run `--since RUN` names (an id, or latest), which must be one council made
+    here (provenance.py: a folder restored from a cache is foreign until adopted) and have
+    ended with a final report; else the UsageError or ForeignRunError that says why."""
+    try:
+        ws = find_run(None if run == LATEST else run, base, act="build on")
+        if run == LATEST:  # find_run only reads the latest: building on it acts on it
+            provenance.require_own(ws.root, "build on")
+        state = load_state(ws.root)
+    except (RunNotFoundError, StateError) as exc:
+        raise UsageError(f"--since {run}: {exc}") from None
+    if state.phase != RunEnd.DONE or not ws.final_report.is_file():
+        raise UsageError(f"--since {run}: run {ws.id} has no final report (it is "
+                         f"{state.phase}); give a run that finished")
+    return Earlier(ws.id, state.topic)
+
+
 def start(prepared: Prepared, base: Path) -> Workspace:
     """Create the prepared run in `base`, ready for its supervisor."""
     return supervisor.start_run(prepared.topic, prepared.options, base)
@@ -91,4 +128,6 @@ def start(prepared: Prepared, base: Path) -> Workspace:
 
 def plan(options: RunOptions) -> list[str]:
     """The plan's lines: the phases and seats, the estimate, the config and what it sets."""
-    return [*graph.plan(options), *estimate_lines(options), *plan_lines(options)]
+    since = ([f"since run {options.since}: seeded with its claims, verdicts and sources, which "
+              "are verified again; changes.json says what changed"] if options.since else [])
+    return [*graph.plan(options), *since, *estimate_lines(options), *plan_lines(options)]

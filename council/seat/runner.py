@@ -41,7 +41,7 @@ class SeatTask:
     inputs: Mapping[str, Path] = field(default_factory=dict)  # copied into the seat's folder
     # The seat's record from an interrupted earlier attempt at this phase (council resume).
     previous: AgentPhase | None = None
-    tools: str | None = None  # graph.WEB or FILES in place of the phase's own (`ask --research`)
+    tools: str | None = None  # graph.WEB, FILES or EDIT in place of its phase's own
 
 
 @dataclass(frozen=True)

@@ -246,7 +246,7 @@ async def test_bad_input_is_one_line_and_the_server_keeps_serving(council: Counc
              "'standard', 'deep'."),
             ("start_research", {"topic": "x", "debate": "force"},
              "council: error: unknown option 'debate' for start_research: it takes topic, "
-             "agents, depth, mode, verify, max_iterations, max_cost, test, request_key"),
+             "agents, depth, mode, verify, max_iterations, max_cost, test, since, request_key"),
         ]
         for tool, arguments, line in cases:
             result = await session.call_tool(tool, arguments)

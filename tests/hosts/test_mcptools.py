@@ -22,7 +22,7 @@ from council.run import detach, supervisor
 from council.run.pipeline import set_phase
 from council.run.supervisor import start_run
 from council.runoptions import RunOptions
-from council.store import slots
+from council.store import provenance, slots
 from council.store.owner import owned
 from council.store.runlock import RunLock
 from council.store.sessions import RELEASED, Request
@@ -74,7 +74,7 @@ def test_arguments_are_parsed_by_the_declaration() -> None:
                           {"topic": "Tides?", "max_cost": 2, "mode": None})
     assert args == {"topic": "Tides?", "agents": None, "depth": None, "mode": None,
                     "verify": None,
-                    "max_iterations": None, "max_cost": 2.0, "test": None,
+                    "max_iterations": None, "max_cost": 2.0, "test": None, "since": None,
                     "request_key": None}
     with pytest.raises(UsageError, match=r"^start_research needs 'topic'$"):
         mcptools.parse(START_PARAMS, "start_research", {})
@@ -335,3 +335,22 @@ def test_ask_research_is_declared_like_its_neighbours_and_refuses_before_sending
     with pytest.raises(UsageError, match=r"^no run 20990101-000000-abcdef in "):
         spec.run(args, mcptools.Call(isolated / "research", "test", 1))
     assert not (isolated / "research").exists()
+
+
+def test_start_research_since_a_foreign_run_is_the_models_refusal_and_starts_nothing(
+        isolated: Path) -> None:
+    """start_research takes `since` (issue 35), through the one prepare: a run folder council
+    did not make here (restored from a cache, say) is refused in words for a model."""
+    base = isolated / "research"
+    ws = start_run("Tides?", load_options(Overrides(test=True)), base)
+    with owned(ws.root) as owner:
+        set_phase(ws, owner, "done")
+    (ws.root / "final-report.md").write_text("# Tides\n")
+    provenance.forget(ws.id)  # as a folder restored from a cache is
+    args = mcptools.parse(START_PARAMS, "start_research",
+                          {"topic": "Tides?", "test": True, "since": ws.id})
+    with pytest.raises(provenance.ForeignRunError) as refused:
+        mcptools.start(args, mcptools.Call(base, "test"))
+    assert "build on" in mcptools.error_line(refused.value)
+    assert "council adopt" not in mcptools.error_line(refused.value)  # a person decides that
+    assert [p.name for p in base.iterdir() if p.name[0].isdigit()] == [ws.id]

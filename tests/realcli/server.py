@@ -32,6 +32,7 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "after_report": [],    # calls a turned agent makes once its report is complete
      "reports": {},         # per report file name: settings that apply to that report only
      "tool_calls": [],      # anthropic: a main session's calls of the tools it was offered
+     "verdicts": {},        # claim id → the verdict every verifier gives it
      "answers": [],         # [{"contains": str, "text": str}]: replies to report-less prompts
      "write": null}         # a text every report write puts in place of the scripted one
 
@@ -115,7 +116,7 @@ CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
                             "status_count": None, "retry_after": None, "probe": [],
                             "after_report": [], "reports": {}, "tool_calls": [],
-                            "answers": [], "write": None}
+                            "answers": [], "write": None, "verdicts": {}}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -165,11 +166,13 @@ def report(cli: str, n: int, finish_after: int, quote_marker: bool = False) -> s
 
 
 def content(cli: str, conv: Conversation, n: int, finish_after: int,
-            quote_marker: bool = False, write: str | None = None) -> str:
+            quote_marker: bool = False, write: str | None = None,
+            verdicts: Mapping[str, str] | None = None) -> str:
     """What a turn writes: `write` when the script gives it (with the marker once due);
     council's JSON answers (the claims list, a verifier's verdicts) for those files, read
     from the prompt; a follow-up answer (`council ask`) resting on the first claim its
-    prompt lists; the mock report otherwise."""
+    prompt lists; the mock report otherwise. `verdicts` (the script's) gives a claim id its
+    verdict in place of the usual one."""
     path = conv.report_path or ""
     text = "\n".join(conv.texts)
     if write is not None:
@@ -207,10 +210,33 @@ def content(cli: str, conv: Conversation, n: int, finish_after: int,
     if path.endswith("-verdicts.json"):
         ids = list(dict.fromkeys(re.findall(r"^- (c\d+): ", text, re.M)))
         return json.dumps({"verdicts": [
-            {"id": cid, "verdict": "CONTRADICTED" if i == 0 else "SUPPORTED",
+            {"id": cid, "verdict": (verdicts or {}).get(
+                cid, "CONTRADICTED" if i == 0 else "SUPPORTED"),
              "evidence": f"scripted evidence about {cid} (https://example.org/evidence)"}
             for i, cid in enumerate(ids)]}) + "\n"
     return report(cli, n, finish_after, quote_marker)
+
+
+def edit_call(conv: Conversation, history: list[tuple[str, str]],
+              settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A claude seat offered Edit but not Write (a --since run's synthesis, which patches the
+    earlier report already in its report file): Read the file first, as claude requires, then
+    one Edit per turn: before turn ``finish_after`` the first ``Finding`` line gets a sentence
+    added, at it the marker goes after the last line. Nothing else of the file is touched."""
+    path = conv.report_path or ""
+    if not any(name == "Read" for name, _ in history):
+        return {"name": "Read", "input": {"file_path": path}}
+    text = plain_text(Path(path)) or ""
+    lines = [line for line in text.splitlines() if line.strip()]
+    n = conv.t + 1
+    if n < int(settings.get("finish_after") or DEFAULTS["finish_after"]):
+        old = next((line for line in lines if line.startswith("Finding ")
+                    and text.count(line) == 1), lines[0] if lines else "")
+        return {"name": "Edit", "input": {"file_path": path, "old_string": old,
+                                          "new_string": old + " Checked again."}}
+    old = lines[-1] if lines else ""
+    return {"name": "Edit", "input": {"file_path": path, "old_string": old,
+                                      "new_string": old + "\n\n" + MARKER}}
 
 
 def update_patch(rel_path: str, old: str, new: str) -> str:
@@ -835,12 +861,16 @@ class _Handler(BaseHTTPRequestHandler):
             tool = {"name": name, "input": args}
         elif answer.startswith("hostile:"):
             tool = {"name": "Write", "input": {"file_path": answer[8:], "content": HOSTILE}}
+        elif answer == "tool" and not offers(body, "Write") and offers(body, "Edit"):
+            tool = edit_call(conv, anthropic_tool_history(body), settings)
+            record["answer"] = f"tool {tool['name']} turn {conv.t + 1}"
         elif answer == "tool":
             n = conv.t + 1
             tool = {"name": "Write", "input": {
                 "file_path": conv.report_path,
                 "content": content("claude", conv, n, settings["finish_after"],
-                              bool(settings.get("quote_marker")), settings.get("write"))}}
+                              bool(settings.get("quote_marker")), settings.get("write"),
+                              settings.get("verdicts"))}}
             record["answer"] = f"tool Write turn {n}"
         else:
             text = answer
@@ -868,7 +898,8 @@ class _Handler(BaseHTTPRequestHandler):
             assert conv.report_path is not None
             n = conv.t + 1
             new = content("codex", conv, n, settings["finish_after"],
-                              bool(settings.get("quote_marker")), settings.get("write"))
+                              bool(settings.get("quote_marker")), settings.get("write"),
+                              settings.get("verdicts"))
             target = Path(conv.report_path)
             if not target.is_absolute() and conv.cwd:
                 target = Path(conv.cwd) / target
@@ -920,7 +951,8 @@ class _Handler(BaseHTTPRequestHandler):
                 parts = [{"functionCall": {"name": "write_file", "args": {
                     "file_path": conv.report_path,
                     "content": content("gemini", conv, n, settings["finish_after"],
-                              bool(settings.get("quote_marker")), settings.get("write"))}}}]
+                              bool(settings.get("quote_marker")), settings.get("write"),
+                              settings.get("verdicts"))}}}]
                 record["answer"] = f"tool write_file turn {n}"
             else:
                 parts = [{"text": answer}]

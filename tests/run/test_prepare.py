@@ -16,7 +16,9 @@ from council.hosts import flow, host_for, mcptools
 from council.readiness import preflight
 from council.readiness.preflight import Readiness
 from council.run import prepare
-from council.store.state import load_state
+from council.runoptions import RunOptions
+from council.store import provenance
+from council.store.state import RunState, create_state, load_state
 from council.trust import UntrustedConfig
 
 CLAUDE = host_for("claude")
@@ -138,3 +140,42 @@ def test_a_prepared_run_has_its_limits_its_ready_seats_and_its_plan(
     ws = prepare.start(prepared, base)
     assert ws.root.parent == base
     assert load_state(ws.root).topic == "Tides?"
+
+
+def _finished(base: Path, run_id: str = "20261123-100000-abcdef", own: bool = True,
+              report: bool = True) -> Path:
+    """A finished run on disk, with a final report; council's own unless `own` is False."""
+    root = base / run_id
+    root.mkdir(parents=True)
+    create_state(root, RunState(id=run_id, topic="Tides?", created_at="2026-11-23T10:00:00Z",
+                                options=RunOptions(seats=()), phase="done"))
+    if report:
+        (root / "final-report.md").write_text("# Tides\n")
+    if own:
+        provenance.record(root)
+    return root
+
+
+def test_since_takes_the_earlier_runs_topic_and_id(isolated: Path) -> None:
+    base = isolated / "research"
+    _finished(base)
+    assert prepare.since("20261123-100000-abcdef", base) == \
+        prepare.Earlier("20261123-100000-abcdef", "Tides?")
+
+
+def test_since_refuses_a_foreign_or_unfinished_run_in_one_actionable_line(isolated: Path) -> None:
+    base = isolated / "research"
+    _finished(base, "20261123-100000-aaaaaa", own=False)  # restored from a cache, say
+    _finished(base, "20261123-100000-bbbbbb", report=False)
+    with pytest.raises(CouncilError) as foreign:
+        prepare.since("20261123-100000-aaaaaa", base)
+    assert foreign.value.exit_code == 2
+    assert "council adopt 20261123-100000-aaaaaa" in str(foreign.value)
+    with pytest.raises(CouncilError) as unfinished:
+        prepare.since("20261123-100000-bbbbbb", base)
+    assert unfinished.value.exit_code == 2
+    assert "no final report" in str(unfinished.value)
+    with pytest.raises(CouncilError) as unknown:
+        prepare.since("20261123-100000-cccccc", base)
+    assert unknown.value.exit_code == 2
+    assert "\n" not in str(unknown.value)
