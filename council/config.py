@@ -358,6 +358,8 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
               for s in seats if s.extra_args]
     parts += [f"env [{_few(list(s.env))}] for {s.name}" for s in seats if s.env]
     parts += [f"fallback {s.fallback} for {s.name}" for s in seats if s.fallback]
+    parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
+    parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     others = [f"{key} {_value(value)}" for key, value in data.items() if key != SEATS_KEY]
     if others:
         parts.append(_few(others))
@@ -398,7 +400,7 @@ def outline(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts = []
     if seats:
         parts.append("agents " + _few([f"{s.name} ({s.cli})" for s in seats]))
-    for key in ("extra_args", "env", "fallback"):
+    for key in ("extra_args", "env", "fallback", "base_url", "api_key_env"):
         having = [s.name for s in seats if getattr(s, key)]
         if having:
             parts.append(f"{key} for {_few(having)}")

@@ -69,6 +69,10 @@ class SeatView(Protocol):
     def effort(self) -> str | None: ...
     @property
     def max_iterations(self) -> int: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def context_window(self) -> int | None: ...
 
 
 class Options(Protocol):
@@ -432,8 +436,11 @@ def plan(options: Options) -> list[str]:
              "phase: " + stages]
     for seat in options.seats:
         effort = f", effort {seat.effort}" if seat.effort else ""
-        lines.append(f"  {seat.name}: {seat.cli}, model {seat.model or 'default'}{effort}, "
-                     f"up to {counted(seat.max_iterations, 'iteration')} per phase")
+        # A self-hosted seat's server: the user sees where the question goes.
+        server = (f" at {seat.base_url} (window "
+                  f"{seat.context_window or 'not set'})" if seat.base_url else "")
+        lines.append(f"  {seat.name}: {seat.cli}, model {seat.model or 'default'}{server}"
+                     f"{effort}, up to {counted(seat.max_iterations, 'iteration')} per phase")
     limits = []
     if options.max_cost is not None:
         limits.append(f"budget ${options.max_cost:.2f}")

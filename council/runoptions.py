@@ -40,6 +40,15 @@ class Seat:
     # More of council's environment variables this seat's CLI may see, by name (a corporate
     # proxy's, say): each CLI otherwise gets only an allow-list (agents/environment.py).
     env: tuple[str, ...] = ()
+    # A server the user runs (Ollama, LM Studio, llama.cpp's server, a LiteLLM gateway): the
+    # seat's CLI talks to it instead of its vendor, with no vendor login (agents/selfhosted.py).
+    base_url: str | None = None
+    context_window: int | None = None  # the window that server gives the seat's model
+    api_key_env: str | None = None  # the variable holding that server's key, if it wants one
+
+    @property
+    def self_hosted(self) -> bool:
+        return self.base_url is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,12 +60,15 @@ class Seat:
             "extra_args": list(self.extra_args),
             "fallback": self.fallback,
             "env": list(self.env),
+            "base_url": self.base_url,
+            "context_window": self.context_window,
+            "api_key_env": self.api_key_env,
         }
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
         allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
-                   "env"}
+                   "env", "base_url", "context_window", "api_key_env"}
         reject_unknown(data, allowed, where)
         cli = data.get("cli", name if name in CLIS else None)
         seat = cls(
@@ -68,6 +80,10 @@ class Seat:
             extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
             fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
             env=tuple(_str_list(data.get("env", []), f"{where}.env")),
+            base_url=_opt_str(data.get("base_url"), f"{where}.base_url"),
+            context_window=(None if data.get("context_window") is None else
+                            _int(data.get("context_window"), f"{where}.context_window")),
+            api_key_env=_opt_str(data.get("api_key_env"), f"{where}.api_key_env"),
         )
         seat.validate(where)
         return seat
@@ -91,10 +107,58 @@ class Seat:
         for name in self.env:
             if not ENV_NAME.fullmatch(name):
                 raise ConfigError(f"{where}.env: {name!r} is not an environment variable name")
+        self._validate_server(where)
         if not 1 <= self.max_iterations <= MAX_ITERATIONS_LIMIT:
             raise ConfigError(
                 f"{where}: max_iterations must be between 1 and {MAX_ITERATIONS_LIMIT}"
             )
+
+
+    def _validate_server(self, where: str) -> None:
+        """A self-hosted seat's keys: an http(s) URL with a host and no password in it (a key
+        belongs in the variable api_key_env names, never in a file), a model the server
+        serves (council never picks or pulls one), and no fallback (that would send the
+        question to a vendor the user chose not to use)."""
+        if self.base_url is None:
+            for key in ("context_window", "api_key_env"):
+                if getattr(self, key) is not None:
+                    raise ConfigError(f"{where}: {key} is a setting of a seat with a base_url")
+            return
+        problem = url_problem(self.base_url)
+        if problem:
+            raise ConfigError(f"{where}.base_url: {problem}")
+        if self.model is None:
+            raise ConfigError(f"{where}: a seat with a base_url needs a model: the name the "
+                              "server serves it under (council never pulls one)")
+        if self.fallback is not None:
+            raise ConfigError(f"{where}: a seat with a base_url has no fallback (it would "
+                              "send the question to a vendor)")
+        if self.context_window is not None and self.context_window < 1:
+            raise ConfigError(f"{where}.context_window: expected a number of tokens")
+        if self.api_key_env is not None and not ENV_NAME.fullmatch(self.api_key_env):
+            raise ConfigError(f"{where}.api_key_env: {self.api_key_env!r} is not an "
+                              "environment variable name")
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with a seat's base_url, or None: http or https, a host, no user or
+    password, no query or fragment (each CLI appends its own path)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return f"{url!r} is not a URL"
+    if parts.scheme not in ("http", "https"):
+        return f"{url!r} must start with http:// or https://"
+    if not parts.hostname:
+        return f"{url!r} names no host"
+    if parts.username is not None or parts.password is not None:
+        return "no user or password in the URL: name the variable holding the key in api_key_env"
+    if parts.query or parts.fragment or any(c.isspace() for c in url):
+        return f"{url!r} must be the server's address only (no query, fragment or spaces)"
+    return None
 
 
 # Seed 001's two profiles, with model names the CLIs accept today (see README).

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from council.agents import selfhosted
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -85,6 +86,10 @@ class ClaudeAdapter:
         }
         if job.seat.effort:
             env["CLAUDE_CODE_EFFORT_LEVEL"] = job.seat.effort
+        if job.seat.self_hosted and job.home is not None:
+            # A private HOME: no login of the user's; the server's URL, key and window.
+            job.home.mkdir(parents=True, exist_ok=True)
+            env.update(selfhosted.claude_env(job.seat, str(job.home)))
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from council.agents import selfhosted
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -202,6 +203,13 @@ def sandbox_args() -> list[str]:
             "-c", f"permissions.{PROFILE}.filesystem={{{', '.join(entries)}}}"]
 
 
+def self_hosted_home(job: AgentJob) -> Path:
+    """A self-hosted seat's CODEX_HOME, in its private HOME: it lasts the run, so a session
+    resumes there."""
+    assert job.home is not None
+    return job.home / ".codex"
+
+
 class CodexAdapter:
     cli = "codex"
     native_loop = False
@@ -227,7 +235,7 @@ class CodexAdapter:
             "-c", 'shell_environment_policy.inherit="core"',
             # No MCP server but the ones a seat's extra_args give: codex starts them as the
             # user, outside the sandbox, and offers their tools to the model.
-            *mcp_args(job.seat.extra_args),
+            *mcp_args(job.seat.extra_args, self._servers_environ(job)),
         ]
         if job.seat.effort:
             args += ["-c", f"model_reasoning_effort={job.seat.effort}"]
@@ -254,7 +262,21 @@ class CodexAdapter:
         if job.home is None:
             return {}
         job.home.mkdir(parents=True, exist_ok=True)
+        if job.seat.self_hosted:
+            # A CODEX_HOME of the seat's own, beside its HOME: the server as its provider,
+            # no login of the user's (agents/selfhosted.py).
+            private = self_hosted_home(job)
+            private.mkdir(mode=0o700, exist_ok=True)
+            agentfs.write(private, "config.toml", selfhosted.codex_config(job.seat))
+            return selfhosted.codex_env(job.seat, str(job.home), str(private))
         return {"HOME": str(job.home), "CODEX_HOME": str(codex_home())}
+
+    def _servers_environ(self, job: AgentJob) -> Mapping[str, str] | None:
+        """Where codex will read its MCP servers from: a self-hosted seat's own CODEX_HOME
+        (naming a server of the user's there would fail codex's start), else the user's."""
+        if job.seat.self_hosted and job.home is not None:
+            return {"CODEX_HOME": str(self_hosted_home(job))}
+        return None
 
     def lost_session(self, said: str) -> bool:
         return "no rollout found for thread id" in said  # rc 1, on stderr

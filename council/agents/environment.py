@@ -69,12 +69,14 @@ def codex_provider_keys(environ: Mapping[str, str]) -> set[str]:
             if isinstance(p, dict) and isinstance(p.get("env_key"), str)}
 
 
-def rules(cli: str, environ: Mapping[str, str], extra: Iterable[str] = ()
-          ) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The names and the prefixes `cli` may see, given council's environment."""
-    vendor = VENDORS[cli]
+def rules(cli: str, environ: Mapping[str, str], extra: Iterable[str] = (),
+          vendor_vars: bool = True) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The names and the prefixes `cli` may see, given council's environment. Without
+    `vendor_vars` (a seat on a server the user runs), none of its vendor's: no key, login
+    token or base URL of the user's reaches a seat whose CLI talks to another server."""
+    vendor = VENDORS[cli] if vendor_vars else Vendor(())
     names = BASIC | NETWORK | COUNCIL | vendor.names | set(extra)
-    if cli == "codex":
+    if cli == "codex" and vendor_vars:
         names |= codex_provider_keys(environ)
     prefixes = [*BASIC_PREFIXES, *COUNCIL_PREFIXES, *vendor.prefixes]
     for switch, more in vendor.when:
@@ -84,9 +86,9 @@ def rules(cli: str, environ: Mapping[str, str], extra: Iterable[str] = ()
 
 
 def agent_env(cli: str, environ: Mapping[str, str] | None = None,
-              extra: Iterable[str] = ()) -> dict[str, str]:
+              extra: Iterable[str] = (), vendor_vars: bool = True) -> dict[str, str]:
     """The part of `environ` (council's own, by default) that `cli` may see."""
     environ = os.environ if environ is None else environ
-    names, prefixes = rules(cli, environ, extra)
+    names, prefixes = rules(cli, environ, extra, vendor_vars)
     return {name: value for name, value in environ.items()
             if name in names or name.startswith(prefixes)}

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from council.agents import selfhosted
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -108,7 +109,7 @@ class GeminiAdapter:
 
     def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
         home = job.hook_home()
-        settings = {
+        settings: dict[str, Any] = {
             # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
             # into ~5 minutes of silence per request.
             "general": {"maxAttempts": 3},
@@ -130,6 +131,11 @@ class GeminiAdapter:
         }
         if job.seat.effort:
             settings["modelConfigs"] = thinking(job.seat.effort)
+        if job.seat.self_hosted:
+            local = selfhosted.gemini_workspace(job.seat)
+            configs = settings.setdefault("modelConfigs", {"customAliases": {}})
+            configs["customAliases"] = {**local["aliases"], **configs["customAliases"]}
+            settings["model"]["compressionThreshold"] = local["compressionThreshold"]
         write_workspace(job.cwd, settings)
         argv = [
             "gemini",
@@ -150,6 +156,12 @@ class GeminiAdapter:
             # council's instructions instead of gemini's coding-agent system prompt.
             "GEMINI_SYSTEM_MD": str(job.system_prompt()),
         }
+        if job.seat.self_hosted and job.home is not None:
+            # A GEMINI_CLI_HOME of the seat's own: no login of the user's, API-key auth.
+            job.home.mkdir(parents=True, exist_ok=True)
+            agentfs.write(job.home, ".gemini/settings.json",
+                          json.dumps(selfhosted.GEMINI_USER_SETTINGS, indent=2))
+            env.update(selfhosted.gemini_env(job.seat, str(job.home)))
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:

@@ -14,12 +14,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from council.agents import adapter_for, codex, gemini
+from council.agents import adapter_for, codex, gemini, selfhosted
 from council.agents.base import private_root
 from council.agents.codex import legacy_sandbox
 from council.agents.environment import agent_env
 from council.config import CLIS, Overrides, load_options
 from council.errors import CouncilError
+from council.readiness import endpoint
 from council.readiness.preflight import Readiness, check, scratch_folder
 from council.readiness.setup import check_hosts
 from council.runoptions import Seat
@@ -64,13 +65,43 @@ def environment_lines() -> list[str]:
     never values (agents/environment.py decides)."""
     seats = _seats()
     lines = ["agents see (variable names; everything else in this shell stays out):",
-             *(f"  {seat.name}: {', '.join(sorted(agent_env(seat.cli, extra=seat.env)))}"
+             *(f"  {seat.name}: {', '.join(sorted(_seen(seat)))}"
                + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
                for seat in seats)]
     if any(seat.cli == "codex" for seat in seats) and legacy_sandbox():
         lines.append("codex: your config.toml sets sandbox_mode, so codex ignores council's "
                      "permission profile and its shell can read any file you can; remove "
                      "sandbox_mode to contain its reads (docs/containment.md)")
+    return lines
+
+
+def _seen(seat: Seat) -> dict[str, str]:
+    return agent_env(seat.cli, extra=seat.env, vendor_vars=not seat.self_hosted)
+
+
+def endpoint_rows() -> list[dict[str, Any]]:
+    """Each self-hosted seat's endpoint, model and window, and what its server says now
+    (endpoint.py's check: about a second)."""
+    hosted = [s for s in _seats() if s.self_hosted]
+    problems, _ = endpoint.check(hosted)
+    return [{"agent": s.name, "cli": s.cli, "endpoint": s.base_url, "model": s.model,
+             "window": selfhosted.window(s), "window_set": s.context_window is not None,
+             "problems": [p for p in problems if p.startswith(f"{s.name} (")]}
+            for s in hosted]
+
+
+def endpoint_lines() -> list[str]:
+    """`council doctor`'s lines on the seats that run on a server the user runs."""
+    rows = endpoint_rows()
+    if not rows:
+        return []
+    lines = ["", "self-hosted agents (no vendor login; their server is checked instead):"]
+    for row in rows:
+        window = f"{row['window']} tokens" + ("" if row["window_set"] else " (not set)")
+        state = "answers" if not row["problems"] else "; ".join(
+            p.split(": ", 1)[1] for p in row["problems"])
+        lines.append(f"  {row['agent']}: {row['cli']} at {row['endpoint']}, model "
+                     f"{row['model']}, window {window}: {state}")
     return lines
 
 
@@ -131,7 +162,7 @@ def _checked(live_check: bool) -> tuple[list[Readiness], dict[str, str] | None]:
 
 
 # `council doctor --json`'s keys (documented in its --help): the top level, and each CLI's.
-JSON_KEYS = ("ok", "clis", "hosts", "environment")
+JSON_KEYS = ("ok", "clis", "hosts", "environment", "endpoints")
 CLI_JSON_KEYS = ("cli", "path", "version", "tested", "tested_version", "credentials",
                  "ready", "problem", "live")
 
@@ -147,7 +178,8 @@ def as_json(live_check: bool = False) -> tuple[dict[str, Any], int]:
         None if answers is None else answers.get(r.cli)), strict=True)) for r in found]
     ok = any(r.ready for r in found)
     return ({"ok": ok, "clis": clis, "hosts": [asdict(h) for h in check_hosts()],
-             "environment": {s.name: sorted(agent_env(s.cli, extra=s.env)) for s in _seats()}},
+             "environment": {s.name: sorted(_seen(s)) for s in _seats()},
+             "endpoints": endpoint_rows()},
             0 if ok else 1)
 
 
@@ -160,5 +192,6 @@ def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
         header = (*HEADER, "live")
         rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
     fixes = [p for r in found if (p := r.problem)]
-    return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines()],
+    return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines(),
+             *endpoint_lines()],
             0 if any(r.ready for r in found) else 1)

@@ -29,6 +29,7 @@ from typing import Any
 from council.agents.environment import agent_env
 from council.config import CLIS
 from council.errors import UsageError
+from council.readiness import endpoint
 from council.runoptions import RunOptions
 from council.store import logins
 
@@ -305,13 +306,22 @@ def prepare(options: RunOptions, explicit: bool,
     must be: otherwise a UsageError, one line per problem."""
     clis = sorted({seat.cli for seat in options.seats})
     found = check(clis) if found is None else found
+    # A seat with a base_url needs its CLI installed, no vendor login: its server is checked
+    # instead (endpoint.py).
+    login = {seat.cli for seat in options.seats if not seat.self_hosted}
     notes = [w for cli in clis if (w := found[cli].warning)]
-    problems = [p for cli in clis if (p := found[cli].problem)]
-    ready = tuple(s for s in options.seats if found[s.cli].ready)
+    problems = [p for cli in clis if (p := found[cli].problem) and
+                (cli in login or found[cli].path is None)]
+    ready = tuple(s for s in options.seats
+                  if (found[s.cli].path is not None if s.self_hosted else found[s.cli].ready))
     if (explicit and problems) or not ready:
         raise UsageError("\n".join(["no agent can run here" if not ready else
                                     "an agent you asked for cannot run here", *problems]))
-    skipped = [s.name for s in options.seats if not found[s.cli].ready]
+    servers, server_notes = endpoint.check(ready)
+    if servers:
+        raise UsageError("\n".join(servers))
+    notes += server_notes
+    skipped = [s.name for s in options.seats if s not in ready]
     if skipped:
         notes.append(f"skipping {', '.join(skipped)}: "
                      + "; ".join(problems))

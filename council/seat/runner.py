@@ -285,7 +285,9 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
         offset = log.stat().st_size if log.exists() else 0
         err_offset = err_log.stat().st_size if err_log.exists() else 0
         # An allow-list of council's environment, never all of it (agents/environment.py).
-        env = {**agent_env(adapter.cli, extra=job.seat.env), **invocation.env}
+        # A self-hosted seat gets none of its vendor's variables (agents/selfhosted.py).
+        env = {**agent_env(adapter.cli, extra=job.seat.env,
+                           vendor_vars=not job.seat.self_hosted), **invocation.env}
 
         def on_start(pid: int) -> None:
             _set(run.owner, job.seat.name, phase, pid=pid,
