@@ -975,7 +975,12 @@ class _Handler(BaseHTTPRequestHandler):
         if path.endswith("/count_tokens") or path.endswith(":countTokens"):
             payload: Any = {"input_tokens": USAGE_IN, "totalTokens": USAGE_IN}
         elif path.rstrip("/").endswith("/models") and method == "GET":
-            payload = {"object": "list", "data": [], "models": []}
+            # The script's `models` (a self-hosted server's listing), in the OpenAI shape
+            # (`data`) and the Gemini API's (`models`, named `models/<id>`).
+            served = [str(m) for m in self.server.script.get("models") or []]
+            payload = {"object": "list",
+                       "data": [{"id": m, "object": "model"} for m in served],
+                       "models": [{"name": f"models/{m}"} for m in served]}
         else:
             record["answer"] = "404"
             self._send_json(404, {"error": {"message": f"mock: nothing at {method} {path}"}})

@@ -1,0 +1,97 @@
+"""Self-hosted seats with the real CLIs, offline: the scripted server stands in for a server
+the user runs, and each seat reaches it through its own `base_url` in the config, never
+through a vendor variable of council's environment."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .server import ScriptedServer
+
+pytestmark = pytest.mark.realcli
+
+MODELS = {"claude": "local-claude-model", "codex": "gpt-5.5", "gemini": "local-gemini-model"}
+# What no self-hosted seat may be given: a vendor's key, login or base URL.
+VENDOR = ("ANTHROPIC_", "CLAUDE_CODE_OAUTH", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_",
+          "MOCK_API_KEY")
+
+
+def local_env(cli_env: dict[str, str], tmp_path: Path) -> dict[str, str]:
+    """cli_env with every vendor key, login home and base URL taken out."""
+    env = {k: v for k, v in cli_env.items() if not k.startswith(VENDOR)}
+    env["COUNCIL_RESEARCH_DIR"] = str(tmp_path / "research")
+    return env
+
+
+def write_config(tmp_path: Path, url: str) -> Path:
+    config = tmp_path / "local.yaml"
+    config.write_text(yaml.safe_dump({"agents": {
+        cli: {"cli": cli, "model": model, "base_url": url, "context_window": 65536}
+        for cli, model in MODELS.items()}}))
+    return config
+
+
+def council(env: dict[str, str], tmp_path: Path, config: Path
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "council", "run", "--test", "--config", str(config),
+         "How do local models do research?"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL)
+
+
+def test_a_council_of_three_self_hosted_seats(cli_env: dict[str, str], server: ScriptedServer,
+                                              tmp_path: Path) -> None:
+    server.script = {**server.script, "models": list(MODELS.values())}
+    env = local_env(cli_env, tmp_path)
+    assert not [k for k in env if k.startswith(VENDOR)]
+    proc = council(env, tmp_path, write_config(tmp_path, server.url))
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    for cli, model in MODELS.items():  # the plan names each seat's endpoint and model
+        assert f"{cli}: {cli}, model {model} at {server.url} (window 65536)" in proc.stdout
+    (run,) = [p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
+    assert "3 of 3 agents contributed" in (run / "final-report.md").read_text()
+
+    for api, cli in (("anthropic", "claude"), ("openai", "codex"), ("gemini", "gemini")):
+        # The model requests (the preflight's GET of the listing is not one).
+        turns = [r for r in server.records(api) if r.get("method") == "POST"]
+        assert len(turns) >= 2, api
+        # Every request of the seat's CLI, side calls included, names the seat's model.
+        assert {r.get("model") for r in turns} == {MODELS[cli]}, api
+    headers = [r["headers"] for r in server.records()]
+    # claude sent the placeholder as a bearer token, none of the user's keys.
+    assert not any("x-api-key" in h and h["x-api-key"] for h in headers
+                   if "x-claude-code-session-id" in h)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_seat_whose_server_is_down_is_named_and_nothing_is_created(
+        cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
+    server.script = {**server.script, "models": list(MODELS.values())}
+    config = write_config(tmp_path, server.url)
+    data = yaml.safe_load(config.read_text())
+    down = f"http://127.0.0.1:{closed_port()}"
+    data["agents"]["codex"]["base_url"] = down
+    config.write_text(yaml.safe_dump(data))
+    proc = council(local_env(cli_env, tmp_path), tmp_path, config)
+    assert proc.returncode != 0
+    said = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len([line for line in said if down in line]) == 1, proc.stderr
+    assert any(line.startswith(f"error: codex (codex at {down}): the server does not answer")
+               or f"codex (codex at {down}): the server does not answer" in line
+               for line in said), proc.stderr
+    assert not (tmp_path / "research").exists() or not [
+        p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
+    # Only the preflight's listings were asked: no CLI was started.
+    assert not [r for r in server.records() if r.get("method") != "GET"]
