@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from council.agents import selfhosted
+import council.agents.selfhosted as selfhosted
 from council.agents.base import (
     AgentJob,
     Invocation,
