@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from council.domains import Policy
-from council.evidence import sources as ledger
 from council.evidence.coverage import ID
+from council.evidence.sources import outside
 
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
 MAX_CLAIMS = 40
@@ -122,7 +122,7 @@ def mark_outside(data: dict[str, Any], policy: Policy) -> dict[str, Any]:
     for claim in listed(data):
         cited = [str(u) for u in claim.get("sources") or []]
         claim.pop(OUTSIDE, None)
-        if policy and cited and all(ledger.outside(u, policy) for u in cited):
+        if policy and cited and all(outside(u, policy) for u in cited):
             claim[OUTSIDE] = True
     return data
 
