@@ -19,6 +19,7 @@ from council.agents import codex as codex_agent
 from council.agents import gemini as gemini_agent
 from council.agents.base import TURNS_PER_ITERATION, AgentJob, turn_cap
 from council.agents.codex import CodexConfigError
+from council.domains import Policy
 from council.runoptions import Seat
 
 
@@ -79,6 +80,21 @@ def test_claude_invocation(tmp_path: Path) -> None:
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
     words = hook_words(command, j, "claude")
     assert str(tmp_path / "run dir") in words  # a path with a space survives the shell
+
+
+def test_claudes_argv_carries_the_source_policy(tmp_path: Path) -> None:
+    """The run's source policy (domains.py) as claude's WebFetch permission rules: only the
+    allowed domains pre-approved, the denied ones refused, each with its subdomains."""
+    j = replace(job(tmp_path, Seat("claude", "claude")),
+                sources=Policy(allow=("example.org",), deny=("evil.example.org",)))
+    argv = list(adapter_for("claude").prepare(j).argv)
+    assert argv.count("--allowedTools") == argv.count("--disallowedTools") == 1
+    allowed = argv[argv.index("--allowedTools") + 1].split(",")
+    refused = argv[argv.index("--disallowedTools") + 1].split(",")
+    assert "WebFetch" not in allowed  # not every domain
+    assert {"WebFetch(domain:example.org)", "WebFetch(domain:*.example.org)"} <= set(allowed)
+    assert {"Bash", "WebFetch(domain:evil.example.org)",
+            "WebFetch(domain:*.evil.example.org)"} <= set(refused)
 
 
 def test_claude_loads_no_settings_from_the_agents_folder(tmp_path: Path) -> None:
