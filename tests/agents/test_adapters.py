@@ -20,6 +20,7 @@ from council.agents import gemini as gemini_agent
 from council.agents.base import TURNS_PER_ITERATION, AgentJob, turn_cap
 from council.agents.codex import CodexConfigError
 from council.domains import Policy
+from council.graph import FILES
 from council.runoptions import Seat
 
 
@@ -95,6 +96,18 @@ def test_claudes_argv_carries_the_source_policy(tmp_path: Path) -> None:
     assert {"WebFetch(domain:example.org)", "WebFetch(domain:*.example.org)"} <= set(allowed)
     assert {"Bash", "WebFetch(domain:evil.example.org)",
             "WebFetch(domain:*.evil.example.org)"} <= set(refused)
+
+
+def test_codexs_web_search_is_filtered_to_the_allowed_domains(tmp_path: Path) -> None:
+    j = replace(job(tmp_path, Seat("codex", "codex")),
+                sources=Policy(allow=("example.org", "xn--bcher-kva.de"), deny=("a.org",)))
+    argv = list(adapter_for("codex").prepare(j).argv)
+    assert 'tools.web_search={allowed_domains=["example.org", "xn--bcher-kva.de"]}' in argv
+    # a deny list alone gives codex nothing to hold its search to; nor does a phase without web
+    denied = replace(j, sources=Policy(deny=("a.org",)))
+    assert not [a for a in adapter_for("codex").prepare(denied).argv if "allowed_domains" in a]
+    files = replace(j, tools=FILES, tag="claims")
+    assert not [a for a in adapter_for("codex").prepare(files).argv if "allowed_domains" in a]
 
 
 def test_claude_loads_no_settings_from_the_agents_folder(tmp_path: Path) -> None:

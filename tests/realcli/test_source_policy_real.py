@@ -71,3 +71,21 @@ def test_claudes_web_fetch_outside_the_policy_is_refused(
     answers = {text_of(res) for r in server.records("anthropic") for res in tool_results(r)
                if "WebFetch" in text_of(res) or "127.0.0.1" in text_of(res)}
     assert answers == {refusal}  # claude 2.1.332's words
+
+
+def test_codexs_web_search_carries_the_allow_list(cli_env: dict[str, str],
+                                                  server: ScriptedServer,
+                                                  tmp_path: Path) -> None:
+    """codex has no permission rules for domains, but its hosted web_search tool takes an
+    allow list: each research request of the codex seat sends it to the model."""
+    server.script = {"openai": {"finish_after": 1}}
+    proc = subprocess.run(
+        [sys.executable, "-m", "council", "run", "--test", "--agents", "codex",
+         "--depth", "quick", "--allow-domain", "Example.org", "What do tides follow?"],
+        env={**cli_env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "research")}, cwd=tmp_path,
+        capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    searches = [t for r in server.records("openai") for t in (r.get("body") or {}).get(
+        "tools") or [] if isinstance(t, dict) and t.get("type") == "web_search"]
+    assert searches
+    assert all(t.get("filters") == {"allowed_domains": ["example.org"]} for t in searches)
