@@ -98,3 +98,12 @@ def test_an_allow_list_leaves_the_rest_out_and_the_run_stores_it(council: Counci
             if s["url"].startswith("https://example.com/")} == {"not allowed"}
     stored = yaml.safe_load((run / "state.yaml").read_text())["options"]["sources"]
     assert stored == {"allow": ["example.org"], "deny": []}
+
+
+def test_doctor_shows_the_policy_of_your_config(council: Council) -> None:
+    user = council.root / "config" / "config.yaml"  # the test's config home (conftest)
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text("sources:\n  allow: [Example.org]\n  deny: [spam.example.org]\n")
+    proc = council.run("doctor")
+    assert ("source policy: allow example.org (and their subdomains; nothing else); deny "
+            "spam.example.org (and their subdomains)") in proc.stdout.splitlines()
