@@ -51,6 +51,16 @@ def test_a_rule_covers_its_subdomains_on_a_label_boundary() -> None:
     assert outside("https://www.example.com/a", deny) == DENIED
 
 
+def test_a_rule_naming_www_holds_though_the_ledger_drops_www() -> None:
+    policy = Policy(deny=("www.evil.com",))
+    assert outside("https://www.evil.com/x", policy) == DENIED
+    assert outside("www.evil.com/x", policy) == DENIED
+    assert outside("https://evil.com/x", policy) is None
+    ledger = sources.build([("claude", "research", "https://www.evil.com/x")])
+    (entry,) = ledger.to_dict(policy)["sources"]
+    assert (entry["url"], entry["policy"]) == ("https://evil.com/x", DENIED)
+
+
 def test_deny_wins_over_allow_and_an_allow_list_leaves_the_rest_out() -> None:
     policy = Policy(allow=("example.com",), deny=("bad.example.com",))
     assert outside("https://example.com/x", policy) is None

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url, safe_url_string
 
 from council import graph
-from council.domains import Policy
+from council.domains import DENIED, NOT_ALLOWED, Policy
 from council.store import disk
 
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
@@ -96,12 +96,18 @@ def canonical(url: str) -> str | None:
 
 def outside(url: str, policy: Policy) -> str | None:
     """Why a cited `url` is outside the run's source policy (domains.DENIED or NOT_ALLOWED),
-    or None. The host is the canonical URL's (w3lib's parse: `http://good.com@evil.com/` is
-    evil.com's, a port is no part of the host, IDNA hosts are punycode, as the rules are)."""
+    or None. Its host is the one w3lib parses from the URL as written, before canonical()
+    drops a `www.` (a rule may name www.example.com): `http://good.com@evil.com/` is
+    evil.com's, a port is no part of the host, an IDNA host is punycode, as the rules are."""
     if not policy:
         return None
-    key = canonical(url)
-    return policy.verdict(urlsplit(key).hostname if key else None)
+    if url.startswith("www."):
+        url = "https://" + url
+    try:
+        host = urlsplit(safe_url_string(url.strip())).hostname if canonical(url) else None
+    except ValueError:
+        host = None
+    return policy.verdict(host)
 
 
 @dataclass
@@ -122,10 +128,17 @@ class Source:
         phases = set().union(*self.cited_by.values()) - {graph.SYNTHESIS.name}
         return phases == {graph.GAPFILL.name}
 
+    def outside(self, policy: Policy) -> str | None:
+        """The policy's verdict on the source, judged on each spelling it was cited by (they
+        differ by a `www.` at most in their host): denied if one is, else not allowed if one
+        is."""
+        verdicts = {outside(url, policy) for url in {self.url, *self.variants}}
+        return next((v for v in (DENIED, NOT_ALLOWED) if v in verdicts), None)
+
     def to_dict(self, number: int, policy: Policy | None = None) -> dict[str, Any]:
         """Its entry in sources.json; `policy`: with "policy" (why it is outside the run's
         source policy) when it is."""
-        verdict = outside(self.url, policy) if policy else None
+        verdict = self.outside(policy) if policy else None
         return {"n": number, "url": self.url, "variants": sorted(self.variants - {self.url}),
                 "cited_by": {a: sorted(p) for a, p in sorted(self.cited_by.items())},
                 "single_agent": len(self.agents) == 1,
@@ -179,7 +192,7 @@ def sources_section(ledger: Ledger, policy: Policy | None = None) -> str:
              "agent only; ‡ cited by no agent's report, only by the synthesis; § found only "
              "in the gap-filling round, which no other agent cross-checked._", ""]
     for i, source in enumerate(ledger.ordered(), 1):
-        verdict = outside(source.url, policy) if policy else None
+        verdict = source.outside(policy) if policy else None
         flag = f" — outside the source policy ({verdict})" if verdict else ""
         if source.agents:
             mark = (" †" if len(source.agents) == 1 else "") + \
