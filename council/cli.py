@@ -113,6 +113,8 @@ def _click_option(option: options.Option) -> Callable[[F], F]:
     else:
         decls = [option.flag]
         kwargs["type"] = _click_type(kind)
+    if isinstance(kind, options.Domains):  # once per domain; none given: not given
+        kwargs.update(multiple=True, callback=lambda _ctx, _param, value: value or None)
     return click.option(*decls, option.name, **kwargs)
 
 

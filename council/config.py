@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from council import options, paths, trust
+from council import domains, options, paths, trust
 from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
@@ -231,6 +231,8 @@ def _build(source: ConfigFile | None, overrides: Overrides
                          f"agent of this council ({', '.join(names)})")
 
     fields_ = {option.name: value[option.name] for option in options.FIELDS}
+    fields_["sources"] = domains.merge(value["sources"], value["allow_domain"] or (),
+                                       value["deny_domain"] or ())
     return RunOptions(**{
         **fields_, "seats": seats, "synthesizer": synthesizer,
         "config_file": str(config_path) if config_path else None,
@@ -380,7 +382,9 @@ def plan_lines(run: RunOptions) -> list[str]:
     else:
         lines = [f"config: {trust.shown(Path(run.config_file))} "
                  f"({run.config_trust or 'not judged'})"]
-    return lines + (_seat_lines(run.seats) or ["  no agent has extra_args or env"])
+    policy = ([f"sources: {domains.Policy.of(run.sources).describe()}"] if run.sources
+              else [])
+    return lines + (_seat_lines(run.seats) or ["  no agent has extra_args or env"]) + policy
 
 
 def _seat_lines(seats: Sequence[Seat]) -> list[str]:

@@ -22,6 +22,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
+from council import domains
 from council.errors import ConfigError, UsageError
 from council.graph import DEEP, DEPTHS, STANDARD
 
@@ -236,7 +237,69 @@ class File:
         return {"type": "string"}
 
 
-Kind = Number | Choice | Flag | Text | Names | File
+@dataclass(frozen=True)
+class Domains:
+    """Web domains (domains.normalise): a command line's flag given once per domain
+    (`--deny-domain a.com --deny-domain b.org`, click's `multiple`), a list elsewhere."""
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise Invalid("must be a list of domains")
+        try:
+            return tuple(domains.normalise_all(value))
+        except ValueError as exc:
+            raise Invalid(f"has {exc}") from None
+
+    def read(self, word: str) -> Any:
+        return self.check([word])
+
+    def take(self, value: Any) -> Any:
+        try:
+            return self.check(value)
+        except Invalid as exc:
+            raise Invalid(f"{value!r} {exc}.") from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "array", "items": {"type": "string"}}
+
+
+@dataclass(frozen=True)
+class SourceRules:
+    """A source policy, `{allow: [domains], deny: [domains]}` (domains.py), stored so: each
+    list normalised, both keys present."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, Mapping) or set(map(str, value)) - {domains.ALLOW,
+                                                                      domains.DENY}:
+            raise Invalid("must be a mapping with allow and/or deny, each a list of domains")
+        out = {}
+        for key in (domains.ALLOW, domains.DENY):
+            listed = value.get(key) or []
+            if isinstance(listed, str) or not isinstance(listed, list | tuple):
+                raise Invalid(f"{key} must be a list of domains")
+            try:
+                out[key] = domains.normalise_all(listed)
+            except ValueError as exc:
+                raise Invalid(f"{key} has {exc}") from None
+        return out
+
+    def read(self, word: str) -> Any:
+        raise Invalid("is given in a config file, or with --allow-domain / --deny-domain")
+
+    def take(self, value: Any) -> Any:
+        try:
+            return self.check(value)
+        except Invalid as exc:
+            raise Invalid(f"{value!r} {exc}.") from None
+
+    def schema(self) -> dict[str, Any]:
+        domains_ = {"type": "array", "items": {"type": "string"}}
+        return {"type": "object", "properties": {domains.ALLOW: domains_,
+                                                 domains.DENY: domains_},
+                "additionalProperties": False}
+
+
+Kind = Number | Choice | Flag | Text | Names | File | Domains | SourceRules
 
 
 @dataclass(frozen=True)
@@ -401,6 +464,18 @@ OPTIONS: tuple[Option, ...] = (
            "claims, verdicts and sources; the topic is that run's unless one is given. Writes "
            "changes.json and changes.md, and the final report opens with what changed.",
            frozenset({CLI}), optional=True, metavar="ID|latest"),
+    # issue 36: where sources may come from (domains.py). The user's word only: no host
+    # command or MCP client gives it (a model must not widen or narrow what a run may
+    # cite). The command line's rules join the config file's (config._build).
+    Option("allow_domain", Domains(), None,
+           "Sources may come only from this domain and its subdomains (repeatable; joins "
+           "`sources: allow` in the config file): claude's WebFetch is held to them, and "
+           "sources.json and report.html flag any other cited source.",
+           frozenset({CLI}), field=False, optional=True, metavar="DOMAIN"),
+    Option("deny_domain", Domains(), None,
+           "Sources must not come from this domain or its subdomains (repeatable; joins "
+           "`sources: deny`; deny wins over allow).",
+           frozenset({CLI}), field=False, optional=True, metavar="DOMAIN"),
     Option("config", File(), None,
            "Council config file (default ./council.yaml once trusted with `council trust`, "
            "then ~/.config/council/config.yaml).", frozenset({CLI}), field=False,
@@ -417,6 +492,10 @@ OPTIONS: tuple[Option, ...] = (
                                       whole=True), 2_000_000,
            "A longer report goes to the next phases cut at a line, with a note (the whole "
            "report is kept beside it).", frozenset({CONFIG})),
+    Option("sources", SourceRules(), None,
+           "Where sources may come from: `allow:` and `deny:`, each a list of domains; a domain "
+           "covers its subdomains, deny wins, and with an allow list nothing else is "
+           "allowed.", frozenset({CONFIG}), optional=True),
     # Kept in the run's state only: the profile decides it, or load_options does.
     Option("synthesis_max_iterations", Number("a whole number, at least 1", 1, above=False,
                                               whole=True), PerProfile(production=3, test=2),

@@ -204,6 +204,8 @@ class RunOptions:
     max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
     depth: str = _DEFAULT["depth"]  # quick | standard | deep (graph.DEPTHS); older runs: deep
     since: str | None = _DEFAULT["since"]  # the earlier run's id (`council run --since`)
+    # The source policy (domains.py): {allow: [...], deny: [...]}, normalised; None: none.
+    sources: dict[str, list[str]] | None = _DEFAULT["sources"]
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:

@@ -33,7 +33,8 @@ def a_bad_value(option: Option) -> Any:
 @pytest.mark.parametrize("option", OPTIONS, ids=lambda o: o.name)
 def test_every_option_has_one_default_and_one_check(option: Option) -> None:
     assert isinstance(option.kind, options.Number | options.Choice | options.Flag |
-                      options.Text | options.Names | options.File)
+                      options.Text | options.Names | options.File | options.Domains |
+                      options.SourceRules)
     assert option.help_text()
     assert "{" not in option.help_text()
     assert option.given <= {CLI, CONFIG, HOST}

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from council.agents.toolsets import write_system
+from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Usage
 from council.graph import WEB
@@ -59,6 +60,9 @@ class AgentJob:
     # graph.WEB or graph.FILES: the tools the seat is offered (its phase's Phase.tools), and
     # council's instructions in place of the CLI's coding-agent prompt (agents/toolsets.py).
     tools: str = WEB
+    # The run's source policy (domains.py): claude holds its WebFetch to it; the other CLIs
+    # have no per-domain switch (docs/sources.md), and the ledger flags what any seat cited.
+    sources: Policy = field(default_factory=Policy)
 
     def council_dir(self) -> Path:
         """`private_dir`, which a CLI with hooks or settings files needs (the runner sets it;

@@ -19,6 +19,7 @@ from council.agents.base import (
     turn_cap,
 )
 from council.agents.toolsets import claude_args
+from council.domains import Policy
 from council.evidence.ledger import Usage, estimate
 from council.store import agentfs
 
@@ -29,6 +30,18 @@ from council.store import agentfs
 # pre-approved. Research never needs a shell.
 ALLOWED_TOOLS = "WebSearch,WebFetch"
 DENIED_TOOLS = "Bash"
+
+
+def permission_args(policy: Policy) -> list[str]:
+    """`--allowedTools` and `--disallowedTools`, with the run's source policy as WebFetch
+    domain rules: an allow list pre-approves WebFetch on its domains only (elsewhere the
+    fetch needs an approval print mode cannot give: refused), a deny list refuses its
+    domains whatever else allows them. WebSearch's permission rules name queries, not
+    domains: its results are judged afterwards, in the ledger."""
+    allow, deny = policy.claude_rules()
+    allowed = ["WebSearch", *allow] if policy.allow else ALLOWED_TOOLS.split(",")
+    return ["--allowedTools", ",".join(allowed),
+            "--disallowedTools", ",".join([DENIED_TOOLS, *deny])]
 
 
 class ClaudeAdapter:
@@ -66,8 +79,7 @@ class ClaudeAdapter:
             "--max-turns", str(turn_cap(job.max_iterations)),
             # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
             "--permission-mode", "acceptEdits",
-            "--allowedTools", ALLOWED_TOOLS,
-            "--disallowedTools", DENIED_TOOLS,
+            *permission_args(job.sources),
             # Only the tools the phase needs (no Agent, no Workflow…), and council's own
             # instructions instead of Claude Code's: both are sent with every request.
             *claude_args(job.tools, job.seat.extra_args, job.system_prompt()),

@@ -25,6 +25,7 @@ from council.agents.base import (
 from council.agents.toolsets import codex_args
 from council.errors import CouncilError
 from council.evidence.ledger import Usage, estimate
+from council.graph import WEB
 from council.store import agentfs
 
 PROFILE = "council"
@@ -210,6 +211,16 @@ def self_hosted_home(job: AgentJob) -> Path:
     return job.home / ".codex"
 
 
+def search_filter(job: AgentJob) -> list[str]:
+    """The source policy's allow list as codex's hosted web_search filter: codex 0.171 sends
+    `tools.web_search.allowed_domains` as the tool's `filters.allowed_domains` (seen against
+    the scripted server). It has no deny list for it, and this filter none for what its
+    shell fetches: the ledger judges what it cited."""
+    if not job.sources.allow or job.tools != WEB:
+        return []
+    return ["-c", f"tools.web_search={{allowed_domains={json.dumps(list(job.sources.allow))}}}"]
+
+
 class CodexAdapter:
     cli = "codex"
     native_loop = False
@@ -223,6 +234,7 @@ class CodexAdapter:
             # The phase's tools (web search or none), no features a research seat never
             # uses, and council's instructions instead of codex's coding-agent ones.
             *codex_args(job.tools, job.seat.extra_args, job.system_prompt()),
+            *search_filter(job),
             # Otherwise a dead endpoint makes codex retry forever.
             "--disable", "unbounded_connection_retries",
             # No plugins: council's own (extensions/codex), once its hooks are trusted, would

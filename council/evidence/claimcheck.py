@@ -13,11 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from council.domains import Policy
 from council.evidence.coverage import ID
+from council.evidence.sources import outside
 
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
 MAX_CLAIMS = 40
 KEY = "claims"  # claims.json's (and an extractor's answer's) list of claims
+# A claim whose cited sources are all outside the run's source policy (domains.py).
+OUTSIDE = "outside_policy"
 
 
 def listed(data: Mapping[str, Any] | None) -> list[dict[str, Any]]:
@@ -108,6 +112,24 @@ def validate_verdicts(data: Any, ids: Sequence[str], verifier: str) -> dict[str,
         out[str(cid)] = Verdict(str(verdict), evidence if isinstance(evidence, str) else "",
                                 verifier)
     return out
+
+
+def mark_outside(data: dict[str, Any], policy: Policy) -> dict[str, Any]:
+    """claims.json's claims, each that cites sources and only ones outside the run's source
+    policy marked `outside_policy: true` (a claim with no source rests on none, and is left
+    to the verdicts). Marked on each write of the file, so the verification's and the
+    recheck's rewrites keep it."""
+    for claim in listed(data):
+        cited = [str(u) for u in claim.get("sources") or []]
+        claim.pop(OUTSIDE, None)
+        if policy and cited and all(outside(u, policy) for u in cited):
+            claim[OUTSIDE] = True
+    return data
+
+
+def resting_outside(data: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The claims marked as resting only on sources outside the source policy."""
+    return [c for c in listed(data) if c.get(OUTSIDE) is True]
 
 
 def tally(claims: Sequence[Claim], verdicts: Mapping[str, Verdict]) -> dict[str, int]:

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from council import graph
+from council.domains import Policy
 from council.errors import PhaseFailedError
 from council.evidence import changes, claimcheck, regression, score, sources
 from council.evidence.coverage import SCOPE
@@ -98,7 +99,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
                     "as judged before it._\n")
     body = sources.replace_sources(sources.remove_section(
         sources.remove_section(body, score.HEADING), PROVENANCE_HEADING),
-                                   section + "\n" + sources.sources_section(ledger))
+                                   section + "\n" + sources.sources_section(
+                                       ledger, Policy.of(state.options.sources)))
     atomic_write(ws.final_report, header + opening + body)  # redacted there
 
 
@@ -213,5 +215,6 @@ def _write_ledger(ws: Workspace, state: RunState, final_report: str) -> sources.
               for ap in rec.phases.values() if ap.dropped_sources}
     regressions = {name: urls[:regression.MAX_LISTED] for name, urls in listed.items()}
     totals = {name: regression.total(urls) for name, urls in listed.items()}
-    sources.write(ws.root / "sources.json", ledger, regressions, totals)
+    sources.write(ws.root / "sources.json", ledger, regressions, totals,
+                  Policy.of(state.options.sources))
     return ledger

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url, safe_url_string
 
 from council import graph
+from council.domains import DENIED, NOT_ALLOWED, Policy
 from council.store import disk
 
 # Markdown links and autolinks first, then bare URLs; a URL ends at whitespace, a quote or
@@ -93,6 +94,22 @@ def canonical(url: str) -> str | None:
     return urlunsplit((scheme, netloc, path, parts.query, ""))
 
 
+def outside(url: str, policy: Policy) -> str | None:
+    """Why a cited `url` is outside the run's source policy (domains.DENIED or NOT_ALLOWED),
+    or None. Its host is the one w3lib parses from the URL as written, before canonical()
+    drops a `www.` (a rule may name www.example.com): `http://good.com@evil.com/` is
+    evil.com's, a port is no part of the host, an IDNA host is punycode, as the rules are."""
+    if not policy:
+        return None
+    if url.startswith("www."):
+        url = "https://" + url
+    try:
+        host = urlsplit(safe_url_string(url.strip())).hostname if canonical(url) else None
+    except ValueError:
+        host = None
+    return policy.verdict(host)
+
+
 @dataclass
 class Source:
     url: str
@@ -111,12 +128,23 @@ class Source:
         phases = set().union(*self.cited_by.values()) - {graph.SYNTHESIS.name}
         return phases == {graph.GAPFILL.name}
 
-    def to_dict(self, number: int) -> dict[str, Any]:
+    def outside(self, policy: Policy) -> str | None:
+        """The policy's verdict on the source, judged on each spelling it was cited by (they
+        differ by a `www.` at most in their host): denied if one is, else not allowed if one
+        is."""
+        verdicts = {outside(url, policy) for url in {self.url, *self.variants}}
+        return next((v for v in (DENIED, NOT_ALLOWED) if v in verdicts), None)
+
+    def to_dict(self, number: int, policy: Policy | None = None) -> dict[str, Any]:
+        """Its entry in sources.json; `policy`: with "policy" (why it is outside the run's
+        source policy) when it is."""
+        verdict = self.outside(policy) if policy else None
         return {"n": number, "url": self.url, "variants": sorted(self.variants - {self.url}),
                 "cited_by": {a: sorted(p) for a, p in sorted(self.cited_by.items())},
                 "single_agent": len(self.agents) == 1,
                 "synthesis_only": not self.agents,
-                "gap_fill_only": self.gap_fill_only}
+                "gap_fill_only": self.gap_fill_only,
+                **({"policy": verdict} if verdict else {})}
 
 
 @dataclass
@@ -138,9 +166,14 @@ class Ledger:
         """Most-cited first (by how many agents), then by URL: stable numbering."""
         return sorted(self.sources.values(), key=lambda s: (-len(s.agents), s.url))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"sources": [s.to_dict(i) for i, s in enumerate(self.ordered(), 1)],
-                "malformed": self.malformed}
+    def to_dict(self, policy: Policy | None = None) -> dict[str, Any]:
+        """sources.json's sources and malformed links; with a source policy, each source
+        outside it flagged, and the policy itself."""
+        listed = [s.to_dict(i, policy) for i, s in enumerate(self.ordered(), 1)]
+        data: dict[str, Any] = {"sources": listed, "malformed": self.malformed}
+        if policy:
+            data["policy"] = {"allow": list(policy.allow), "deny": list(policy.deny)}
+        return data
 
 
 def build(reports: Iterable[tuple[str, str, str]]) -> Ledger:
@@ -151,19 +184,23 @@ def build(reports: Iterable[tuple[str, str, str]]) -> Ledger:
     return ledger
 
 
-def sources_section(ledger: Ledger) -> str:
-    """The final report's Sources section, numbered, each with the agents that cited it."""
+def sources_section(ledger: Ledger, policy: Policy | None = None) -> str:
+    """The final report's Sources section, numbered, each with the agents that cited it (and,
+    with a source policy, the ones outside it)."""
     lines = ["## Sources", "",
              "_Built by council from every report of this run, de-duplicated. † cited by one "
              "agent only; ‡ cited by no agent's report, only by the synthesis; § found only "
              "in the gap-filling round, which no other agent cross-checked._", ""]
     for i, source in enumerate(ledger.ordered(), 1):
+        verdict = source.outside(policy) if policy else None
+        flag = f" — outside the source policy ({verdict})" if verdict else ""
         if source.agents:
             mark = (" †" if len(source.agents) == 1 else "") + \
                 (" §" if source.gap_fill_only else "")
-            lines.append(f"{i}. <{source.url}> — cited by {', '.join(source.agents)}{mark}")
+            lines.append(f"{i}. <{source.url}> — cited by {', '.join(source.agents)}{mark}"
+                         f"{flag}")
         else:
-            lines.append(f"{i}. <{source.url}> — only in the synthesis ‡")
+            lines.append(f"{i}. <{source.url}> — only in the synthesis ‡{flag}")
     if ledger.malformed:
         lines += ["", "Malformed links found in the reports (not counted):"]
         lines += [f"- `{m['url']}` ({m['agent']}, {m['phase']})" for m in ledger.malformed]
@@ -206,10 +243,10 @@ def disappeared(before: str, after: str) -> list[str]:
 
 
 def write(path: Path, ledger: Ledger, regressions: Mapping[str, list[str]],
-          totals: Mapping[str, int] | None = None) -> None:
+          totals: Mapping[str, int] | None = None, policy: Policy | None = None) -> None:
     """sources.json: the ledger, and per agent the sources its refinement dropped (the
     first ones) with how many it dropped in all. Replaced whole (disk.atomic_write, which
     redacts it): a full disk or a kill leaves the old file, never a torn one."""
-    data = {**ledger.to_dict(), "dropped_in_refinement": dict(regressions),
+    data = {**ledger.to_dict(policy), "dropped_in_refinement": dict(regressions),
             "dropped_in_refinement_total": dict(totals or {})}
     disk.atomic_write(path, json.dumps(data, indent=2) + "\n")

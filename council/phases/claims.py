@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from council import graph, prompts
+from council.domains import Policy
 from council.evidence.claimcheck import (
     KEY,
     MAX_CLAIMS,
     Claim,
     coverage_summary,
     load,
+    mark_outside,
     validate_claims,
 )
 from council.evidence.coverage import SCOPE, Coverage, validate_coverage
@@ -118,6 +120,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
 
 def _write(ctx: RunContext, data: dict[str, Any], phase: str,
            quiet: bool = False) -> dict[str, Any]:
+    mark_outside(data, Policy.of(ctx.options.sources))
     atomic_write(ctx.ws.root / CLAIMS, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     if not quiet:
         done = (f"degraded: {data.get('error')}" if data.get("status") == "degraded" else

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from council import graph, prompts
+from council.domains import Policy
 from council.errors import PhaseFailedError
 from council.evidence import claimcheck, finalreport, ledger, regression, score
 from council.evidence.ledger import format_usage
@@ -101,6 +102,8 @@ def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: li
         dropped=dropped_claims(state),
         marker=loop.MARKER,
         verification=finalreport.verification_facts(ws),
+        policy=Policy.of(options.sources).describe() if options.sources else None,
+        outside=claimcheck.resting_outside(finalreport.verification_facts(ws)),
         counterpoints=str(where / COUNTERPOINTS) if counterpoints(ws) else None,
         dissent=str(where / DISSENT) if (ws.root / DISSENT).is_file() else None,
         gap_reports=gap_reports(ws, state, contributors, folder),

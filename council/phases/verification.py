@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from council import prompts
+from council.domains import Policy
 from council.evidence.claimcheck import (
     KEY,
     Claim,
@@ -16,6 +17,7 @@ from council.evidence.claimcheck import (
     assign,
     listed,
     load,
+    mark_outside,
     summary,
     tally,
     validate_verdicts,
@@ -62,6 +64,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     counts = tally(claims, verdicts)
     data.update({"status": "ok" if counts["UNVERIFIED"] == 0 else "partial", "tally": counts,
                  KEY: [_entry(c, verdicts.get(c.id)) for c in claims]})
+    mark_outside(data, Policy.of(ctx.options.sources))
     atomic_write(ws.root / CLAIMS, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     events.emit(ws.root, name, f"finished: {summary(data)}")
 

@@ -19,6 +19,7 @@ from council.agents.base import private_root
 from council.agents.codex import legacy_sandbox
 from council.agents.environment import agent_env
 from council.config import CLIS, Overrides, load_options
+from council.domains import Policy
 from council.errors import CouncilError
 from council.readiness import endpoint
 from council.readiness.preflight import Readiness, check, scratch_folder
@@ -58,6 +59,16 @@ def _seats() -> tuple[Seat, ...]:
         return load_options(Overrides()).seats
     except CouncilError:
         return tuple(Seat(cli, cli) for cli in CLIS)
+
+
+def policy_line() -> str:
+    """The source policy your config gives every run (domains.py; `council run
+    --allow-domain/--deny-domain` add to it for one run)."""
+    try:
+        sources = load_options(Overrides()).sources
+    except CouncilError:
+        return "source policy: not known (the config file cannot be read: see council run)"
+    return f"source policy: {Policy.of(sources).describe()}"
 
 
 def environment_lines() -> list[str]:
@@ -193,5 +204,5 @@ def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
         rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
     fixes = [p for r in found if (p := r.problem)]
     return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines(),
-             *endpoint_lines()],
+             *endpoint_lines(), policy_line()],
             0 if any(r.ready for r in found) else 1)

@@ -18,6 +18,7 @@ from council import prompts, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome
 from council.agents.environment import agent_env
+from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, format_usage
 from council.graph import BY_NAME
@@ -150,6 +151,7 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
         home=ws.private_home(seat.name),
         private_dir=ws.root / "loops",
         tools=task.tools or BY_NAME[phase].tools,
+        sources=Policy.of(owner.state.options.sources),
     )
 
     def start(state: RunState) -> None:

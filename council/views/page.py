@@ -28,6 +28,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from council import graph
+from council.domains import Policy
 from council.evidence import asking, claimcheck, score, sources
 from council.evidence.finalreport import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
@@ -178,6 +179,7 @@ class SourceRow:
     status: str  # cross-checked / one agent / gap fill only / synthesis only
     claims: list[tuple[str, str]]  # (claim id, verdict) of claims citing it
     cited: bool  # the final report cites it
+    policy: str | None = None  # outside the run's source policy: why (domains.DENIED, …)
 
 
 @dataclass(frozen=True)
@@ -225,7 +227,8 @@ def _source_rows(ledger: Mapping[str, Any], checked: Mapping[str, Any] | None,
         n = int(entry.get("n", len(rows) + 1))
         rows.append(SourceRow(n, str(entry.get("url", "")), agents, phases, status,
                               by_source.get(sources.canonical(str(entry.get("url", ""))) or "",
-                                            []), n in in_report))
+                                            []), n in in_report,
+                              str(entry["policy"]) if entry.get("policy") else None))
     return rows
 
 
@@ -321,6 +324,8 @@ def render(ws: Workspace, state: RunState) -> str:
         state=state, stamp=stamp, report=report, answered=answered,
         sources=_source_rows(ledger, checked, citations.used),
         malformed=ledger.get("malformed") or [],
+        policy=(Policy.of(ledger["policy"]).describe()
+                if isinstance(ledger.get("policy"), dict) else None),
         claims=_claim_rows(checked), coverage=_coverage(state, checked),
         opposition=opposition, lanes=lanes, length=length, colours=PHASE_COLOURS,
         total=format_usage(spent(state)), spending=_spending(state),
@@ -408,6 +413,7 @@ class ClaimRow:
     kind: str  # supported / disputed / unverified
     verifier: str
     evidence: Markup  # the verifier's words: untrusted, its URLs made links
+    outside_policy: bool = False  # its sources are all outside the run's source policy
 
 
 def _claim_rows(checked: Mapping[str, Any] | None) -> list[ClaimRow]:
@@ -418,7 +424,8 @@ def _claim_rows(checked: Mapping[str, Any] | None) -> list[ClaimRow]:
                              str(claim.get("agent", "")), verdict.lower(),
                              VERDICT_CLASS.get(verdict, "unverified"),
                              str(claim.get("verifier") or "-"),
-                             safe_html(str(claim.get("evidence") or ""), inline=True)))
+                             safe_html(str(claim.get("evidence") or ""), inline=True),
+                             claim.get(claimcheck.OUTSIDE) is True))
     return rows
 
 

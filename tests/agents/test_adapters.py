@@ -19,6 +19,8 @@ from council.agents import codex as codex_agent
 from council.agents import gemini as gemini_agent
 from council.agents.base import TURNS_PER_ITERATION, AgentJob, turn_cap
 from council.agents.codex import CodexConfigError
+from council.domains import Policy
+from council.graph import FILES
 from council.runoptions import Seat
 
 
@@ -79,6 +81,33 @@ def test_claude_invocation(tmp_path: Path) -> None:
     command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
     words = hook_words(command, j, "claude")
     assert str(tmp_path / "run dir") in words  # a path with a space survives the shell
+
+
+def test_claudes_argv_carries_the_source_policy(tmp_path: Path) -> None:
+    """The run's source policy (domains.py) as claude's WebFetch permission rules: only the
+    allowed domains pre-approved, the denied ones refused, each with its subdomains."""
+    j = replace(job(tmp_path, Seat("claude", "claude")),
+                sources=Policy(allow=("example.org",), deny=("evil.example.org",)))
+    argv = list(adapter_for("claude").prepare(j).argv)
+    assert argv.count("--allowedTools") == argv.count("--disallowedTools") == 1
+    allowed = argv[argv.index("--allowedTools") + 1].split(",")
+    refused = argv[argv.index("--disallowedTools") + 1].split(",")
+    assert "WebFetch" not in allowed  # not every domain
+    assert {"WebFetch(domain:example.org)", "WebFetch(domain:*.example.org)"} <= set(allowed)
+    assert {"Bash", "WebFetch(domain:evil.example.org)",
+            "WebFetch(domain:*.evil.example.org)"} <= set(refused)
+
+
+def test_codexs_web_search_is_filtered_to_the_allowed_domains(tmp_path: Path) -> None:
+    j = replace(job(tmp_path, Seat("codex", "codex")),
+                sources=Policy(allow=("example.org", "xn--bcher-kva.de"), deny=("a.org",)))
+    argv = list(adapter_for("codex").prepare(j).argv)
+    assert 'tools.web_search={allowed_domains=["example.org", "xn--bcher-kva.de"]}' in argv
+    # a deny list alone gives codex nothing to hold its search to; nor does a phase without web
+    denied = replace(j, sources=Policy(deny=("a.org",)))
+    assert not [a for a in adapter_for("codex").prepare(denied).argv if "allowed_domains" in a]
+    files = replace(j, tools=FILES, tag="claims")
+    assert not [a for a in adapter_for("codex").prepare(files).argv if "allowed_domains" in a]
 
 
 def test_claude_loads_no_settings_from_the_agents_folder(tmp_path: Path) -> None:

@@ -1,0 +1,115 @@
+"""The source policy: which web domains a run's sources may come from (`sources: {allow: [...],
+deny: [...]}` in a config file, `--allow-domain` / `--deny-domain` on `council run`).
+
+A rule names a domain and covers its subdomains (`example.com` covers `docs.example.com`, not
+`badexample.com`). Deny wins over allow; with an allow list, a domain on neither list is
+outside the policy too. Rules are normalised once, here, to the form a URL's host takes after
+w3lib's canonicalisation (evidence/sources.canonical): lower case, IDNA (punycode), no leading
+or trailing dot. So the ledger compares like with like, and claude's `WebFetch(domain:…)` rules
+name the hostname its URL parser gives (punycode too).
+
+Pure and stdlib-only: options.py checks the rules with it, the claude adapter turns them into
+permission rules, the ledger judges cited URLs with them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+ALLOW, DENY = "allow", "deny"
+# What a cited source outside the policy is marked with (sources.json's "policy").
+DENIED, NOT_ALLOWED = "denied", "not allowed"
+# A normalised domain: dot-separated LDH labels (punycode's `xn--` included), at least two.
+_DOMAIN = re.compile(r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+"
+                     r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+
+
+def normalise(word: str) -> str:
+    """One domain as a rule: `.Bücher.DE.` → `xn--bcher-kva.de`. A ValueError (its message
+    says why) for anything that is not a bare domain: a URL, a port, userinfo, a path, a
+    wildcard, an address with one label. A rule covers subdomains already, so a leading dot
+    (`.example.com`, curl's and cookies' spelling) is dropped."""
+    if not isinstance(word, str):
+        raise ValueError(f"{word!r} is not a domain")
+    text = word.strip().lstrip(".").rstrip(".").lower()
+    if any(c in text for c in "/:@*?#[] \t"):
+        raise ValueError(f"{word!r} is not a bare domain (give example.com, not a URL, a "
+                         "port or a wildcard)")
+    try:
+        text = ".".join(label.encode("idna").decode("ascii") for label in text.split("."))
+    except UnicodeError:
+        raise ValueError(f"{word!r} is not a valid domain name") from None
+    if not _DOMAIN.fullmatch(text) or "." not in text:
+        raise ValueError(f"{word!r} is not a domain name such as example.com")
+    return text
+
+
+def normalise_all(words: Iterable[str]) -> list[str]:
+    """Rules normalised, each once, in the order given."""
+    return list(dict.fromkeys(normalise(w) for w in words))
+
+
+def covers(rule: str, host: str) -> bool:
+    """Whether `rule` (normalised) covers `host` (a normalised hostname): the domain itself
+    or a subdomain, on a label boundary."""
+    return host == rule or host.endswith("." + rule)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A run's source policy: normalised allow and deny rules. Empty: every source is
+    inside it."""
+
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, value: Mapping[str, Any] | None) -> Policy:
+        """The policy a run stored (RunOptions.sources: {allow: [...], deny: [...]} or
+        None), its rules already normalised by the option's check."""
+        if not value:
+            return cls()
+        return cls(tuple(value.get(ALLOW) or ()), tuple(value.get(DENY) or ()))
+
+    def __bool__(self) -> bool:
+        return bool(self.allow or self.deny)
+
+    def verdict(self, host: str | None) -> str | None:
+        """None when a source on `host` is inside the policy, else why it is not (DENIED,
+        NOT_ALLOWED). Deny wins over allow. A source with no host (a malformed link) is
+        judged only by an allow list, which it is not on."""
+        host = (host or "").lower().rstrip(".")
+        if host and any(covers(rule, host) for rule in self.deny):
+            return DENIED
+        if self.allow and not (host and any(covers(rule, host) for rule in self.allow)):
+            return NOT_ALLOWED
+        return None
+
+    def describe(self) -> str:
+        """One line for the plan and `council doctor`."""
+        parts = ([f"allow {', '.join(self.allow)} (and their subdomains; nothing else)"]
+                 if self.allow else []) + (
+            [f"deny {', '.join(self.deny)} (and their subdomains)"] if self.deny else [])
+        return "; ".join(parts) or "none (sources from any domain)"
+
+    def claude_rules(self) -> tuple[list[str], list[str]]:
+        """claude's permission rules for WebFetch: (allow, deny). claude 2.1.332 matches
+        `domain:example.com` to that hostname only and `domain:*.example.com` to its
+        subdomains (read from its rule matcher), so each domain gives both. With an allow
+        list, only its domains are pre-approved: a fetch elsewhere needs an approval no one
+        can give in print mode, so it is refused. A deny rule wins over every allow rule."""
+        def both(domain: str) -> list[str]:
+            return [f"WebFetch(domain:{domain})", f"WebFetch(domain:*.{domain})"]
+        return ([r for d in self.allow for r in both(d)], [r for d in self.deny for r in both(d)])
+
+
+def merge(stored: Mapping[str, Any] | None, allow: Iterable[str] = (),
+          deny: Iterable[str] = ()) -> dict[str, list[str]] | None:
+    """A config file's policy with the command line's rules added (both normalised): the
+    stored form, or None when there is no rule at all."""
+    base = Policy.of(stored)
+    joined = {ALLOW: normalise_all([*base.allow, *allow]),
+              DENY: normalise_all([*base.deny, *deny])}
+    return joined if joined[ALLOW] or joined[DENY] else None
