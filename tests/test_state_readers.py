@@ -25,6 +25,8 @@ READERS = {
     "run/recovery.py": "council adopt: shows what a run no supervisor holds would start",
     "hosts/mcptools.py": "the MCP server's tools read runs they started detached, or any run",
     "evaluation/results.py": "council eval: a run it started as a subprocess, once it ended",
+    "run/ask.py": "council ask: a finished run, read under its lock before one seat answers",
+    "run/prepare.py": "council run --since: the earlier, finished run a new one builds on",
 }
 
 
