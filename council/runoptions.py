@@ -23,6 +23,60 @@ from council.paths import SEAT_NAME
 CLIS = ("claude", "codex", "gemini")
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# An MCP server's name: a TOML bare key (codex splits a `-c` key at every dot, so no dot) and
+# part of a tool's name (claude's `mcp__<server>__<tool>`), so no double underscore either.
+MCP_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,39}$")
+MCP_KEYS = {"command", "args", "env", "url", "search"}
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One MCP server a seat's CLI is given (`mcp_servers:` in a seat): a command with its
+    arguments and the only environment variables it gets besides the basics (env), or the
+    URL of one already running. `search: true` says its tools search the web: a seat whose
+    vendor has no web search (a self-hosted one) can search through it (can_search)."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    search: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = ({"url": self.url} if self.url is not None else
+                                {"command": self.command, "args": list(self.args),
+                                 "env": dict(self.env)})
+        return {**data, "search": self.search}
+
+    @classmethod
+    def from_dict(cls, name: str, data: Any, where: str) -> McpServer:
+        if not MCP_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: MCP server name {name!r} must be letters, digits, "
+                              "'-' or single '_' (at most 40)")
+        reject_unknown(data, MCP_KEYS, where)
+        if ("command" in data) == ("url" in data):
+            raise ConfigError(f"{where}: give either command (with args and env) or url")
+        search = data.get("search", False)
+        if not isinstance(search, bool):
+            raise ConfigError(f"{where}.search: expected true or false")
+        if "url" in data:
+            if "args" in data or "env" in data:
+                raise ConfigError(f"{where}: a url server takes no args or env")
+            url = _str(data["url"], f"{where}.url")
+            if not re.fullmatch(r"https?://[^\s\x00-\x1f]+", url):
+                raise ConfigError(f"{where}.url: expected an http:// or https:// URL")
+            return cls(name, url=url, search=search)
+        env = data.get("env", {})
+        if not isinstance(env, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise ConfigError(f"{where}.env: expected a mapping of names to strings")
+        for key in env:
+            if not ENV_NAME.fullmatch(key):
+                raise ConfigError(f"{where}.env: {key!r} is not an environment variable name")
+        return cls(name, command=_str(data["command"], f"{where}.command"),
+                   args=tuple(_str_list(data.get("args", []), f"{where}.args")),
+                   env=tuple(sorted(env.items())), search=search)
 
 
 @dataclass(frozen=True)
@@ -40,6 +94,8 @@ class Seat:
     # More of council's environment variables this seat's CLI may see, by name (a corporate
     # proxy's, say): each CLI otherwise gets only an allow-list (agents/environment.py).
     env: tuple[str, ...] = ()
+    # The MCP servers this seat's CLI starts (or reaches), and no other (docs/containment.md).
+    mcp_servers: tuple[McpServer, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -51,12 +107,13 @@ class Seat:
             "extra_args": list(self.extra_args),
             "fallback": self.fallback,
             "env": list(self.env),
+            "mcp_servers": {s.name: s.to_dict() for s in self.mcp_servers},
         }
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
         allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
-                   "env"}
+                   "env", "mcp_servers"}
         reject_unknown(data, allowed, where)
         cli = data.get("cli", name if name in CLIS else None)
         seat = cls(
@@ -68,6 +125,7 @@ class Seat:
             extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
             fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
             env=tuple(_str_list(data.get("env", []), f"{where}.env")),
+            mcp_servers=_mcp_servers(data.get("mcp_servers", {}), f"{where}.mcp_servers"),
         )
         seat.validate(where)
         return seat
@@ -95,6 +153,33 @@ class Seat:
             raise ConfigError(
                 f"{where}: max_iterations must be between 1 and {MAX_ITERATIONS_LIMIT}"
             )
+
+
+def _mcp_servers(value: Any, where: str) -> tuple[McpServer, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of server names to settings")
+    return tuple(McpServer.from_dict(str(name), spec if spec is not None else {},
+                                     f"{where}.{name}") for name, spec in value.items())
+
+
+def has_vendor_search(seat: Seat) -> bool:
+    """Whether the seat's CLI has its vendor's web search: every seat but a self-hosted one
+    (`base_url`), whose server has no such server-side tool (docs/containment.md)."""
+    return not getattr(seat, "base_url", None)
+
+
+def can_search(seat: Seat) -> bool:
+    """Whether the seat can search the web: its vendor's search, or an MCP server of its
+    own declared `search: true`. A seat that cannot is marked "no web search" wherever the
+    council is shown, and the synthesis is told."""
+    return has_vendor_search(seat) or any(s.search for s in seat.mcp_servers)
+
+
+def no_search(seats: Sequence[Seat]) -> list[str]:
+    """The names of the seats that cannot search the web (can_search)."""
+    return [s.name for s in seats if not can_search(s)]
 
 
 # Seed 001's two profiles, with model names the CLIs accept today (see README).

@@ -17,6 +17,8 @@ from council.agents.base import (
     model_args,
     turn_cap,
 )
+from council.agents.environment import agent_env
+from council.agents.mcp import claude_allowed, claude_config
 from council.agents.toolsets import claude_args
 from council.evidence.ledger import Usage, estimate
 from council.store import agentfs
@@ -49,6 +51,14 @@ class ClaudeAdapter:
         name = f"{job.seat.name}-{job.tag}-claude-settings.json"
         agentfs.write(job.council_dir(), name, json.dumps(settings, indent=2))
         settings_file = job.council_dir() / name
+        servers = job.seat.mcp_servers
+        mcp_config: list[str] = []
+        if servers:
+            # Beside the settings, where no agent can rewrite the servers it is given.
+            config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
+            config = claude_config(servers, agent_env(self.cli, extra=job.seat.env))
+            agentfs.write(job.council_dir(), config_name, json.dumps(config, indent=2))
+            mcp_config = ["--mcp-config", str(job.council_dir() / config_name)]
         argv = [
             "claude", "-p",
             "--settings", str(settings_file),
@@ -60,12 +70,14 @@ class ClaudeAdapter:
             # MCP servers only from a --mcp-config a seat's extra_args names: a .mcp.json an
             # agent or a cloned project left in the folder starts no server as the user.
             "--strict-mcp-config",
+            # The seat's own servers (mcp_servers), and with the flag above no other.
+            *mcp_config,
             # Every model request of the process counts, the ones after each Stop-hook block
             # too (base.turn_cap); past it claude exits 1 with "error_max_turns".
             "--max-turns", str(turn_cap(job.max_iterations)),
             # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
             "--permission-mode", "acceptEdits",
-            "--allowedTools", ALLOWED_TOOLS,
+            "--allowedTools", ",".join([ALLOWED_TOOLS, *claude_allowed(servers)]),
             "--disallowedTools", DENIED_TOOLS,
             # Only the tools the phase needs (no Agent, no Workflow…), and council's own
             # instructions instead of Claude Code's: both are sent with every request.

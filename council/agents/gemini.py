@@ -15,7 +15,7 @@ settles that (hook_env)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,11 @@ from council.agents.base import (
     model_args,
     turn_cap,
 )
+from council.agents.environment import agent_env
+from council.agents.mcp import gemini_servers, names
 from council.agents.toolsets import gemini_settings
 from council.evidence.ledger import Usage, estimate
+from council.runoptions import McpServer
 from council.store import agentfs
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
@@ -74,9 +77,11 @@ def thinking(effort: str) -> dict[str, Any]:
 NO_MCP_SERVER = "council-allows-no-mcp-server"
 
 
-def mcp_args() -> list[str]:
-    """gemini starts no MCP server of the user's (a seat's extra_args may allow one)."""
-    return ["--allowed-mcp-server-names", NO_MCP_SERVER]
+def mcp_args(servers: Sequence[McpServer] = ()) -> list[str]:
+    """gemini starts no MCP server of the user's, only the seat's own `servers` (defined in
+    its workspace settings, which replace a user's server of the same name; a seat's
+    extra_args may allow more)."""
+    return ["--allowed-mcp-server-names", ",".join(names(servers)) or NO_MCP_SERVER]
 
 
 def hook_env(home: Path) -> dict[str, str]:
@@ -130,6 +135,9 @@ class GeminiAdapter:
         }
         if job.seat.effort:
             settings["modelConfigs"] = thinking(job.seat.effort)
+        if job.seat.mcp_servers:
+            settings["mcpServers"] = gemini_servers(
+                job.seat.mcp_servers, agent_env(self.cli, extra=job.seat.env))
         write_workspace(job.cwd, settings)
         argv = [
             "gemini",
@@ -137,7 +145,7 @@ class GeminiAdapter:
             # No extensions: council's own (extensions/gemini) would see this agent's prompts
             # and stops too, and a user's extension has no business in a research seat.
             "-e", "none",
-            *mcp_args(),
+            *mcp_args(job.seat.mcp_servers),
             # auto_edit offers write_file and replace but no shell.
             "--approval-mode", "auto_edit",
             "-o", "stream-json",
