@@ -68,15 +68,18 @@ def toml_string(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _toml(value: Any) -> str:
-    """A TOML inline value: a string (as codex.toml_string quotes it), a list, a table."""
+def _toml(value: Any, quoted: bool = False) -> str:
+    """A TOML inline value: a string (toml_string), a list, a table. `quoted`: the table's
+    keys as quoted strings (a user's server may be named `a.b`); otherwise they are bare, as
+    every inner key is (codex's own, or an env name, checked as [A-Za-z_][A-Za-z0-9_]*)."""
     if isinstance(value, str):
         return toml_string(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, bool):
         return "true" if value else "false"
-    items = ", ".join(f"{toml_string(str(k))}={_toml(v)}" for k, v in value.items())
+    items = ", ".join(f"{toml_string(str(k)) if quoted else k}={_toml(v)}"
+                      for k, v in value.items())
     return "{" + items + "}"
 
 
@@ -91,7 +94,7 @@ def codex_table(servers: Sequence[McpServer], disabled: Sequence[str]) -> str | 
         table[server.name] = ({"url": server.url} if server.url is not None else
                               {"command": server.command, "args": list(server.args),
                                "env": dict(server.env)})
-    return None if not table else _toml(table)
+    return None if not table else _toml(table, quoted=True)
 
 
 def gemini_servers(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str, Any]:
