@@ -455,8 +455,9 @@ def list_cmd(as_json: bool, research_dir: Path | None) -> None:
               help="Print the findings as one JSON object: ok (an agent can run here), clis "
                    "(one object each: cli, path, version, tested, tested_version, "
                    "credentials, ready, problem, live), hosts (host, state, ready, fix) and "
-                   "environment (each agent: the variable names its CLI is given). Same "
-                   "exit code.")
+                   "environment (each agent: the variable names its CLI is given) and "
+                   "search (each agent: vendor search, MCP server NAME, or no web search). "
+                   "Same exit code.")
 @handle_errors
 def doctor(live: bool, as_json: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,

@@ -21,8 +21,8 @@ from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
 from council.runoptions import EFFORTS as EFFORTS
+from council.runoptions import NO_SEARCH, RunOptions, Seat, can_search, reject_unknown
 from council.runoptions import PROFILES as PROFILES
-from council.runoptions import RunOptions, Seat, reject_unknown
 from council.store import agentfs
 
 SEAT_NAME = paths.SEAT_NAME
@@ -386,12 +386,14 @@ def plan_lines(run: RunOptions) -> list[str]:
 
 
 def _seat_lines(seats: Sequence[Seat]) -> list[str]:
-    """Each seat's extra_args and env in full, one line per seat that has any."""
+    """Each seat's extra_args, env and MCP servers in full, and "no web search" for a seat
+    that has neither its vendor's search nor a search server: one line per seat with any."""
     lines = []
     for seat in seats:
         bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
             [f"env [{', '.join(seat.env)}]"] if seat.env else []) + (
-            [f"mcp_servers {_mcp(seat)}"] if seat.mcp_servers else [])
+            [f"mcp_servers {_mcp(seat)}"] if seat.mcp_servers else []) + (
+            [] if can_search(seat) else [NO_SEARCH])
         if bits:
             lines.append(f"  {seat.name}: {'; '.join(bits)}")
     return lines

@@ -182,6 +182,20 @@ def no_search(seats: Sequence[Seat]) -> list[str]:
     return [s.name for s in seats if not can_search(s)]
 
 
+NO_SEARCH = "no web search"
+
+
+def search_path(seat: Seat) -> str:
+    """How the seat searches the web, in the words doctor, status and the plan use: its
+    vendor's search, the MCP servers declared `search: true`, or NO_SEARCH."""
+    if has_vendor_search(seat):
+        return "vendor search"
+    servers = [s.name for s in seat.mcp_servers if s.search]
+    if servers:
+        return f"MCP server{'s' if len(servers) > 1 else ''} {', '.join(servers)}"
+    return NO_SEARCH
+
+
 # Seed 001's two profiles, with model names the CLIs accept today (see README).
 PROFILES: dict[str, tuple[Seat, ...]] = {
     "production": (
