@@ -87,13 +87,19 @@ def codex_table(servers: Sequence[McpServer], disabled: Sequence[str]) -> str | 
     """The one `mcp_servers={...}` override: each server of the user's config (`disabled`)
     turned off, each of the seat's defined, or None when there is neither. One inline table,
     because codex splits a `-c` key at every dot. codex gives a stdio server only its basic
-    variables and the ones `env` sets. A seat server with a user server's name is refused by
+    variables and the ones `env` sets; `required`, so a seat never runs without its server.
+    A seat server with a user server's name is refused by
     the caller: the override would merge into the user's entry, not replace it."""
     table: dict[str, Any] = {name: {"enabled": False} for name in disabled}
     for server in servers:
+        # required: codex waits for the server before the first model request (else its
+        # tools may be missing from the first turns) and exits if it fails to start.
+        # approve: the user trusted the server; `codex exec` never asks, so a tool that
+        # needs approval is refused ("requires approval, but approval policy is never").
         table[server.name] = ({"url": server.url} if server.url is not None else
                               {"command": server.command, "args": list(server.args),
-                               "env": dict(server.env)})
+                               "env": dict(server.env)}) | {
+            "required": True, "default_tools_approval_mode": "approve"}
     return None if not table else _toml(table, quoted=True)
 
 

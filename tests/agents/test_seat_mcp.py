@@ -63,7 +63,8 @@ def test_each_cli_gets_the_server_without_its_keys() -> None:
     assert mcp.gemini_servers([server], cli_env)["web"]["trust"] is True
     table = mcp.codex_table([server], ["users"])
     assert table == ('{"users"={enabled=false}, "web"={command="/usr/bin/search-mcp", '
-                     'args=["--fast"], env={BRAVE_KEY="v"}}}')
+                     'args=["--fast"], env={BRAVE_KEY="v"}, required=true, '
+                     'default_tools_approval_mode="approve"}}')
 
 
 def test_codex_refuses_a_seat_server_named_like_the_users(monkeypatch: pytest.MonkeyPatch
