@@ -29,7 +29,7 @@ from council.agents.base import (
     turn_cap,
 )
 from council.agents.environment import agent_env
-from council.agents.mcp import gemini_servers, names
+from council.agents.mcp import gemini_core, gemini_servers, names
 from council.agents.toolsets import gemini_settings
 from council.evidence.ledger import Usage, estimate
 from council.runoptions import McpServer
@@ -117,8 +117,9 @@ class GeminiAdapter:
             # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
             # into ~5 minutes of silence per request.
             "general": {"maxAttempts": 3},
-            # Only the tools the phase needs (no invoke_agent, enter_plan_mode…).
-            "tools": gemini_settings(job.tools),
+            # Only the tools the phase needs (no invoke_agent, enter_plan_mode…), and the
+            # tools of the seat's own MCP servers (gemini_core).
+            "tools": gemini_settings(job.tools, gemini_core(job.seat.mcp_servers)),
             # The whole loop runs in this one process: every request of it counts, the ones
             # after each AfterAgent continuation too (base.turn_cap). Past the cap gemini
             # makes no more requests and exits 53 ("turn limit exceeded"); met at a
@@ -135,9 +136,18 @@ class GeminiAdapter:
         }
         if job.seat.effort:
             settings["modelConfigs"] = thinking(job.seat.effort)
+        env = {
+            "GEMINI_CLI_TRUST_WORKSPACE": "true",
+            # One process instead of a relaunched child whose parent ignores SIGTERM.
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+            # council's instructions instead of gemini's coding-agent system prompt.
+            "GEMINI_SYSTEM_MD": str(job.system_prompt()),
+        }
         if job.seat.mcp_servers:
-            settings["mcpServers"] = gemini_servers(
-                job.seat.mcp_servers, agent_env(self.cli, extra=job.seat.env))
+            # A server is started without every variable gemini has: the ones it is given,
+            # the ones above, and GEMINI_CLI, which gemini sets for its children.
+            settings["mcpServers"] = gemini_servers(job.seat.mcp_servers, [
+                *agent_env(self.cli, extra=job.seat.env), *env, "GEMINI_CLI"])
         write_workspace(job.cwd, settings)
         argv = [
             "gemini",
@@ -151,13 +161,6 @@ class GeminiAdapter:
             "-o", "stream-json",
             *job.seat.extra_args,
         ]
-        env = {
-            "GEMINI_CLI_TRUST_WORKSPACE": "true",
-            # One process instead of a relaunched child whose parent ignores SIGTERM.
-            "GEMINI_CLI_NO_RELAUNCH": "true",
-            # council's instructions instead of gemini's coding-agent system prompt.
-            "GEMINI_SYSTEM_MD": str(job.system_prompt()),
-        }
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:

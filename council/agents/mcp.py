@@ -117,5 +117,13 @@ def gemini_servers(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict
     return table
 
 
+def gemini_core(servers: Sequence[McpServer]) -> list[str]:
+    """The `tools.core` entries that let gemini offer the servers' tools (`mcp_<server>_*`):
+    a `tools.core` list denies every tool it does not name, at a priority above a trusted
+    server's allow (gemini 0.61's policy: "Core Tools Allowlist Enforcement"), so without
+    them the model is offered none ("Tool mcp_web_search not found")."""
+    return [f"mcp_{server.name}_*" for server in servers]
+
+
 def names(servers: Sequence[McpServer]) -> list[str]:
     return [server.name for server in servers]

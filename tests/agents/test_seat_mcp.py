@@ -61,6 +61,8 @@ def test_each_cli_gets_the_server_without_its_keys() -> None:
     assert gemini.mcp_args([server]) == ["--allowed-mcp-server-names", "web"]
     assert gemini.mcp_args() == ["--allowed-mcp-server-names", gemini.NO_MCP_SERVER]
     assert mcp.gemini_servers([server], cli_env)["web"]["trust"] is True
+    # gemini's tools.core denies every tool it does not name, a trusted server's too
+    assert mcp.gemini_core([server]) == ["mcp_web_*"]
     table = mcp.codex_table([server], ["users"])
     assert table == ('{"users"={enabled=false}, "web"={command="/usr/bin/search-mcp", '
                      'args=["--fast"], env={BRAVE_KEY="v"}, required=true, '

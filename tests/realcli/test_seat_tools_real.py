@@ -51,12 +51,7 @@ def tools_offered(body: dict[str, Any]) -> set[str]:
     return names
 
 
-# Not yet: gemini 0.61 offered no tool of the workspace's server in any request.
-LATER = pytest.mark.xfail(strict=True, reason="the scripted model cannot reach this CLI's "
-                          "MCP tool yet (see the comment above)")
-
-
-@pytest.mark.parametrize("api", ["anthropic", "openai", pytest.param("gemini", marks=LATER)])
+@pytest.mark.parametrize("api", ["anthropic", "openai", "gemini"])
 def test_a_cli_offers_and_calls_a_seats_mcp_search_server(
         api: str, cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
     project = tmp_path / "project"
