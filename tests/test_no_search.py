@@ -94,3 +94,20 @@ def test_the_synthesis_is_told_which_seats_could_not_search(tmp_path: Path) -> N
                                 ws.root / "final.md")
     assert "could not search" not in everyone  # only contributors are named
     assert "/usr/bin" not in text  # names only: no server's command reaches the prompt
+
+
+def test_a_search_servers_key_is_kept_in_neither_state_yaml_nor_run_json(tmp_path: Path
+                                                                         ) -> None:
+    key = "brave-0123456789abcdef0123"
+    keyed = Seat.from_dict("local-web", {"cli": "codex", "mcp_servers": {"web": {
+        **WEB, "env": {"BRAVE_API_KEY": key, "REGION": "eu"}}}}, "a")
+    ws = Workspace(tmp_path / "20261123-100000-abcdef")
+    ws.root.mkdir()
+    create_state(ws.root, RunState(id=ws.root.name, topic="q",
+                                   created_at="2026-11-23T10:00:00Z",
+                                   options=RunOptions(seats=(keyed,)), phase="research"))
+    for name in ("state.yaml", "run.json"):
+        text = (ws.root / name).read_text()
+        assert key not in text, name
+        assert "REDACTED:BRAVE_API_KEY" in text, name
+        assert "eu" in text, name  # a setting that is not a secret stays
