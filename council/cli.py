@@ -459,7 +459,8 @@ def list_cmd(as_json: bool, research_dir: Path | None) -> None:
                    "credentials, ready, problem, live), hosts (host, state, ready, fix) and "
                    "environment (each agent: the variable names its CLI is given), "
                    "endpoints (each self-hosted agent: agent, cli, endpoint, model, window, "
-                   "window_set, problems). Same exit code.")
+                   "window_set, problems) and search (each agent: vendor search, MCP server "
+                   "NAME, or no web search). Same exit code.")
 @handle_errors
 def doctor(live: bool, as_json: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,

@@ -21,8 +21,8 @@ from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
 from council.runoptions import EFFORTS as EFFORTS
+from council.runoptions import NO_SEARCH, RunOptions, Seat, can_search, reject_unknown
 from council.runoptions import PROFILES as PROFILES
-from council.runoptions import RunOptions, Seat, reject_unknown
 from council.store import agentfs
 
 SEAT_NAME = paths.SEAT_NAME
@@ -157,7 +157,12 @@ def _named(source: ConfigFile, seats: tuple[Seat, ...]) -> dict[str, str]:
     named: dict[str, str] = {}
     for seat in seats:
         where = f"{source.path}: {SEATS_KEY}.{seat.name}.extra_args"
-        for value in trust.candidates(seat.extra_args):
+        # An MCP server's command and arguments name files the same way (a script's path).
+        values = [(v, where) for v in trust.candidates(seat.extra_args)] + [
+            (v, f"{source.path}: {SEATS_KEY}.{seat.name}.mcp_servers.{s.name}")
+            for s in seat.mcp_servers if s.command
+            for v in (s.command, *trust.candidates(s.args))]
+        for value, where in values:
             full = trust.full_path(value)
             if full is None:
                 beside = os.path.normpath(value or ".") != "." and os.path.lexists(
@@ -364,6 +369,7 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts += [f"fallback {s.fallback} for {s.name}" for s in seats if s.fallback]
     parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
     parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
+    parts += [f"mcp_servers {_mcp(s, ITEM_CHARS)} for {s.name}" for s in seats if s.mcp_servers]
     others = [f"{key} {_value(value)}" for key, value in data.items() if key != SEATS_KEY]
     if others:
         parts.append(_few(others))
@@ -388,11 +394,14 @@ def plan_lines(run: RunOptions) -> list[str]:
 
 
 def _seat_lines(seats: Sequence[Seat]) -> list[str]:
-    """Each seat's extra_args and env in full, one line per seat that has any."""
+    """Each seat's extra_args, env and MCP servers in full, and "no web search" for a seat
+    that has neither its vendor's search nor a search server: one line per seat with any."""
     lines = []
     for seat in seats:
         bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
-            [f"env [{', '.join(seat.env)}]"] if seat.env else [])
+            [f"env [{', '.join(seat.env)}]"] if seat.env else []) + (
+            [f"mcp_servers {_mcp(seat)}"] if seat.mcp_servers else []) + (
+            [] if can_search(seat) else [NO_SEARCH])
         if bits:
             lines.append(f"  {seat.name}: {'; '.join(bits)}")
     return lines
@@ -406,7 +415,7 @@ def outline(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts = []
     if seats:
         parts.append("agents " + _few([f"{s.name} ({s.cli})" for s in seats]))
-    for key in ("extra_args", "env", "fallback", "base_url", "api_key_env"):
+    for key in ("extra_args", "env", "fallback", "base_url", "api_key_env", "mcp_servers"):
         having = [s.name for s in seats if getattr(s, key)]
         if having:
             parts.append(f"{key} for {_few(having)}")
@@ -428,6 +437,18 @@ def _args(args: Sequence[str], cut: int | None = None) -> str:
         return json.dumps(list(args))
     shown = [json.dumps(a[:cut]) + ("…" if len(a) > cut else "") for a in args]
     return f"[{_few(shown)}]"
+
+
+def _mcp(seat: Seat, cut: int | None = None) -> str:
+    """A seat's MCP servers as the user must see them before trusting: each name with its
+    command line or URL, and the names (not the values) of the variables it is given."""
+    shown = []
+    for server in seat.mcp_servers:
+        what = (json.dumps(server.url) if server.url is not None
+                else _args((server.command or "", *server.args), cut))
+        env = f" env [{', '.join(k for k, _ in server.env)}]" if server.env else ""
+        shown.append(f"{server.name}={what}{env}{' (search)' if server.search else ''}")
+    return f"[{_few(shown) if cut else ', '.join(shown)}]"
 
 
 def _value(value: Any) -> str:

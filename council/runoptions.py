@@ -23,6 +23,60 @@ from council.paths import SEAT_NAME
 CLIS = ("claude", "codex", "gemini")
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# An MCP server's name: a TOML bare key (codex splits a `-c` key at every dot, so no dot) and
+# part of a tool's name (claude's `mcp__<server>__<tool>`), so no double underscore either.
+MCP_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,39}$")
+MCP_KEYS = {"command", "args", "env", "url", "search"}
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One MCP server a seat's CLI is given (`mcp_servers:` in a seat): a command with its
+    arguments and the only environment variables it gets besides the basics (env), or the
+    URL of one already running. `search: true` says its tools search the web: a seat whose
+    vendor has no web search (a self-hosted one) can search through it (can_search)."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    url: str | None = None
+    search: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = ({"url": self.url} if self.url is not None else
+                                {"command": self.command, "args": list(self.args),
+                                 "env": dict(self.env)})
+        return {**data, "search": self.search}
+
+    @classmethod
+    def from_dict(cls, name: str, data: Any, where: str) -> McpServer:
+        if not MCP_NAME.fullmatch(name):
+            raise ConfigError(f"{where}: MCP server name {name!r} must be letters, digits, "
+                              "'-' or single '_' (at most 40)")
+        reject_unknown(data, MCP_KEYS, where)
+        if ("command" in data) == ("url" in data):
+            raise ConfigError(f"{where}: give either command (with args and env) or url")
+        search = data.get("search", False)
+        if not isinstance(search, bool):
+            raise ConfigError(f"{where}.search: expected true or false")
+        if "url" in data:
+            if "args" in data or "env" in data:
+                raise ConfigError(f"{where}: a url server takes no args or env")
+            url = _str(data["url"], f"{where}.url")
+            if not re.fullmatch(r"https?://[^\s\x00-\x1f]+", url):
+                raise ConfigError(f"{where}.url: expected an http:// or https:// URL")
+            return cls(name, url=url, search=search)
+        env = data.get("env", {})
+        if not isinstance(env, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise ConfigError(f"{where}.env: expected a mapping of names to strings")
+        for key in env:
+            if not ENV_NAME.fullmatch(key):
+                raise ConfigError(f"{where}.env: {key!r} is not an environment variable name")
+        return cls(name, command=_str(data["command"], f"{where}.command"),
+                   args=tuple(_str_list(data.get("args", []), f"{where}.args")),
+                   env=tuple(sorted(env.items())), search=search)
 
 
 @dataclass(frozen=True)
@@ -46,6 +100,9 @@ class Seat:
     context_window: int | None = None  # the window that server gives the seat's model
     api_key_env: str | None = None  # the variable holding that server's key, if it wants one
 
+    # The MCP servers this seat's CLI starts (or reaches), and no other (docs/containment.md).
+    mcp_servers: tuple[McpServer, ...] = ()
+
     @property
     def self_hosted(self) -> bool:
         return self.base_url is not None
@@ -63,12 +120,13 @@ class Seat:
             "base_url": self.base_url,
             "context_window": self.context_window,
             "api_key_env": self.api_key_env,
+            "mcp_servers": {s.name: s.to_dict() for s in self.mcp_servers},
         }
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
         allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
-                   "env", "base_url", "context_window", "api_key_env"}
+                   "env", "base_url", "context_window", "api_key_env", "mcp_servers"}
         reject_unknown(data, allowed, where)
         cli = data.get("cli", name if name in CLIS else None)
         seat = cls(
@@ -84,6 +142,7 @@ class Seat:
             context_window=(None if data.get("context_window") is None else
                             _int(data.get("context_window"), f"{where}.context_window")),
             api_key_env=_opt_str(data.get("api_key_env"), f"{where}.api_key_env"),
+            mcp_servers=_mcp_servers(data.get("mcp_servers", {}), f"{where}.mcp_servers"),
         )
         seat.validate(where)
         return seat
@@ -159,6 +218,47 @@ def url_problem(url: str) -> str | None:
     if parts.query or parts.fragment or any(c.isspace() for c in url):
         return f"{url!r} must be the server's address only (no query, fragment or spaces)"
     return None
+
+
+def _mcp_servers(value: Any, where: str) -> tuple[McpServer, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: expected a mapping of server names to settings")
+    return tuple(McpServer.from_dict(str(name), spec if spec is not None else {},
+                                     f"{where}.{name}") for name, spec in value.items())
+
+
+def has_vendor_search(seat: Seat) -> bool:
+    """Whether the seat's CLI has its vendor's web search: every seat but a self-hosted one
+    (`base_url`), whose server has no such server-side tool (docs/containment.md)."""
+    return not getattr(seat, "base_url", None)
+
+
+def can_search(seat: Seat) -> bool:
+    """Whether the seat can search the web: its vendor's search, or an MCP server of its
+    own declared `search: true`. A seat that cannot is marked "no web search" wherever the
+    council is shown, and the synthesis is told."""
+    return has_vendor_search(seat) or any(s.search for s in seat.mcp_servers)
+
+
+def no_search(seats: Sequence[Seat]) -> list[str]:
+    """The names of the seats that cannot search the web (can_search)."""
+    return [s.name for s in seats if not can_search(s)]
+
+
+NO_SEARCH = "no web search"
+
+
+def search_path(seat: Seat) -> str:
+    """How the seat searches the web, in the words doctor, status and the plan use: its
+    vendor's search, the MCP servers declared `search: true`, or NO_SEARCH."""
+    if has_vendor_search(seat):
+        return "vendor search"
+    servers = [s.name for s in seat.mcp_servers if s.search]
+    if servers:
+        return f"MCP server{'s' if len(servers) > 1 else ''} {', '.join(servers)}"
+    return NO_SEARCH
 
 
 # Seed 001's two profiles, with model names the CLIs accept today (see README).

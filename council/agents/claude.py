@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,8 @@ from council.agents.base import (
     model_args,
     turn_cap,
 )
+from council.agents.environment import agent_env
+from council.agents.mcp import claude_allowed, claude_config
 from council.agents.toolsets import claude_args
 from council.domains import Policy
 from council.evidence.ledger import Usage, estimate
@@ -32,14 +34,16 @@ ALLOWED_TOOLS = "WebSearch,WebFetch"
 DENIED_TOOLS = "Bash"
 
 
-def permission_args(policy: Policy) -> list[str]:
+def permission_args(policy: Policy, servers: Sequence[str] = ()) -> list[str]:
     """`--allowedTools` and `--disallowedTools`, with the run's source policy as WebFetch
     domain rules: an allow list pre-approves WebFetch on its domains only (elsewhere the
     fetch needs an approval print mode cannot give: refused), a deny list refuses its
     domains whatever else allows them. WebSearch's permission rules name queries, not
-    domains: its results are judged afterwards, in the ledger."""
+    domains: its results are judged afterwards, in the ledger. `servers`: the allow rules of
+    the seat's own MCP servers (mcp.claude_allowed)."""
     allow, deny = policy.claude_rules()
     allowed = ["WebSearch", *allow] if policy.allow else ALLOWED_TOOLS.split(",")
+    allowed += servers
     return ["--allowedTools", ",".join(allowed),
             "--disallowedTools", ",".join([DENIED_TOOLS, *deny])]
 
@@ -63,6 +67,14 @@ class ClaudeAdapter:
         name = f"{job.seat.name}-{job.tag}-claude-settings.json"
         agentfs.write(job.council_dir(), name, json.dumps(settings, indent=2))
         settings_file = job.council_dir() / name
+        servers = job.seat.mcp_servers
+        mcp_config: list[str] = []
+        if servers:
+            # Beside the settings, where no agent can rewrite the servers it is given.
+            config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
+            config = claude_config(servers, agent_env(self.cli, extra=job.seat.env))
+            agentfs.write(job.council_dir(), config_name, json.dumps(config, indent=2))
+            mcp_config = ["--mcp-config", str(job.council_dir() / config_name)]
         argv = [
             "claude", "-p",
             "--settings", str(settings_file),
@@ -74,12 +86,14 @@ class ClaudeAdapter:
             # MCP servers only from a --mcp-config a seat's extra_args names: a .mcp.json an
             # agent or a cloned project left in the folder starts no server as the user.
             "--strict-mcp-config",
+            # The seat's own servers (mcp_servers), and with the flag above no other.
+            *mcp_config,
             # Every model request of the process counts, the ones after each Stop-hook block
             # too (base.turn_cap); past it claude exits 1 with "error_max_turns".
             "--max-turns", str(turn_cap(job.max_iterations)),
             # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
             "--permission-mode", "acceptEdits",
-            *permission_args(job.sources),
+            *permission_args(job.sources, claude_allowed(servers)),
             # Only the tools the phase needs (no Agent, no Workflow…), and council's own
             # instructions instead of Claude Code's: both are sent with every request.
             *claude_args(job.tools, job.seat.extra_args, job.system_prompt()),

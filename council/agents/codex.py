@@ -22,10 +22,13 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.mcp import codex_table
+from council.agents.mcp import toml_string as toml_string
 from council.agents.toolsets import codex_args
 from council.errors import CouncilError
 from council.evidence.ledger import Usage, estimate
 from council.graph import WEB
+from council.runoptions import McpServer
 from council.store import agentfs
 
 PROFILE = "council"
@@ -123,36 +126,33 @@ def user_mcp_servers(extra_args: Sequence[str] = (),
     return tuple(names)
 
 
-def toml_string(text: str) -> str:
-    """`text` as a TOML basic string (a quoted key): `"`, `\\` and every control character
-    escaped, so a server named `a.b`, `a b` or `x"=y` stays one key."""
-    out = []
-    for char in text:
-        if char in ('"', "\\") or ord(char) < 0x20 or ord(char) == 0x7F:
-            out.append(f"\\u{ord(char):04X}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
-
-
 def mcp_args(extra_args: Sequence[str] = (),
-             environ: Mapping[str, str] | None = None) -> list[str]:
-    """codex starts no MCP server of the user's: each one its configs name is turned off.
+             environ: Mapping[str, str] | None = None,
+             servers: Sequence[McpServer] = ()) -> list[str]:
+    """codex starts no MCP server of the user's (each one its configs name is turned off),
+    and starts the seat's own `servers`.
 
-    - `-c mcp_servers={"<name>"={enabled=false}, ...}`: an override is merged into the
-      config table by table, so this turns off each named server and keeps the rest of its
-      entry. One inline table, because codex splits a `-c` key at every dot, quotes or not
-      (`mcp_servers."a.b".enabled=false` fails to load). Only names a config defines: a
-      server named here and nowhere else fails codex's start ("invalid transport");
-      `mcp_servers={}` changes nothing.
+    - `-c mcp_servers={"<name>"={enabled=false}, ..., "<seat's>"={command=…}}`: an override
+      is merged into the config table by table, so this turns off each named server and keeps
+      the rest of its entry. One inline table, because codex splits a `-c` key at every dot,
+      quotes or not (`mcp_servers."a.b".enabled=false` fails to load). Only names a config
+      defines are turned off: a server named here and nowhere else fails codex's start
+      ("invalid transport") unless it has a command or url; `mcp_servers={}` changes nothing.
+      A seat's server named like one of the user's is refused (CodexConfigError): merged into
+      the user's entry, it would keep that entry's other keys (its env, its cwd).
     - `-c project_root_markers=[]`: the project root is then the agent's own folder, so no
       `.codex/config.toml` of a folder above it (the user's project, a cloned repository, even
       a trusted one) adds servers, hooks or settings, and no AGENTS.md above it is read."""
     args = ["-c", "project_root_markers=[]"]
     names = user_mcp_servers(extra_args, environ)
-    if names:
-        table = ", ".join(f"{toml_string(name)}={{enabled=false}}" for name in names)
-        args += ["-c", f"mcp_servers={{{table}}}"]
+    clash = sorted(set(names) & {server.name for server in servers})
+    if clash:
+        raise CodexConfigError(
+            f"the MCP server {clash[0]!r} of this seat has the name of one in your codex "
+            "config: rename the seat's (mcp_servers in council's config)")
+    table = codex_table(servers, names)
+    if table is not None:
+        args += ["-c", f"mcp_servers={table}"]
     return args
 
 
@@ -245,9 +245,10 @@ class CodexAdapter:
             # environment. "core" leaves HOME, PATH, SHELL, USER, LOGNAME and TMPDIR, so no
             # key, codex's own included, is one `env` away from the model.
             "-c", 'shell_environment_policy.inherit="core"',
-            # No MCP server but the ones a seat's extra_args give: codex starts them as the
-            # user, outside the sandbox, and offers their tools to the model.
-            *mcp_args(job.seat.extra_args, self._servers_environ(job)),
+            # No MCP server but the seat's own (mcp_servers) and the ones its extra_args give:
+            # codex starts them as the user, outside the sandbox, and offers their tools.
+            *mcp_args(job.seat.extra_args, self._servers_environ(job),
+                      servers=job.seat.mcp_servers),
         ]
         if job.seat.effort:
             args += ["-c", f"model_reasoning_effort={job.seat.effort}"]

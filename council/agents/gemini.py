@@ -15,7 +15,7 @@ settles that (hook_env)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +29,11 @@ from council.agents.base import (
     model_args,
     turn_cap,
 )
+from council.agents.environment import agent_env
+from council.agents.mcp import gemini_core, gemini_servers, names
 from council.agents.toolsets import gemini_settings
 from council.evidence.ledger import Usage, estimate
+from council.runoptions import McpServer
 from council.store import agentfs
 
 # `-o json/stream-json` exit with the HTTP status modulo 256.
@@ -75,9 +78,11 @@ def thinking(effort: str) -> dict[str, Any]:
 NO_MCP_SERVER = "council-allows-no-mcp-server"
 
 
-def mcp_args() -> list[str]:
-    """gemini starts no MCP server of the user's (a seat's extra_args may allow one)."""
-    return ["--allowed-mcp-server-names", NO_MCP_SERVER]
+def mcp_args(servers: Sequence[McpServer] = ()) -> list[str]:
+    """gemini starts no MCP server of the user's, only the seat's own `servers` (defined in
+    its workspace settings, which replace a user's server of the same name; a seat's
+    extra_args may allow more)."""
+    return ["--allowed-mcp-server-names", ",".join(names(servers)) or NO_MCP_SERVER]
 
 
 def hook_env(home: Path) -> dict[str, str]:
@@ -113,8 +118,9 @@ class GeminiAdapter:
             # The default 10 attempts with backoff turn a dead or rate-limiting endpoint
             # into ~5 minutes of silence per request.
             "general": {"maxAttempts": 3},
-            # Only the tools the phase needs (no invoke_agent, enter_plan_mode…).
-            "tools": gemini_settings(job.tools),
+            # Only the tools the phase needs (no invoke_agent, enter_plan_mode…), and the
+            # tools of the seat's own MCP servers (gemini_core).
+            "tools": gemini_settings(job.tools, gemini_core(job.seat.mcp_servers)),
             # The whole loop runs in this one process: every request of it counts, the ones
             # after each AfterAgent continuation too (base.turn_cap). Past the cap gemini
             # makes no more requests and exits 53 ("turn limit exceeded"); met at a
@@ -136,19 +142,6 @@ class GeminiAdapter:
             configs = settings.setdefault("modelConfigs", {"customAliases": {}})
             configs["customAliases"] = {**local["aliases"], **configs["customAliases"]}
             settings["model"]["compressionThreshold"] = local["compressionThreshold"]
-        write_workspace(job.cwd, settings)
-        argv = [
-            "gemini",
-            *model_args("-m", job.seat),
-            # No extensions: council's own (extensions/gemini) would see this agent's prompts
-            # and stops too, and a user's extension has no business in a research seat.
-            "-e", "none",
-            *mcp_args(),
-            # auto_edit offers write_file and replace but no shell.
-            "--approval-mode", "auto_edit",
-            "-o", "stream-json",
-            *job.seat.extra_args,
-        ]
         env = {
             "GEMINI_CLI_TRUST_WORKSPACE": "true",
             # One process instead of a relaunched child whose parent ignores SIGTERM.
@@ -162,6 +155,24 @@ class GeminiAdapter:
             agentfs.write(job.home, ".gemini/settings.json",
                           json.dumps(selfhosted.GEMINI_USER_SETTINGS, indent=2))
             env.update(selfhosted.gemini_env(job.seat, str(job.home)))
+        if job.seat.mcp_servers:
+            # A server is started without every variable gemini has: the ones it is given,
+            # the ones above, and GEMINI_CLI, which gemini sets for its children.
+            settings["mcpServers"] = gemini_servers(job.seat.mcp_servers, [
+                *agent_env(self.cli, extra=job.seat.env), *env, "GEMINI_CLI"])
+        write_workspace(job.cwd, settings)
+        argv = [
+            "gemini",
+            *model_args("-m", job.seat),
+            # No extensions: council's own (extensions/gemini) would see this agent's prompts
+            # and stops too, and a user's extension has no business in a research seat.
+            "-e", "none",
+            *mcp_args(job.seat.mcp_servers),
+            # auto_edit offers write_file and replace but no shell.
+            "--approval-mode", "auto_edit",
+            "-o", "stream-json",
+            *job.seat.extra_args,
+        ]
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:

@@ -80,8 +80,10 @@ def codex_args(toolset: str, extra_args: Sequence[str], system: Path | None) -> 
     return args
 
 
-def gemini_settings(toolset: str) -> dict[str, object]:
-    return {"core": list(GEMINI_TOOLS[toolset])}
+def gemini_settings(toolset: str, more: Sequence[str] = ()) -> dict[str, object]:
+    """`tools` of the workspace settings: the toolset's tools and `more` (a seat's own MCP
+    servers' tools, which `core` would deny too: agents/mcp.gemini_core)."""
+    return {"core": [*GEMINI_TOOLS[toolset], *more]}
 
 
 def write_system(cli: str, toolset: str, folder: Path, name: str) -> Path:

@@ -18,7 +18,7 @@ from council.evidence.ledger import format_usage
 from council.graph import Phase, counted
 from council.phases import RunContext, gapfill, run_parallel, seat_task
 from council.phases.chooser import writer
-from council.runoptions import RunOptions, Seat
+from council.runoptions import RunOptions, Seat, no_search
 from council.seat import seatfolder
 from council.seat.runner import SeatTask
 from council.store import events, loop
@@ -108,6 +108,8 @@ def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: li
         dissent=str(where / DISSENT) if (ws.root / DISSENT).is_file() else None,
         gap_reports=gap_reports(ws, state, contributors, folder),
         since=options.since, patch=patch,
+        no_search=[name for name in no_search(options.seats)
+                   if name in {s.name for s in contributors}],
     )
 
 

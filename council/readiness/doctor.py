@@ -24,7 +24,7 @@ from council.errors import CouncilError
 from council.readiness import endpoint
 from council.readiness.preflight import Readiness, check, scratch_folder
 from council.readiness.setup import check_hosts
-from council.runoptions import Seat
+from council.runoptions import NO_SEARCH, Seat, search_path
 
 LIVE_PROMPT = "Reply with the single word OK."
 LIVE_TIMEOUT = 120.0
@@ -116,6 +116,16 @@ def endpoint_lines() -> list[str]:
     return lines
 
 
+def search_lines(seats: tuple[Seat, ...] | None = None) -> list[str]:
+    """How each configured agent searches the web: its vendor's search, an MCP server of its
+    own declared `search: true` (`mcp_servers:`), or none, which a run marks NO_SEARCH."""
+    seats = _seats() if seats is None else seats
+    return ["web search (each agent):",
+            *(f"  {s.name}: {path}" + (f" ({NO_SEARCH}: give it an MCP server with "
+                                       "`search: true`)" if path == NO_SEARCH else "")
+              for s in seats for path in [search_path(s)])]
+
+
 def live_argv(cli: str, folder: str) -> list[str]:
     """The tiny prompt's command line: headless, and (as for an agent of a run) starting none
     of the user's MCP servers."""
@@ -173,7 +183,7 @@ def _checked(live_check: bool) -> tuple[list[Readiness], dict[str, str] | None]:
 
 
 # `council doctor --json`'s keys (documented in its --help): the top level, and each CLI's.
-JSON_KEYS = ("ok", "clis", "hosts", "environment", "endpoints")
+JSON_KEYS = ("ok", "clis", "hosts", "environment", "endpoints", "search")
 CLI_JSON_KEYS = ("cli", "path", "version", "tested", "tested_version", "credentials",
                  "ready", "problem", "live")
 
@@ -183,14 +193,16 @@ def as_json(live_check: bool = False) -> tuple[dict[str, Any], int]:
     is HostSetup's fields), and the same exit code: `ok` is whether any agent can run here.
     Names only, never a secret's value."""
     found, answers = _checked(live_check)
+    seats = _seats()
     clis = [dict(zip(CLI_JSON_KEYS, (
         r.cli, r.path, r.version, None if r.version is None else r.is_tested,
         r.tested, r.credentials, r.ready, r.problem,
         None if answers is None else answers.get(r.cli)), strict=True)) for r in found]
     ok = any(r.ready for r in found)
     return ({"ok": ok, "clis": clis, "hosts": [asdict(h) for h in check_hosts()],
-             "environment": {s.name: sorted(_seen(s)) for s in _seats()},
-             "endpoints": endpoint_rows()},
+             "environment": {s.name: sorted(_seen(s)) for s in seats},
+             "endpoints": endpoint_rows(),
+             "search": {s.name: search_path(s) for s in seats}},
             0 if ok else 1)
 
 
@@ -204,5 +216,5 @@ def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
         rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
     fixes = [p for r in found if (p := r.problem)]
     return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines(),
-             *endpoint_lines(), policy_line()],
+             *endpoint_lines(), policy_line(), "", *search_lines()],
             0 if any(r.ready for r in found) else 1)

@@ -32,6 +32,7 @@ from council.domains import Policy
 from council.evidence import asking, claimcheck, score, sources
 from council.evidence.finalreport import PROVENANCE_HEADING, REPORT_PHASES, STAMP
 from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
+from council.runoptions import no_search
 from council.store import agentfs
 from council.store.loop import MARKER
 from council.store.state import RunState
@@ -330,6 +331,8 @@ def render(ws: Workspace, state: RunState) -> str:
         opposition=opposition, lanes=lanes, length=length, colours=PHASE_COLOURS,
         total=format_usage(spent(state)), spending=_spending(state),
         accounts=_accounts(ws, state),
+        # Seats that had neither their vendor's web search nor an MCP search server.
+        no_search=no_search(state.options.seats),
     )
 
 

@@ -18,6 +18,7 @@ from council import graph
 from council.errors import CouncilError
 from council.evidence import accounts, asking, estimate, ledger, score
 from council.evidence.ledger import format_usage
+from council.runoptions import NO_SEARCH, search_path
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
@@ -46,6 +47,9 @@ class AgentRow:
     cost_estimated: bool = False
     last_event: str | None = None
     quiet_s: float | None = None  # a running agent: seconds since its last output
+    # How it searches the web (runoptions.search_path): "no web search" for a seat with
+    # neither its vendor's search nor an MCP search server; None for a seat not configured.
+    web_search: str | None = None
 
 
 def epoch(stamp: str | None) -> float | None:
@@ -63,11 +67,13 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
     """One row per agent, for the latest phase it took part in."""
     now = time.time() if now is None else now
     events = last_events(ws)
+    searches = web_search(state)
     out = []
     for name, rec in state.agents.items():
         phase = next((p for p in reversed(graph.NAMES) if p in rec.phases), None)
         if phase is None:
-            out.append(AgentRow(name, rec.cli, "-", SeatStatus.PENDING, 0, 0, None, None, None))
+            out.append(AgentRow(name, rec.cli, "-", SeatStatus.PENDING, 0, 0, None, None, None,
+                                web_search=searches.get(name)))
             continue
         ap = rec.phases[phase]
         start, end = epoch(ap.started_at), epoch(ap.ended_at)
@@ -84,8 +90,13 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
             quiet = max(now - max(changed), 0.0) if changed else elapsed
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
                             elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
-                            events.get(name), quiet))
+                            events.get(name), quiet, searches.get(name)))
     return out
+
+
+def web_search(state: RunState) -> dict[str, str]:
+    """Each configured seat's search path (runoptions.search_path), by name."""
+    return {seat.name: search_path(seat) for seat in state.options.seats}
 
 
 def _plain(path: Path) -> os.stat_result | None:
@@ -348,6 +359,10 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
         limit = state.options.max_parallel
         notes.append("queued: waiting for a free process slot"
                      + (f" (--max-parallel {limit})" if limit else " (--max-parallel)"))
+    blind = [r.agent for r in agent_rows if r.web_search == NO_SEARCH]
+    if blind:
+        notes.append(f"{NO_SEARCH}: {', '.join(blind)} (neither its vendor's search nor an "
+                     "MCP server with `search: true`)")
     if ws.final_report.is_file():
         notes.append(f"final report: {ws.final_report}")
     notes += [f"follow-up: {ws.root / asking.ASKS / name}" for name in asking.listed(ws.root)]

@@ -74,7 +74,8 @@ After the last entry it answers ``FINAL_TEXT``. The log keeps the last call's re
 but claude's ``ToolSearch`` is (claude 2.1.33x defers MCP tools' definitions), the model
 selects it there first; while claude's ``WaitForMcpServers`` is (its MCP servers are still
 connecting), it calls that first; each at most WAITS times, as a model that needs the tool
-would.
+would. A codex ``probe`` of a tool codex 0.171 defers (an MCP tool, offered only through its
+``tool_search`` tool) searches for it first, then calls it by its namespace and name.
 ``{run_id}`` in a string of ``args`` is the first council run id
 (``YYYYMMDD-HHMMSS-xxxxxx``) any tool result held::
 
@@ -452,6 +453,34 @@ def anthropic_conversation(body: Mapping[str, Any]) -> Conversation:
                         since_write=since)
 
 
+def openai_deferred(body: Mapping[str, Any], tool: str) -> bool:
+    """Whether codex hides `tool` behind its `tool_search` tool (codex 0.171 defers MCP
+    tools: "Deferred tool namespaces: mcp__web"): it offers tool_search but not the tool,
+    and no tool_search of the conversation has been answered yet, so the model searches."""
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    if not any(t.get("type") == "tool_search" for t in tools):
+        return False
+    if any(t.get("name") == tool for t in tools):
+        return False
+    items = body.get("input")
+    return not any(isinstance(i, dict) and i.get("type") == "tool_search_output"
+                   for i in items or [] if isinstance(items, list))
+
+
+def openai_found(body: Mapping[str, Any], tool: str) -> tuple[str, str] | None:
+    """`tool` (`mcp__web__search`) as an answered tool_search returned it: (its namespace,
+    its name in it), `("mcp__web", "search")`; the model calls it by both."""
+    items = body.get("input")
+    for item in items if isinstance(items, list) else []:
+        if not isinstance(item, dict) or item.get("type") != "tool_search_output":
+            continue
+        for space in item.get("tools") or []:
+            for inner in space.get("tools") or [] if isinstance(space, dict) else []:
+                if f"{space.get('name')}__{inner.get('name')}" == tool:
+                    return str(space.get("name")), str(inner.get("name"))
+    return None
+
+
 def openai_conversation(body: Mapping[str, Any]) -> Conversation:
     items = body.get("input")
     if isinstance(items, str):
@@ -574,16 +603,30 @@ def anthropic_message(model: str, tool: dict[str, Any] | None, text: str | None)
 
 
 def openai_events(model: str, patch: str | None, text: str | None,
-                  call: tuple[str, dict[str, Any]] | None = None) -> Iterator[bytes]:
+                  call: tuple[str, dict[str, Any]] | None = None,
+                  search: str | None = None,
+                  namespace: str | None = None) -> Iterator[bytes]:
     resp_id = _id("resp")
     base = {"id": resp_id, "object": "response", "created_at": int(time.time()),
             "model": model, "output": []}
     yield sse("response.created",
               {"type": "response.created", "response": {**base, "status": "in_progress"}})
-    if call is not None:  # a JSON function call: exec_command (codex's shell), view_image, ...
-        item: dict[str, Any] = {"type": "function_call", "id": _id("fc"), "call_id": _id("call"),
+    item: dict[str, Any]
+    if search is not None:  # codex's own tool_search, run by codex ("execution": "client")
+        item = {"type": "tool_search_call", "id": _id("tsc"), "call_id": _id("call"),
+                "status": "completed", "execution": "client",
+                # BM25 over the tools' names and descriptions: the words, not `mcp__a__b`
+                "arguments": {"query": " ".join(w for w in search.split("__") if w != "mcp"),
+                              "limit": 8}}
+        yield sse("response.output_item.added", {"type": "response.output_item.added",
+                                                 "output_index": 0,
+                                                 "item": {**item, "status": "in_progress"}})
+    elif call is not None:  # a JSON function call: exec_command (codex's shell), view_image, ...
+        item = {"type": "function_call", "id": _id("fc"), "call_id": _id("call"),
                                 "name": call[0], "arguments": json.dumps(call[1]),
                                 "status": "completed"}
+        if namespace is not None:  # a tool a tool_search returned: named in its namespace
+            item["namespace"] = namespace
         yield sse("response.output_item.added", {"type": "response.output_item.added",
                                                  "output_index": 0,
                                                  "item": {**item, "status": "in_progress"}})
@@ -890,6 +933,15 @@ class _Handler(BaseHTTPRequestHandler):
             call = (probe_call("openai", filled(settings["probe"][conv.probes], conv))
                     if answer.startswith("probe:") else
                     after_call("openai", settings["after_report"][conv.since_write], conv))
+            if openai_deferred(body, call[0]):
+                record["answer"] = f"tool_search {call[0]}"
+                self._send_sse(openai_events(model, None, None, search=call[0]))
+                return
+            found = openai_found(body, call[0])
+            if found is not None:
+                self._send_sse(openai_events(model, None, None, call=(found[1], call[1]),
+                                             namespace=found[0]))
+                return
             self._send_sse(openai_events(model, None, None, call=call))
             return
         if answer.startswith("hostile:"):
