@@ -53,7 +53,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = Path(run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                     cwd=empty).stdout.strip())
     (site / "zz-council-deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+    # --ignore-installed: the council of the interpreter running this test (a CI venv's, not
+    # editable) is on the .pth path, and pip would take it for this install.
+    run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "--ignore-installed",
+         "-q", str(wheel)],
         cwd=empty)
     where = run([str(python), "-c", "import council; print(council.__file__)"], cwd=empty)
     assert Path(where.stdout.strip()).is_relative_to(site), where.stdout
