@@ -48,7 +48,8 @@ def test_judge_batch_with_a_cli_judge_is_refused_in_one_line(evaluator: Evaluato
                          "--log-dir", str(evaluator.root / "eval"), "--judge-batch")
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
-    assert "--judge-batch" in done.stderr and "no batch mode" in done.stderr
+    assert "--judge-batch" in done.stderr
+    assert "no batch mode" in done.stderr
     assert not (evaluator.root / "eval").exists()
 
 
@@ -106,7 +107,8 @@ def test_two_workers_at_once_then_the_close_runs_nothing(evaluator: Evaluator) -
     assert "| single:claude | 2 |" in summary
     assert "| single:codex | 2 |" in summary
     assert "still missing" not in summary
-    assert (log_dir / "summary.html").is_file() and (log_dir / "summary.svg").is_file()
+    assert (log_dir / "summary.html").is_file()
+    assert (log_dir / "summary.svg").is_file()
 
 
 def script(evaluator: Evaluator, mapping: dict[str, Any]) -> None:
