@@ -319,7 +319,7 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
     if todo:
         set_id = shards.shared_set_id(req.log_dir, identifiers)
         document = shards.selection(set_id, todo, logs)
-        with shards.selected(document):
+        with shards.selected(document), shards.socket_path_named():
             ran, code = _interruptible(
                 prepared, lambda: run_eval_set(prepared, tasks_of(prepared), judge))
         if code is None and (len(ran) < len(todo) or

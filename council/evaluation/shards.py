@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from council.errors import UsageError
+from council.errors import CouncilError, UsageError
 
 SLICE = 5  # questions per task: 100 questions × 3 configurations are 60 tasks to share
 SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
@@ -43,6 +43,10 @@ EVAL_SET_ID_FILE = ".eval-set-id"  # Inspect's own (evalset.eval_set_id_for_log_
 
 class ShardError(UsageError):
     """A --shard that is not I/N with 1 ≤ I ≤ N."""
+
+
+class SocketPathTooLong(CouncilError):
+    """Inspect's worker mode binds a Unix socket in its data folder, whose path is too long."""
 
 
 @dataclass(frozen=True)
@@ -185,3 +189,22 @@ def selected(document: str) -> Iterator[None]:
         path.write_text(json.dumps(json.loads(document)), encoding="utf-8")
         with _env(INSPECT_EVAL_SET_SELECTION, str(path)):
             yield
+
+
+@contextmanager
+def socket_path_named() -> Iterator[None]:
+    """A worker always starts Inspect's ACP server (selection mode turns it on), a Unix
+    socket in Inspect's data folder (`$XDG_DATA_HOME/inspect_ai/acp/<pid>.sock`); under a
+    deep home folder that path passes the kernel's 108 bytes. One line that says so, not a
+    traceback."""
+    try:
+        yield
+    except OSError as exc:
+        if "AF_UNIX path too long" not in str(exc):
+            raise
+        from inspect_ai._util.appdirs import inspect_data_dir
+
+        raise SocketPathTooLong(
+            f"Inspect's worker mode binds a socket in {inspect_data_dir('acp')}, a path too "
+            "long for a socket: set XDG_DATA_HOME to a shorter folder (e.g. /tmp/inspect)"
+        ) from None
