@@ -176,3 +176,20 @@ def test_a_worker_killed_mid_run_finishes_its_share_without_redoing(
     assert "2 samples are still missing" in summary  # single:codex is shard 2's
     assert "2 of 4 samples are still missing" in again.stdout
     assert [p for p in ours(evaluator.root) if alive(p.pid)] == []
+
+
+def test_judge_batch_puts_an_inspect_judge_in_batch_mode_on_its_role_only(
+        tmp_path: Path) -> None:
+    """Batch mode is the grader's own GenerateConfig, not the eval set's (which is part of
+    every task's identity: workers with and without it must share their tasks)."""
+    from council.evaluation import command
+
+    def prepared(batch: bool) -> command.Prepared:
+        request = command.EvalRequest("sample", ("single:claude",), "mockllm/model", tmp_path,
+                                      judge_batch=batch)
+        return command.Prepared(request, [], [], command.inspect_name(request.judge))
+
+    judge = command.grader(prepared(True))
+    assert judge.name == "model"
+    assert judge.config.batch is True
+    assert command.grader(prepared(False)) == "mockllm/model"
