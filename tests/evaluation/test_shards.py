@@ -193,3 +193,47 @@ def test_judge_batch_puts_an_inspect_judge_in_batch_mode_on_its_role_only(
     assert judge.name == "model"
     assert judge.config.batch is True
     assert command.grader(prepared(False)) == "mockllm/model"
+
+
+@pytest.mark.slow
+def test_the_close_runs_what_a_missing_worker_left(evaluator: Evaluator) -> None:
+    evaluator.judge(met=True)
+    log_dir = evaluator.root / "eval"
+    args = (str(evaluator.questions()), *CONFIGS, "--judge", "cli:gemini", "--log-dir",
+            str(log_dir), "--test")
+    one = evaluator.run(*args, "--shard", "1/2")
+    assert one.returncode == 0, one.stdout[-3000:] + one.stderr[-3000:]
+    assert sorted(scored(log_dir)) == [("single:claude", "q2"), ("single:claude", "tides")]
+    assert "2 of 4 samples are still missing" in one.stdout
+    claude_runs = [e for e in research_starts(evaluator) if e["cli"] == "claude"]
+
+    closed = evaluator.run(*args)
+    assert closed.returncode == 0, closed.stdout[-3000:] + closed.stderr[-3000:]
+    got = scored(log_dir)
+    assert len(got) == 4
+    assert all(len(samples) == 1 for samples in got.values())
+    assert [e for e in research_starts(evaluator) if e["cli"] == "claude"] == claude_runs
+    assert {e["cli"] for e in research_starts(evaluator)} == {"claude", "codex"}
+    summary = (log_dir / "summary.md").read_text()
+    assert "| single:codex | 2 |" in summary
+    assert "still missing" not in summary
+
+
+def test_more_than_a_slice_of_questions_are_tasks_of_a_slice_each(
+        evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch) -> None:
+    from council.evaluation import command, configurations, dataset
+
+    for name, value in evaluator.env.items():
+        monkeypatch.setenv(name, value)
+    questions, _ = dataset.load("sample", None, None)
+    assert len(questions) > shards.SLICE
+    request = command.EvalRequest("sample", ("single:claude",), "cli:gemini",
+                                  evaluator.root / "eval", test=True)
+    conf = configurations.parse("single:claude")
+    prepared = command.Prepared(request, questions,
+                                [(conf, configurations.resolve(conf, test=True))], "cli/gemini")
+    tasks = command.tasks_of(prepared)
+    ids = [[str(s.id) for s in task.dataset] for task in tasks]
+    assert len(tasks) == len(shards.slices(len(questions)))
+    assert [i for part in ids for i in part] == [q.id for q in questions]
+    assert all(len(part) <= shards.SLICE for part in ids)
