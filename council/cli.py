@@ -329,20 +329,28 @@ class _EvalCommand(click.Command):
 @click.option("--language", help="Only the questions in this language (e.g. en).")
 @click.option("--limit", type=click.IntRange(min=1), help="Only the first N questions.")
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
+@click.option("--shard", metavar="I/N",
+              help="Run only worker I of N's share, into the --log-dir all N share; the same "
+                   "command without --shard closes the set.")
+@click.option("--judge-batch", is_flag=True,
+              help="An Inspect model judge answers in its provider's batch mode (cheaper, "
+                   "slower); not a cli: judge.")
 @handle_errors
 def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path,
              max_runs: int, per_vendor: int, test: bool, max_cost: float | None,
              max_citations: int, language: str | None, limit: int | None,
-             confirm: bool) -> None:
+             confirm: bool, shard: str | None, judge_batch: bool) -> None:
     """Answer QUESTIONS (sample, a JSONL file, drb:FOLDER, drb2:FILE) with each configuration
     and compare them: rubric score, citation accuracy and cost (docs/eval.md)."""
     from council.evaluation import inspect_installed
 
     with inspect_installed():  # Inspect is the [eval] extra: only this command loads it
-        from council.evaluation import command
+        from council.evaluation import command, shards
 
     request = command.EvalRequest(questions, configs, judge, log_dir.absolute(), max_runs,
-                                  per_vendor, test, max_cost, max_citations, language, limit)
+                                  per_vendor, test, max_cost, max_citations, language, limit,
+                                  shards.parse(shard) if shard is not None else None,
+                                  judge_batch)
     sys.exit(command.main(request, click.echo, lambda line: click.echo(line, err=True),
                           (lambda: _confirmed("Start the evaluation?")) if confirm else None))
 

@@ -21,7 +21,7 @@ from types import FrameType
 from typing import Any
 
 from council.errors import UsageError
-from council.evaluation import configurations, dataset, results, slots, summary
+from council.evaluation import configurations, dataset, results, shards, slots, summary
 from council.evaluation.configurations import Configuration
 from council.evaluation.questions import Question
 from council.evaluation.solver import MAX_RUNS_ENV
@@ -54,6 +54,12 @@ class EvalRequest:
     max_citations: int = MAX_CITATIONS
     language: str | None = None
     limit: int | None = None
+    shard: shards.Shard | None = None  # --shard I/N: this worker's share only (shards.py)
+    judge_batch: bool = False  # --judge-batch: an Inspect model judge in batch mode
+
+
+class JudgeBatchRefused(UsageError):
+    """--judge-batch with a `cli:` judge, which has no batch mode."""
 
 
 @dataclass
@@ -117,6 +123,10 @@ def prepare(request: EvalRequest, judge_model: Any = None) -> Prepared:
         notes += [f"{conf.name}: {line}" for line in more]
         resolved.append((conf, options))
     judge = inspect_name(request.judge)
+    if request.judge_batch and judge.startswith("cli/"):
+        raise JudgeBatchRefused(f"--judge-batch: the judge {request.judge} is a CLI, which has "
+                                "no batch mode; use an Inspect model judge (anthropic/…, "
+                                "openai/…, google/…) or leave --judge-batch out")
     if judge_model is None:
         check_judge(judge)
     flags = []
@@ -215,52 +225,146 @@ def signals_as_interrupt() -> Iterator[dict[str, int]]:
             signal.signal(sig, old)
 
 
-def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[str], None],
-             judge_model: Any = None) -> int:
-    """Run the eval set; write the summary; the exit code. `warn` takes the lines that say
-    what went wrong (stderr)."""
-    from inspect_ai import eval_set
-
+def tasks_of(prepared: Prepared) -> list[Any]:
+    """The eval set's tasks: each configuration × each slice of the questions (shards.py),
+    the same with or without --shard, so a worker's logs are the closing run's."""
     from council.evaluation.task import deep_research
 
     req = prepared.request
+    return [deep_research(questions=dataset.canonical_spec(req.questions),
+                          configuration=conf.name, runs_dir=str(prepared.runs_dir.absolute()),
+                          test=req.test, max_cost=req.max_cost,
+                          max_citations=req.max_citations, language=req.language,
+                          limit=req.limit, start=start, stop=stop)
+            for conf, _ in prepared.configurations
+            for start, stop in shards.slices(len(prepared.questions))]
+
+
+def grader(prepared: Prepared, judge_model: Any = None) -> Any:
+    """The judge for the `grader` role: in batch mode (GenerateConfig.batch) when asked. Set
+    on the role's model, not the eval set's config, which is part of each task's identity:
+    a worker in batch mode and one without still share their tasks."""
+    if judge_model is not None or not prepared.request.judge_batch:
+        return judge_model or prepared.judge
+    from inspect_ai.model import GenerateConfig, get_model
+
+    return get_model(prepared.judge, config=GenerateConfig(batch=True))
+
+
+def run_eval_set(prepared: Prepared, tasks: list[Any], judge: Any) -> list[Any]:
+    """Inspect's eval set over DIR (or, under INSPECT_EVAL_SET_CAPTURE or _SELECTION, its
+    manifest or a worker's share); its logs."""
+    from inspect_ai import eval_set
+
+    req = prepared.request
+    _, logs = eval_set(
+        tasks, log_dir=str(req.log_dir), model=None, model_roles={"grader": judge},
+        max_tasks=max(len(tasks), 1), max_samples=req.max_runs, continue_on_fail=True,
+        retry_attempts=1, retry_wait=1, log_dir_allow_dirty=True,
+        display="rich" if sys.stdout.isatty() else "plain", score_display=False)
+    return logs
+
+
+def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[str], None],
+             judge_model: Any = None) -> int:
+    """Run the eval set (or this worker's share of it); write the summary; the exit code.
+    `warn` takes the lines that say what went wrong (stderr)."""
+    req = prepared.request
     req.log_dir.mkdir(parents=True, exist_ok=True)
-    tasks = [deep_research(questions=dataset.canonical_spec(req.questions),
-                           configuration=conf.name, runs_dir=str(prepared.runs_dir.absolute()),
-                           test=req.test, max_cost=req.max_cost,
-                           max_citations=req.max_citations, language=req.language,
-                           limit=req.limit)
-             for conf, _ in prepared.configurations]
-    limits = {MAX_RUNS_ENV: str(req.max_runs), slots.PER_VENDOR_ENV: str(req.per_vendor)}
-    with signals_as_interrupt() as got, environment(limits):
-        try:
-            _, logs = eval_set(
-                tasks, log_dir=str(req.log_dir), model=None,
-                model_roles={"grader": judge_model or prepared.judge},
-                max_tasks=len(tasks), max_samples=req.max_runs, continue_on_fail=True,
-                retry_attempts=1, retry_wait=1, log_dir_allow_dirty=True,
-                display="rich" if sys.stdout.isatty() else "plain", score_display=False)
-        except KeyboardInterrupt:
-            got.setdefault("code", 130)
-            logs = []
+    judge = grader(prepared, judge_model)
+    if req.shard is not None:
+        return _worker(prepared, req.shard, echo, warn, judge)
+    tasks = tasks_of(prepared)
+    logs, code = _interruptible(prepared, lambda: run_eval_set(prepared, tasks, judge))
     # An interrupted eval set may return without raising, with the cancelled tasks' logs
     # or without them: every task must have its log, and none may be cancelled.
-    statuses = [log.status for log in logs]
-    if "code" in got or len(logs) < len(tasks) or "cancelled" in statuses:
+    if code is None and (len(logs) < len(tasks) or
+                         "cancelled" in [log.status for log in logs]):
+        code = 130
+    if code is not None:
         warn(f"council: evaluation interrupted; run the same command again to go on where "
              f"it stopped (logs in {req.log_dir})")
-        return got.get("code", 130)
-    rows = _rows(logs)
+        return code
+    return _report(prepared, _rows(logs), echo, warn, missing=0)
+
+
+def _interruptible(prepared: Prepared,
+                   run: Callable[[], list[Any]]) -> tuple[list[Any], int | None]:
+    """`run` with the evaluation's limits and signals; its logs and the exit code of a
+    signal that stopped it, if one did."""
+    req = prepared.request
+    limits = {MAX_RUNS_ENV: str(req.max_runs), slots.PER_VENDOR_ENV: str(req.per_vendor)}
+    logs: list[Any] = []
+    with signals_as_interrupt() as got, environment(limits):
+        try:
+            logs = run()
+        except KeyboardInterrupt:
+            got.setdefault("code", 130)
+    return logs, got.get("code")
+
+
+def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None],
+            warn: Callable[[str], None], judge: Any) -> int:
+    """Worker I of N (shards.py): its share of the tasks, resumed where its logs stopped,
+    then the summary of what every worker has done so far."""
+    req = prepared.request
+    planned = shards.capture(lambda: run_eval_set(prepared, tasks_of(prepared), judge))
+    identifiers = [p.identifier for p in planned]
+    mine = shards.share(identifiers, shard)
+    logs = shards.newest_logs(req.log_dir)
+    size = {p.identifier: p.samples for p in planned}
+    todo = [i for i in mine if i not in logs or not shards.finished(logs[i], size[i])]
+    echo(f"shard {shard}: {len(mine)} of the {len(planned)} tasks are this worker's, "
+         f"{len(todo)} to run")
+    if todo:
+        set_id = shards.shared_set_id(req.log_dir, identifiers)
+        document = shards.selection(set_id, todo, logs)
+        with shards.selected(document), shards.socket_path_named():
+            ran, code = _interruptible(
+                prepared, lambda: run_eval_set(prepared, tasks_of(prepared), judge))
+        if code is None and (len(ran) < len(todo) or
+                             "cancelled" in [log.status for log in ran]):
+            code = 130
+        if code is not None:
+            warn(f"council: shard {shard} interrupted; run the same command again to go on "
+                 f"where it stopped (logs in {req.log_dir})")
+            return code
+    logs = shards.newest_logs(req.log_dir)
+    rows, mine_rows = [], []
+    for task in planned:
+        if task.identifier in logs:
+            got = _rows([logs[task.identifier]])
+            rows += got
+            if task.identifier in mine:
+                mine_rows += got
+    missing = sum(size.values()) - sum(1 for r in rows if r.score is not None)
+    code = _report(prepared, rows, echo, warn, missing, mine_rows)
+    if missing:
+        echo(f"{missing} of {sum(size.values())} samples are still missing or failed: the "
+             "other shards may still be running; the same command without --shard closes "
+             "the set")
+    return code
+
+
+def _report(prepared: Prepared, rows: list[summary.Row], echo: Callable[[str], None],
+            warn: Callable[[str], None], missing: int,
+            own: list[summary.Row] | None = None) -> int:
+    """Write the summary of `rows`; 1 if any of `own` (default: every row) failed."""
+    req = prepared.request
+    flags = list(prepared.flags)
+    if missing:
+        flags.append(f"{missing} samples are still missing or failed: this summary covers "
+                     "the others (the same command without --shard closes the set)")
     written = summary.write(req.log_dir, summary.summarise(
         rows, [conf.name for conf, _ in prepared.configurations], req.judge, req.questions,
-        prepared.flags))
-    failed = [r for r in rows if r.score is None]
+        flags))
     echo(f"summary: {written} and {req.log_dir / summary.SUMMARY_HTML}")
+    failed = [r for r in (rows if own is None else own) if r.score is None]
     if failed:
         first = failed[0]
-        warn(f"council: {len(failed)} of {len(rows)} samples failed (first: "
-             f"{first.configuration} on {first.question}: {first.error}); run the same "
-             "command again to retry them")
+        warn(f"council: {len(failed)} of {len(rows if own is None else own)} samples failed "
+             f"(first: {first.configuration} on {first.question}: {first.error}); run the "
+             "same command again to retry them")
         return 1
     return 0
 

@@ -51,7 +51,8 @@ def council() -> type[ModelAPI]:
 def deep_research(questions: str = "sample", configuration: str = "council",
                   runs_dir: str = DEFAULT_RUNS_DIR, test: bool = False,
                   max_cost: float | None = None, max_citations: int = MAX_CITATIONS,
-                  language: str | None = None, limit: int | None = None) -> Task:
+                  language: str | None = None, limit: int | None = None,
+                  start: int = 0, stop: int | None = None) -> Task:
     """Deep research questions answered by a council configuration.
 
     Args:
@@ -63,13 +64,17 @@ def deep_research(questions: str = "sample", configuration: str = "council",
         max_citations: citations checked per report.
         language: only the questions in this language.
         limit: only the first N questions.
+        start, stop: only questions[start:stop] of those (`council eval` cuts each
+            configuration's questions into slices, one task each: shards.py).
     """
     found, _ = dataset.load(questions, language, limit)
-    samples = [Sample(id=q.id, input=q.question, metadata=q.metadata()) for q in found]
+    samples = [Sample(id=q.id, input=q.question, metadata=q.metadata())
+               for q in found[start:stop]]
+    part = "" if start == 0 and stop is None else f" [{start + 1}-{start + len(samples)}]"
     return Task(
         dataset=samples,
         solver=council_run(configuration, str(Path(runs_dir).absolute()), test, max_cost),
         scorer=[scorers.rubric(), scorers.citation_check(max_citations), scorers.cost()],
         model=f"{PROVIDER}/{configuration}",
-        display_name=f"deep_research {configuration}",
+        display_name=f"deep_research {configuration}{part}",
         metadata={"configuration": configuration, "questions": questions})
