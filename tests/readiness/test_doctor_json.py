@@ -107,12 +107,13 @@ def test_doctor_names_a_workers_non_rotating_key_and_never_shows_it(council: Cou
                            capture_output=True, text=True, timeout=60)
     found = subprocess.run([sys.executable, "-m", "council", "doctor", "--json"], env=env,
                            capture_output=True, text=True, timeout=60)
-    assert table.returncode == 0 and found.returncode == 0, table.stderr + found.stderr
+    assert table.returncode == 0, table.stderr
+    assert found.returncode == 0, found.stderr
     rows = {line.split()[0]: line.split() for line in table.stdout.splitlines()[1:4]}
     clis = {c["cli"]: c for c in json.loads(found.stdout)["clis"]}
-    for cli, name in keys.items():
-        assert rows[cli][-1] == name
-        assert clis[cli]["credentials"] == name
-        assert clis[cli]["ready"] is True
+    for one, name in keys.items():
+        assert rows[one][-1] == name
+        assert clis[one]["credentials"] == name
+        assert clis[one]["ready"] is True
     for out in (table.stdout, table.stderr, found.stdout, found.stderr):
         assert not [v for v in values.values() if v in out]
