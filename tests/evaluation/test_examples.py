@@ -14,6 +14,8 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -231,16 +233,26 @@ def needs_shard() -> None:
                     "branch i37-shard): the examples' worker commands need it")
 
 
-def machine(evaluator: Evaluator, secrets: set[str]) -> tuple[Path, dict[str, str]]:
+@pytest.fixture
+def short() -> Iterator[Path]:
+    """A folder with a short path for the machines: Inspect binds a socket under HOME
+    (~/.local/share/inspect_ai/acp/PID.sock), and a socket's path holds 107 bytes at most."""
+    folder = Path(tempfile.mkdtemp(prefix="council-ex-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def machine(evaluator: Evaluator, short: Path,
+            secrets: set[str]) -> tuple[Path, dict[str, str]]:
     """A fresh machine: its own HOME, research and config folders, the questions in its
     checkout, council and the fake CLIs on PATH, and the credentials the example gives it
     (fake values) instead of the suite's own. Its folders are at the same paths as the
     previous machine's, which is moved away first: every hosted runner has the same HOME and
     workspace paths, and every pod of one image the same HOME and mounts, with nothing left
     in them of another machine."""
-    root = evaluator.root / "machine"
+    root = short / "m"
     if root.exists():
-        root.rename(evaluator.root / f"machine-gone-{len(list(evaluator.root.iterdir()))}")
+        root.rename(short / f"gone-{len(list(short.iterdir()))}")
     (root / "home").mkdir(parents=True)
     work = root / "work"
     work.mkdir()
@@ -286,7 +298,8 @@ def closed(evaluator: Evaluator, log_dir: Path, configurations: list[str], befor
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_the_workflows_steps_run_as_written_on_separate_machines(evaluator: Evaluator) -> None:
+def test_the_workflows_steps_run_as_written_on_separate_machines(evaluator: Evaluator,
+                                                                 short: Path) -> None:
     """Each shard's `run:` steps on a machine of its own, its log directory carried to the
     closer as the artifacts would carry it; the closer redoes nothing and sums up 2 + 2."""
     needs_shard()
@@ -298,7 +311,7 @@ def test_the_workflows_steps_run_as_written_on_separate_machines(evaluator: Eval
     evaluator.judge(met=True)
     artifacts = evaluator.root / "artifacts"
     for shard in worker["strategy"]["matrix"]["shard"]:
-        work, env = machine(evaluator, set(run["env"]))
+        work, env = machine(evaluator, short, set(run["env"]))
         script = run["run"].replace(MATRIX_SHARD, str(shard))
         assert "${{" not in script
         done = bash(script, work, env)
@@ -307,7 +320,7 @@ def test_the_workflows_steps_run_as_written_on_separate_machines(evaluator: Eval
         assert "fake-claude_code_oauth_token" not in done.stdout + done.stderr
         merge(work / log_dir, artifacts / f"eval-shard-{shard}")
 
-    work, env = machine(evaluator, set(close["env"]))
+    work, env = machine(evaluator, short, set(close["env"]))
     for artifact in sorted(artifacts.iterdir()):
         merge(artifact, work / log_dir)
     before = starts(evaluator)
@@ -316,7 +329,8 @@ def test_the_workflows_steps_run_as_written_on_separate_machines(evaluator: Eval
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
-def test_the_indexed_jobs_commands_run_as_written_on_one_volume(evaluator: Evaluator) -> None:
+def test_the_indexed_jobs_commands_run_as_written_on_one_volume(evaluator: Evaluator,
+                                                                 short: Path) -> None:
     """Each index's container command in a pod of its own (its own HOME), the shared volume
     and the questions' ConfigMap as folders; then the closing Job's command."""
     needs_shard()
@@ -337,14 +351,18 @@ def test_the_indexed_jobs_commands_run_as_written_on_one_volume(evaluator: Evalu
 
     assert container(job)["command"] == ["/bin/sh", "-c"]
     for index in range(job["spec"]["completions"]):
-        work, env = machine(evaluator, set(credentials_of(container(job)["env"])))
+        work, env = machine(evaluator, short, set(credentials_of(container(job)["env"])))
         env["JOB_COMPLETION_INDEX"] = str(index)
         done = subprocess.run(["/bin/sh", "-c", script(job)], cwd=work, env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        assert (volume / "state" / f"shard-{index}").is_dir()  # its own runs, on the volume
+    # A pod's record of its own runs is on the volume, one per shard that ran anything (with
+    # two questions, a shard may have no task), so a pod started again resumes them.
+    states = {p.name for p in (volume / "state").iterdir()}
+    assert states
+    assert states <= {f"shard-{i}" for i in range(job["spec"]["completions"])}
 
-    work, env = machine(evaluator, set(credentials_of(container(close)["env"])))
+    work, env = machine(evaluator, short, set(credentials_of(container(close)["env"])))
     _, options = parsed(eval_lines(script(close))[0])
     before = starts(evaluator)
     done = subprocess.run(["/bin/sh", "-c", script(close)], cwd=work, env=env,
