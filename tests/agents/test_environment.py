@@ -71,3 +71,16 @@ def test_a_run_gives_each_cli_only_its_allow_list(council: Council) -> None:
     homes = {e["cli"]: e["home"] for e in starts}
     assert homes["codex"] == str(run / "homes" / "codex")  # its shell reads anywhere
     assert homes["claude"] == homes["gemini"] == council.env["HOME"]
+
+
+WORKER_KEYS = {"claude": "CLAUDE_CODE_OAUTH_TOKEN", "codex": "CODEX_API_KEY",
+               "gemini": "GEMINI_API_KEY"}
+
+
+@pytest.mark.parametrize("cli", list(WORKER_KEYS))
+def test_a_headless_workers_non_rotating_key_reaches_its_own_cli_only(cli: str) -> None:
+    """docs/eval.md tells a worker to use `claude setup-token`'s CLAUDE_CODE_OAUTH_TOKEN and
+    codex's CODEX_API_KEY: each must reach its own CLI, and no other vendor's."""
+    planted = {name: f"{name.lower()}-planted" for name in WORKER_KEYS.values()}
+    env = agent_env(cli, {**BASE, **planted})
+    assert set(env) == {*BASE, WORKER_KEYS[cli]}

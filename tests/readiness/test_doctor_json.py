@@ -91,3 +91,29 @@ def test_list_json_is_every_run_with_the_same_keys(council: Council, tmp_path: P
     empty = tmp_path / "nothing"
     code, runs, _ = council_json(council, "list", "--json", "--research-dir", str(empty))
     assert (code, runs) == (0, [])
+
+
+def test_doctor_names_a_workers_non_rotating_key_and_never_shows_it(council: Council) -> None:
+    """A headless worker logs in with `claude setup-token`'s CLAUDE_CODE_OAUTH_TOKEN and
+    codex's CODEX_API_KEY (docs/eval.md): doctor and doctor --json name each as the CLI's
+    credentials, and no value reaches either output."""
+    env = {k: v for k, v in council.env.items()
+           if k not in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY")}
+    keys = {"claude": "CLAUDE_CODE_OAUTH_TOKEN", "codex": "CODEX_API_KEY",
+            "gemini": "GEMINI_API_KEY"}
+    values = {name: f"planted-{name.lower()}-0c4e9a" for name in keys.values()}
+    env.update(values)
+    table = subprocess.run([sys.executable, "-m", "council", "doctor"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    found = subprocess.run([sys.executable, "-m", "council", "doctor", "--json"], env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert table.returncode == 0, table.stderr
+    assert found.returncode == 0, found.stderr
+    rows = {line.split()[0]: line.split() for line in table.stdout.splitlines()[1:4]}
+    clis = {c["cli"]: c for c in json.loads(found.stdout)["clis"]}
+    for one, name in keys.items():
+        assert rows[one][-1] == name
+        assert clis[one]["credentials"] == name
+        assert clis[one]["ready"] is True
+    for out in (table.stdout, table.stderr, found.stdout, found.stderr):
+        assert not [v for v in values.values() if v in out]
