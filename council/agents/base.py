@@ -185,7 +185,7 @@ class LogTail:
                 if not raw.endswith(b"\n") and not final:
                     break  # still being written
                 self.offset += len(raw)
-                event = _event(raw)
+                event = json_object(raw)
                 if event is not None:
                     yield event
 
@@ -209,12 +209,13 @@ def json_events(log: Path, start: int = 0) -> Iterator[dict[str, Any]]:
     with handle:
         handle.seek(start)
         for raw in handle:
-            event = _event(raw)
+            event = json_object(raw)
             if event is not None:
                 yield event
 
 
-def _event(raw: bytes) -> dict[str, Any] | None:
+def json_object(raw: bytes) -> dict[str, Any] | None:
+    """One line of a CLI's JSON-lines log as an object, or None (not JSON, not an object)."""
     line = raw.strip()
     if not line.startswith(b"{"):
         return None

@@ -5,7 +5,6 @@ cli.py prints them."""
 from __future__ import annotations
 
 import calendar
-import json
 import os
 import stat
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from council import graph
+from council.agents.base import json_object
 from council.errors import CouncilError
 from council.evidence import accounts, asking, estimate, ledger, score
 from council.evidence.ledger import format_usage
@@ -180,21 +180,10 @@ def _events(path: Path) -> Iterator[dict[str, Any]]:
             raise ValueError(f"{path} is over {LOG_LIMIT} bytes")
         *lines, rest = (rest + chunk).split(b"\n")
         for line in lines:
-            if (event := _event(line)) is not None:
+            if (event := json_object(line)) is not None:
                 yield event
-    if (event := _event(rest)) is not None:
+    if (event := json_object(rest)) is not None:
         yield event
-
-
-def _event(line: bytes) -> dict[str, Any] | None:
-    line = line.strip()
-    if not line.startswith(b"{"):
-        return None
-    try:
-        event = json.loads(line)
-    except ValueError:
-        return None
-    return event if isinstance(event, dict) else None
 
 
 def requests(state: RunState, ws: Workspace) -> dict[tuple[str, str], int | None]:
