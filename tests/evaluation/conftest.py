@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +65,11 @@ class Evaluator:
 
 
 @pytest.fixture
-def evaluator(council: Council) -> Evaluator:
+def evaluator(council: Council) -> Iterator[Evaluator]:
     council.env["PATH"] = f"{JUDGE_BIN}:{council.env['PATH']}"
     council.env["COUNCIL_FAKE_JUDGE_LOG"] = str(council.root / "judge-log.jsonl")
-    return Evaluator(council)
+    # Inspect's worker mode binds a Unix socket under XDG_DATA_HOME: below a test's deep
+    # temporary HOME (CI's PYTEST_DEBUG_TEMPROOT adds to it) that path passes AF_UNIX's limit.
+    with tempfile.TemporaryDirectory(prefix="insp-", dir="/tmp") as short:
+        council.env["XDG_DATA_HOME"] = short
+        yield Evaluator(council)
