@@ -136,8 +136,8 @@ def test_doctor(council: Council, tmp_path: Path) -> None:
                               GITHUB_TOKEN="ghp-planted")
     assert code == 0
     # Which variables each agent gets: names, never values, and no other secret.
-    seen = rest[rest.index("agents see (variable names; everything else in this shell "
-                           "stays out):") + 1:]
+    at = rest.index("agents see (variable names; everything else in this shell stays out):")
+    seen = rest[at + 1:at + 4]  # then the source policy and the search paths
     assert [line.split(":")[0].strip() for line in seen] == ["claude", "codex", "gemini"]
     assert "ANTHROPIC_API_KEY" in seen[0]
     assert "ANTHROPIC_API_KEY" not in seen[2]
