@@ -155,7 +155,8 @@ def run_options(func: F) -> F:
 @handle_errors
 def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bool,
         quiet: bool, research_dir: Path | None, **given: Any) -> None:
-    """Research TOPIC with the whole council and write research/<id>/final-report.md."""
+    """Research TOPIC with a council (as deep as --depth asks) and write
+    research/<id>/final-report.md."""
     if exit_code and given.get("since") is None:
         raise UsageError("--exit-code needs --since: it says whether anything changed")
     # With --since and no topic, the earlier run's (prepare reads it).
