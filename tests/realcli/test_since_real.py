@@ -57,7 +57,7 @@ def test_since_says_what_flipped_and_is_silent_when_nothing_did(
     server.script = verdicts({"c1": "SUPPORTED", "c2": "CONTRADICTED"})
     second = council(cli_env, tmp_path, "--since", "latest", "--exit-code")
     assert second.returncode == 1, second.stderr[-3000:]  # changed, with --exit-code
-    two = runs(tmp_path)[-1]
+    (two,) = set(runs(tmp_path)) - {one}  # ids made in one second sort at random
     changes = json.loads((two / "changes.json").read_text())
     assert changes["since"] == one.name
     assert changes["changed"] is True
@@ -90,7 +90,7 @@ def test_since_says_what_flipped_and_is_silent_when_nothing_did(
 
     third = council(cli_env, tmp_path, "--since", "latest", "--exit-code")
     assert third.returncode == 0, third.stderr[-3000:]
-    three = runs(tmp_path)[-1]
+    (three,) = set(runs(tmp_path)) - {one, two}
     assert third.stdout.strip().splitlines()[-1] == \
         f"no change since {two.name}: 2 claims verified again, 0 flipped"
     quiet = json.loads((three / "changes.json").read_text())
