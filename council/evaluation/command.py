@@ -311,7 +311,7 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
     planned = shards.capture(lambda: run_eval_set(prepared, tasks_of(prepared), judge))
     identifiers = [p.identifier for p in planned]
     mine = shards.share(identifiers, shard)
-    logs = shards.newest_logs(req.log_dir)
+    logs = shards.newest_logs(req.log_dir, warn)
     size = {p.identifier: p.samples for p in planned}
     todo = [i for i in mine if i not in logs or not shards.finished(logs[i], size[i])]
     echo(f"shard {shard}: {len(mine)} of the {len(planned)} tasks are this worker's, "
@@ -329,7 +329,7 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
             warn(f"council: shard {shard} interrupted; run the same command again to go on "
                  f"where it stopped (logs in {req.log_dir})")
             return code
-    logs = shards.newest_logs(req.log_dir)
+    logs = shards.newest_logs(req.log_dir, warn)
     rows, mine_rows = [], []
     for task in planned:
         if task.identifier in logs:
@@ -370,11 +370,11 @@ def _report(prepared: Prepared, rows: list[summary.Row], echo: Callable[[str], N
 
 
 def _rows(logs: list[Any]) -> list[summary.Row]:
-    from inspect_ai.log import read_eval_log
-
     rows = []
     for header in logs:
-        full = read_eval_log(header.location)
+        full = shards.read_log(header.location)
+        if full is None:  # unreadable: its samples count as missing
+            continue
         conf = str((full.eval.task_args or {}).get("configuration", "?"))
         rows += [summary.row_of(conf, sample) for sample in full.samples or []]
     return rows

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from council.errors import CouncilError, UsageError
 
@@ -143,23 +144,58 @@ def capture(run: Callable[[], Any]) -> list[Planned]:
             for t in sorted(manifest.tasks, key=lambda t: t.sequence)]
 
 
-def newest_logs(log_dir: Path) -> dict[str, Any]:
-    """Task identifier → the header of its newest log in DIR (every worker's)."""
-    from inspect_ai._eval.evalset import list_all_eval_logs
+def read_log(location: str, header_only: bool = False, attempts: int = 5) -> Any | None:
+    """A log, read while another worker may be replacing it; None if it stays unreadable.
+
+    Inspect writes each log whole and renames it into place, but its reader takes the file's
+    size and then reads the tail by name, so a rename in between reads as a torn zip ("EOCD
+    not found"). Such a read is tried again, as long as the file changed under it; a file
+    that fails to read and did not change is broken, not busy."""
+    from inspect_ai.log import read_eval_log
+
+    for _ in range(attempts):
+        before = _identity(location)
+        try:
+            return read_eval_log(location, header_only=header_only)
+        except Exception:  # a torn, truncated or foreign file: Inspect raises many kinds
+            if before is None or _identity(location) in (before, None):
+                return None
+    return None
+
+
+def _identity(location: str) -> tuple[int, int, int] | None:
+    """What changes when a log is rewritten or replaced: inode, size, modification time."""
+    path = unquote(urlsplit(location).path) if location.startswith("file://") else location
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def newest_logs(log_dir: Path, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Task identifier → the header of its newest readable log in DIR (every worker's).
+    A log that cannot be read is left out (its task counts as not done) and named to
+    `warn`."""
+    from inspect_ai._eval.evalset import task_identifier
+    from inspect_ai.log import list_eval_logs
 
     newest: dict[str, Any] = {}
-    for log in sorted(list_all_eval_logs(str(log_dir), recursive=False),
-                      key=lambda log: log.info.mtime or 0):
-        newest[log.task_identifier] = log.header
+    for info in sorted(list_eval_logs(str(log_dir), recursive=False),
+                       key=lambda info: info.mtime or 0):
+        header = read_log(info.name, header_only=True)
+        if header is None:
+            if warn is not None:
+                warn(f"council: cannot read the log {info.name}; its task counts as not done")
+            continue
+        newest[task_identifier(header, None)] = header
     return newest
 
 
 def scored(header: Any) -> list[Any]:
     """The samples of a log that were scored without error."""
-    from inspect_ai.log import read_eval_log
-
-    full = read_eval_log(header.location)
-    return [s for s in full.samples or [] if s.scores and not s.error]
+    full = read_log(header.location)
+    return [s for s in (full.samples if full else None) or [] if s.scores and not s.error]
 
 
 def finished(header: Any, samples: int) -> bool:

@@ -237,3 +237,69 @@ def test_more_than_a_slice_of_questions_are_tasks_of_a_slice_each(
     assert len(tasks) == len(shards.slices(len(questions)))
     assert [i for part in ids for i in part] == [q.id for q in questions]
     assert all(len(part) <= shards.SLICE for part in ids)
+
+
+def one_log(log_dir: Path) -> str:
+    """A real log of a finished task, written by Inspect; its location."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, write_eval_log
+
+    location = str(log_dir / "2026-01-01T00-00-00-00-00_task_one.eval")
+    spec = EvalSpec(created="2026-01-01T00:00:00+00:00", task="task", dataset=EvalDataset(),
+                    model="mockllm/model", config=EvalConfig())
+    write_eval_log(EvalLog(eval=spec, status="success"), location)
+    return location
+
+
+def local(location: str) -> Path:
+    return Path(location.removeprefix("file://"))
+
+
+def test_a_log_replaced_while_it_is_read_is_read_again(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another worker renames a new log into place between Inspect's size and tail reads:
+    the read fails as a torn zip, the file changed, so it is read again."""
+    import inspect_ai.log
+
+    location = one_log(tmp_path)
+    real, calls = inspect_ai.log.read_eval_log, []
+
+    def racing(where: str, **kwargs: Any) -> Any:
+        calls.append(where)
+        if len(calls) == 1:
+            copy = local(location).with_suffix(".new")
+            copy.write_bytes(local(location).read_bytes())
+            os.replace(copy, local(location))  # what Inspect's atomic write does
+            raise ValueError("EOCD not found")
+        return real(where, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", racing)
+    header = shards.read_log(location, header_only=True)
+    assert header is not None
+    assert header.status == "success"
+    assert len(calls) == 2
+
+
+def test_a_torn_log_is_left_out_named_once_and_not_read_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import inspect_ai.log
+
+    location = one_log(tmp_path)
+    torn = local(location).with_name("2099-01-01T00-00-00-00-00_task_torn.eval")
+    data = local(location).read_bytes()
+    torn.write_bytes(data[: len(data) // 2])
+    os.utime(torn, (4e9, 4e9))  # newer than the good one: it would win if it were read
+
+    real, calls = inspect_ai.log.read_eval_log, []
+
+    def counted(where: str, **kwargs: Any) -> Any:
+        calls.append(where)
+        return real(where, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.log, "read_eval_log", counted)
+    warned: list[str] = []
+    logs = shards.newest_logs(tmp_path, warned.append)
+    assert [local(h.location) for h in logs.values()] == [local(location)]
+    (line,) = warned
+    assert torn.name in line
+    assert "not done" in line
+    assert sum(1 for c in calls if c.endswith(torn.name)) == 1  # broken, not busy
