@@ -78,7 +78,7 @@ def supervised(ws: Workspace) -> bool:
 
 def walls(folder: Path) -> dict[str, float]:
     try:
-        data = json.loads((folder / WALL_FILE).read_text(encoding="utf-8"))
+        data = agentfs.read_json(folder / WALL_FILE)
     except (OSError, ValueError):
         return {}
     return {str(k): float(v) for k, v in data.items()

@@ -35,6 +35,7 @@ from council.evaluation.configurations import Configuration
 from council.options import EVAL_RUN_ENV
 from council.paths import RESEARCH_FOLDER, project_config_file
 from council.run.detach import ENTRY
+from council.store import agentfs
 from council.store.disk import atomic_write
 from council.store.state import RunEnd
 from council.store.workspace import Workspace
@@ -166,7 +167,7 @@ async def _council(folder: Path, *args: str) -> int:
 
 def _last_line(path: Path) -> str:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+        lines = agentfs.tail(path, 4096)[0].decode("utf-8", "replace").strip().splitlines()
     except OSError:
         return "no output"
     return lines[-1][:300] if lines else "no output"

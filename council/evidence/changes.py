@@ -17,7 +17,6 @@ longer cited). `changed` is true when any of these lists is not empty."""
 
 from __future__ import annotations
 
-import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -26,6 +25,7 @@ from typing import Any
 
 from council.evidence import claimcheck
 from council.evidence.claimcheck import KEY  # changes.json's key too
+from council.store import agentfs
 from council.store.workspace import CLAIMS
 
 CHANGES_JSON = "changes.json"
@@ -165,7 +165,7 @@ def load(root: Path) -> dict[str, Any] | None:
     """A run's changes.json (written by council itself), or None: not a --since run, or it
     did not get that far."""
     try:
-        data = json.loads((root / CHANGES_JSON).read_text(encoding="utf-8"))
+        data = agentfs.read_json(root / CHANGES_JSON)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and "changed" in data else None
@@ -177,7 +177,7 @@ def recorded(root: Path) -> tuple[list[dict[str, Any]], list[str]]:
     files are council's own; missing or unreadable ones count as empty."""
     claims = claimcheck.listed(claimcheck.load(root / CLAIMS))
     try:
-        ledger = json.loads((root / "sources.json").read_text(encoding="utf-8"))
+        ledger = agentfs.read_json(root / "sources.json")
     except (OSError, ValueError):
         ledger = None
     return ([c for c in claims if isinstance(c, dict)],

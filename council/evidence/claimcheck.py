@@ -7,7 +7,6 @@ phases that ask for them are phases/claims.py (the recheck too) and phases/verif
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 from council.domains import Policy
 from council.evidence.coverage import ID
 from council.evidence.sources import outside
+from council.store import agentfs
 
 VERDICTS = ("SUPPORTED", "UNSUPPORTED", "OVERSTATED", "CONTRADICTED")
 MAX_CLAIMS = 40
@@ -142,8 +142,8 @@ def tally(claims: Sequence[Claim], verdicts: Mapping[str, Verdict]) -> dict[str,
 def load(path: Path) -> dict[str, Any] | None:
     """A run's claims.json (claims with verdicts, or a degraded status), if written."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+        data = agentfs.read_json(path)
+    except (FileNotFoundError, agentfs.UnsafeFile):
         return None
     return data if isinstance(data, dict) else None
 

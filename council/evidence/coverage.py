@@ -10,12 +10,13 @@ phases that ask for them are phases/scope.py and phases/claims.py."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from council.store import agentfs
 
 SCOPE = "scope.json"
 QUESTIONS = (3, 8)  # how many sub-questions a scope may have (inclusive)
@@ -121,8 +122,8 @@ def _entries(data: Mapping[str, Any], key: str,
 def load(path: Path) -> Scope | None:
     """The run's scope, if one was written and is usable (a degraded scope is None)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+        data = agentfs.read_json(path)
+    except (FileNotFoundError, agentfs.UnsafeFile, ValueError):
         return None
     if not isinstance(data, dict) or data.get("status") != "ok":
         return None

@@ -19,7 +19,7 @@ from council.evidence.score import STATUS_VALUE, closures
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
 from council.runoptions import Seat
-from council.store import events, loop
+from council.store import agentfs, events, loop
 from council.store.disk import atomic_write
 from council.store.workspace import CLAIMS, GAPS, Workspace
 
@@ -68,7 +68,7 @@ def assign(todo: list[Gap], seats: list[Seat]) -> dict[str, list[Gap]]:
 def load_plan(path: Path) -> dict[str, list[dict[str, str]]]:
     """gaps.json: each gap-filling seat and the gaps it was given (empty when none)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = agentfs.read_json(path)
     except (OSError, ValueError):
         return {}
     plan = data.get("plan") if isinstance(data, dict) else None

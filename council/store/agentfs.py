@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
 _CHUNK = 1 << 20
+JSON_LIMIT = 64 << 20  # a run's own JSON file (claims, sources, scope): far below this
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _APPEND_FLAGS = (os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
@@ -124,6 +125,22 @@ def chunks(path: str | os.PathLike[str], limit: int | None) -> Iterator[bytes]:
 def read(path: str | os.PathLike[str], limit: int) -> bytes:
     """At most `limit` bytes of the plain file at `path`; raises as `open_regular` does."""
     return b"".join(chunks(path, limit))
+
+
+def read_text(path: str | os.PathLike[str], limit: int) -> str:
+    """`read`, decoded as UTF-8 with what does not decode replaced: for a report or a log."""
+    return read(path, limit).decode("utf-8", errors="replace")
+
+
+def read_json(path: str | os.PathLike[str], limit: int = JSON_LIMIT) -> object:
+    """The JSON document in the plain file at `path`; a file past `limit` bytes is not read
+    whole and raises ValueError, as a malformed one does. Raises as `open_regular` does."""
+    import json  # here: importing this module stays as cheap as the hooks need
+
+    data = read(path, limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{os.fspath(path)} is larger than {limit} bytes")
+    return json.loads(data.decode("utf-8"))
 
 
 def read_own(path: str | os.PathLike[str], limit: int) -> bytes:

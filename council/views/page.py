@@ -13,7 +13,6 @@ can rebuild it for any run, including runs made before this page existed."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +29,12 @@ from markupsafe import Markup
 from council import graph
 from council.domains import Policy
 from council.evidence import asking, claimcheck, score, sources
-from council.evidence.finalreport import PROVENANCE_HEADING, REPORT_PHASES, STAMP
+from council.evidence.finalreport import (
+    FINAL_REPORT_LIMIT,
+    PROVENANCE_HEADING,
+    REPORT_PHASES,
+    STAMP,
+)
 from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
 from council.runoptions import no_search
 from council.store import agentfs
@@ -236,7 +240,7 @@ def _source_rows(ledger: Mapping[str, Any], checked: Mapping[str, Any] | None,
 def _ledger(ws: Workspace, state: RunState) -> dict[str, Any]:
     """sources.json, or for a run without one, the ledger rebuilt from its reports."""
     try:
-        data = json.loads((ws.root / SOURCES_FILE).read_text(encoding="utf-8"))
+        data = agentfs.read_json(ws.root / SOURCES_FILE)
         if isinstance(data, dict):
             return data
     except (OSError, ValueError):
@@ -244,9 +248,9 @@ def _ledger(ws: Workspace, state: RunState) -> dict[str, Any]:
     texts = []
     for name in state.agents:
         for phase in REPORT_PHASES:
-            path = ws.published_output(name, phase)
-            if path.is_file():
-                texts.append((name, phase, path.read_text(encoding="utf-8", errors="replace")))
+            text = _read(ws.published_output(name, phase))
+            if text is not None:
+                texts.append((name, phase, text))
     return sources.build(texts).to_dict()
 
 
@@ -282,9 +286,8 @@ def _lanes(state: RunState) -> tuple[list[Lane], float]:
 def _report_body(ws: Workspace) -> tuple[str | None, str | None]:
     """(the final report without council's stamp, Completeness and Sources sections, which
     the page shows as its own parts; the stamp line)."""
-    try:
-        text = ws.final_report.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    text = _read(ws.final_report)
+    if text is None:
         return None, None
     stamp = None
     if text.startswith(STAMP):
@@ -296,8 +299,10 @@ def _report_body(ws: Workspace) -> tuple[str | None, str | None]:
 
 
 def _read(path: Path) -> str | None:
+    """A report of the run's, or None when there is none (or a link, a FIFO stands there:
+    the page is read by a person, so nothing it shows is read through a link)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        return agentfs.read_text(path, FINAL_REPORT_LIMIT)
     except OSError:
         return None
 

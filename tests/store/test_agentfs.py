@@ -30,6 +30,19 @@ def test_a_tail_is_the_last_bytes_never_before_its_start(tmp_path: Path) -> None
         agentfs.tail(tmp_path / "link", 4)
 
 
+def test_json_past_its_bound_is_not_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "claims.json"
+    path.write_text('{"claims": ["' + "x" * 100 + '"]}')
+    assert agentfs.read_json(path) == {"claims": ["x" * 100]}
+    with pytest.raises(ValueError, match="larger than 50 bytes"):
+        agentfs.read_json(path, 50)
+    (tmp_path / "link.json").symlink_to(path)
+    with pytest.raises(agentfs.UnsafeFile):
+        agentfs.read_json(tmp_path / "link.json")
+    (tmp_path / "bad.md").write_bytes(b"caf\xe9")
+    assert agentfs.read_text(tmp_path / "bad.md", 100) == "caf\ufffd"
+
+
 def test_a_missing_file_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         agentfs.read(tmp_path / "none.md", 10)

@@ -132,6 +132,24 @@ def test_report_rebuilds_the_page_of_an_older_run(council: Council) -> None:
     assert council.run("report", "no-such-run").returncode != 0
 
 
+def test_the_page_reads_nothing_through_a_link(council: Council) -> None:
+    """Whoever could leave a link in the run folder (a host session writes the final report
+    there) does not get a file of the user's shown on the page."""
+    council.script({"codex:research": {"content": SHARED}, "*": {"finish_after": 1}})
+    assert council.run("run", "--test", "--agents", "claude,codex", "q").returncode == 0
+    run = council.only_run()
+    secret = council.root / "secret.txt"
+    secret.write_text('{"SECRET-TOKEN-1234": 1}\n# SECRET-TOKEN-1234\n')
+    reports = [p for p in run.glob("*.md") if p.name != "final-report.md"]
+    assert reports
+    for path in [run / "final-report.md", run / "sources.json", *reports]:
+        path.unlink()
+        path.symlink_to(secret)
+    proc = council.run("report", run.name)
+    assert proc.returncode == 0, proc.stderr
+    assert "SECRET-TOKEN-1234" not in (run / "report.html").read_text()
+
+
 def test_a_page_that_cannot_be_written_does_not_fail_the_run(council: Council) -> None:
     council.script({"*": {"finish_after": 1}})
     assert council.run("run", "--test", "--agents", "claude", "q").returncode == 0
