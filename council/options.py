@@ -237,8 +237,22 @@ class File:
         return {"type": "string"}
 
 
+class _TakesWhatItChecks:
+    """A kind whose `take` (a config file's or a tool call's value) is its `check`, the
+    complaint led by the value."""
+
+    def check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def take(self, value: Any) -> Any:
+        try:
+            return self.check(value)
+        except Invalid as exc:
+            raise Invalid(f"{value!r} {exc}.") from None
+
+
 @dataclass(frozen=True)
-class Domains:
+class Domains(_TakesWhatItChecks):
     """Web domains (domains.normalise): a command line's flag given once per domain
     (`--deny-domain a.com --deny-domain b.org`, click's `multiple`), a list elsewhere."""
 
@@ -253,18 +267,12 @@ class Domains:
     def read(self, word: str) -> Any:
         return self.check([word])
 
-    def take(self, value: Any) -> Any:
-        try:
-            return self.check(value)
-        except Invalid as exc:
-            raise Invalid(f"{value!r} {exc}.") from None
-
     def schema(self) -> dict[str, Any]:
         return {"type": "array", "items": {"type": "string"}}
 
 
 @dataclass(frozen=True)
-class SourceRules:
+class SourceRules(_TakesWhatItChecks):
     """A source policy, `{allow: [domains], deny: [domains]}` (domains.py), stored so: each
     list normalised, both keys present."""
 
@@ -285,12 +293,6 @@ class SourceRules:
 
     def read(self, word: str) -> Any:
         raise Invalid("is given in a config file, or with --allow-domain / --deny-domain")
-
-    def take(self, value: Any) -> Any:
-        try:
-            return self.check(value)
-        except Invalid as exc:
-            raise Invalid(f"{value!r} {exc}.") from None
 
     def schema(self) -> dict[str, Any]:
         domains_ = {"type": "array", "items": {"type": "string"}}

@@ -275,12 +275,8 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[st
     if req.shard is not None:
         return _worker(prepared, req.shard, echo, warn, judge)
     tasks = tasks_of(prepared)
-    logs, code = _interruptible(prepared, lambda: run_eval_set(prepared, tasks, judge))
-    # An interrupted eval set may return without raising, with the cancelled tasks' logs
-    # or without them: every task must have its log, and none may be cancelled.
-    if code is None and (len(logs) < len(tasks) or
-                         "cancelled" in [log.status for log in logs]):
-        code = 130
+    logs, code = _interruptible(prepared, lambda: run_eval_set(prepared, tasks, judge),
+                                len(tasks))
     if code is not None:
         warn(f"council: evaluation interrupted; run the same command again to go on where "
              f"it stopped (logs in {req.log_dir})")
@@ -288,10 +284,10 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[st
     return _report(prepared, _rows(logs), echo, warn, missing=0)
 
 
-def _interruptible(prepared: Prepared,
-                   run: Callable[[], list[Any]]) -> tuple[list[Any], int | None]:
-    """`run` with the evaluation's limits and signals; its logs and the exit code of a
-    signal that stopped it, if one did."""
+def _interruptible(prepared: Prepared, run: Callable[[], list[Any]],
+                   tasks: int) -> tuple[list[Any], int | None]:
+    """`run` (an eval set of `tasks` tasks) with the evaluation's limits and signals; its
+    logs and the exit code of a signal that stopped it, if one did."""
     req = prepared.request
     limits = {MAX_RUNS_ENV: str(req.max_runs), slots.PER_VENDOR_ENV: str(req.per_vendor)}
     logs: list[Any] = []
@@ -300,6 +296,10 @@ def _interruptible(prepared: Prepared,
             logs = run()
         except KeyboardInterrupt:
             got.setdefault("code", 130)
+    # An interrupted eval set may return without raising, with the cancelled tasks' logs
+    # or without them: every task must have its log, and none may be cancelled.
+    if len(logs) < tasks or "cancelled" in [log.status for log in logs]:
+        got.setdefault("code", 130)
     return logs, got.get("code")
 
 
@@ -320,11 +320,9 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
         set_id = shards.shared_set_id(req.log_dir, identifiers)
         document = shards.selection(set_id, todo, logs)
         with shards.selected(document), shards.socket_path_named():
-            ran, code = _interruptible(
-                prepared, lambda: run_eval_set(prepared, tasks_of(prepared), judge))
-        if code is None and (len(ran) < len(todo) or
-                             "cancelled" in [log.status for log in ran]):
-            code = 130
+            _, code = _interruptible(
+                prepared, lambda: run_eval_set(prepared, tasks_of(prepared), judge),
+                len(todo))
         if code is not None:
             warn(f"council: shard {shard} interrupted; run the same command again to go on "
                  f"where it stopped (logs in {req.log_dir})")
