@@ -9,6 +9,8 @@ from __future__ import annotations
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -32,11 +34,12 @@ HEADER = ("cli", "found", "version", "tested", "credentials")
 HOSTS_HEADER = ("host", "council command")
 
 
-def cells(found: Readiness) -> tuple[str, ...]:
+def cells(found: Readiness, hosted: AbstractSet[str] = frozenset()) -> tuple[str, ...]:
     tested = ("-" if found.version is None else "yes" if found.is_tested
               else f"no ({found.tested})")
+    login = "not needed (self-hosted)" if found.cli in hosted else "none"
     return (found.cli, found.path or "no", found.version or "-", tested,
-            found.credentials or "none")
+            found.credentials or login)
 
 
 def table(rows: list[tuple[str, ...]]) -> list[str]:
@@ -90,20 +93,20 @@ def _seen(seat: Seat) -> dict[str, str]:
     return agent_env(seat.cli, extra=seat.env, vendor_vars=not seat.self_hosted)
 
 
-def endpoint_rows() -> list[dict[str, Any]]:
+def endpoint_rows(seats: tuple[Seat, ...]) -> tuple[list[dict[str, Any]], list[str]]:
     """Each self-hosted seat's endpoint, model and window, and what its server says now
-    (endpoint.py's check: about a second)."""
-    hosted = [s for s in _seats() if s.self_hosted]
-    problems, _ = endpoint.check(hosted)
-    return [{"agent": s.name, "cli": s.cli, "endpoint": s.base_url, "model": s.model,
-             "window": selfhosted.window(s), "window_set": s.context_window is not None,
-             "problems": [p for p in problems if p.startswith(f"{s.name} (")]}
-            for s in hosted]
+    (endpoint.py's check: about a second), and endpoint.py's notes (a window not
+    verified)."""
+    hosted = [s for s in seats if s.self_hosted]
+    problems, notes = endpoint.check(hosted)
+    return ([{"agent": s.name, "cli": s.cli, "endpoint": s.base_url, "model": s.model,
+              "window": selfhosted.window(s), "window_set": s.context_window is not None,
+              "problems": [p for p in problems if p.startswith(f"{s.name} (")]}
+             for s in hosted], notes)
 
 
-def endpoint_lines() -> list[str]:
+def endpoint_lines(rows: list[dict[str, Any]], notes: Sequence[str] = ()) -> list[str]:
     """`council doctor`'s lines on the seats that run on a server the user runs."""
-    rows = endpoint_rows()
     if not rows:
         return []
     lines = ["", "self-hosted agents (no vendor login; their server is checked instead):"]
@@ -113,7 +116,31 @@ def endpoint_lines() -> list[str]:
             p.split(": ", 1)[1] for p in row["problems"])
         lines.append(f"  {row['agent']}: {row['cli']} at {row['endpoint']}, model "
                      f"{row['model']}, window {window}: {state}")
-    return lines
+    return [*lines, *(f"  {note}" for note in notes if "not verified" in note)]
+
+
+def hosted_only(seats: tuple[Seat, ...]) -> set[str]:
+    """The CLIs every configured seat of which runs on a server the user runs: they need
+    no vendor login, so doctor does not ask for one."""
+    return {s.cli for s in seats if s.self_hosted} - {s.cli for s in seats if not s.self_hosted}
+
+
+def can_run(found: Readiness, hosted: AbstractSet[str], rows: list[dict[str, Any]]) -> bool:
+    """Whether an agent of this CLI can run here: logged in, or (a CLI only self-hosted
+    seats use) installed with a seat whose server answered with no problem."""
+    if found.cli not in hosted:
+        return found.ready
+    return found.path is not None and any(
+        row["cli"] == found.cli and not row["problems"] for row in rows)
+
+
+def fix_line(found: Readiness, hosted: AbstractSet[str], ready: bool) -> str | None:
+    """The line naming what to do about this CLI, or None. A CLI only self-hosted seats use
+    is never told to log in."""
+    if found.cli not in hosted or found.path is None:
+        return found.problem
+    return (f"{found.cli} needs no login: its seats use a self-hosted server"
+            + ("" if ready else ", which has a problem (below)"))
 
 
 def search_lines(seats: tuple[Seat, ...] | None = None) -> list[str]:
@@ -121,8 +148,8 @@ def search_lines(seats: tuple[Seat, ...] | None = None) -> list[str]:
     own declared `search: true` (`mcp_servers:`), or none, which a run marks NO_SEARCH."""
     seats = _seats() if seats is None else seats
     return ["web search (each agent):",
-            *(f"  {s.name}: {path}" + (f" ({NO_SEARCH}: give it an MCP server with "
-                                       "`search: true`)" if path == NO_SEARCH else "")
+            *(f"  {s.name}: {path}" + (" (give it an MCP server with `search: true`)"
+                                       if path == NO_SEARCH else "")
               for s in seats for path in [search_path(s)])]
 
 
@@ -190,31 +217,41 @@ CLI_JSON_KEYS = ("cli", "path", "version", "tested", "tested_version", "credenti
 
 def as_json(live_check: bool = False) -> tuple[dict[str, Any], int]:
     """What `run_doctor` prints, as data with stable keys (JSON_KEYS, CLI_JSON_KEYS; a host
-    is HostSetup's fields), and the same exit code: `ok` is whether any agent can run here.
+    is HostSetup's fields), and the same exit code: `ok` is whether any agent can run here
+    (a CLI only self-hosted seats use is ready when one of their servers answered).
     Names only, never a secret's value."""
     found, answers = _checked(live_check)
     seats = _seats()
+    rows, _ = endpoint_rows(seats)
+    hosted = hosted_only(seats)
+    ready = [can_run(r, hosted, rows) for r in found]
     clis = [dict(zip(CLI_JSON_KEYS, (
         r.cli, r.path, r.version, None if r.version is None else r.is_tested,
-        r.tested, r.credentials, r.ready, r.problem,
-        None if answers is None else answers.get(r.cli)), strict=True)) for r in found]
-    ok = any(r.ready for r in found)
-    return ({"ok": ok, "clis": clis, "hosts": [asdict(h) for h in check_hosts()],
+        r.tested, r.credentials, ok, None if r.cli in hosted and r.path else r.problem,
+        None if answers is None else answers.get(r.cli)), strict=True))
+        for r, ok in zip(found, ready, strict=True)]
+    return ({"ok": any(ready), "clis": clis, "hosts": [asdict(h) for h in check_hosts()],
              "environment": {s.name: sorted(_seen(s)) for s in seats},
-             "endpoints": endpoint_rows(),
+             "endpoints": rows,
              "search": {s.name: search_path(s) for s in seats}},
-            0 if ok else 1)
+            0 if any(ready) else 1)
 
 
 def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
     """The lines to print, and 0 if at least one agent can run here, else 1."""
     found, answers = _checked(live_check)
+    seats = _seats()
+    rows, notes = endpoint_rows(seats)
+    hosted = hosted_only(seats)
+    ready = [can_run(r, hosted, rows) for r in found]
     header: tuple[str, ...] = HEADER
-    rows = [cells(r) for r in found]
+    table_rows = [cells(r, hosted) for r in found]
     if answers is not None:
         header = (*HEADER, "live")
-        rows = [(*row, answers.get(r.cli, "-")) for row, r in zip(rows, found, strict=True)]
-    fixes = [p for r in found if (p := r.problem)]
-    return ([*table([header, *rows]), *fixes, "", *hosts_lines(), "", *environment_lines(),
-             *endpoint_lines(), policy_line(), "", *search_lines()],
-            0 if any(r.ready for r in found) else 1)
+        table_rows = [(*row, answers.get(r.cli, "-"))
+                      for row, r in zip(table_rows, found, strict=True)]
+    fixes = [p for r, ok in zip(found, ready, strict=True) if (p := fix_line(r, hosted, ok))]
+    return ([*table([header, *table_rows]), *fixes, "", *hosts_lines(), "",
+             *environment_lines(), *endpoint_lines(rows, notes), policy_line(), "",
+             *search_lines(seats)],
+            0 if any(ready) else 1)
