@@ -1,7 +1,7 @@
 """Before a run: does each self-hosted seat's server answer, serve the seat's model, with a
 window the CLI can work in? A seat with `base_url` needs no vendor login; this is its check.
 
-In about a second: one short request per listing, the seats in parallel, and only to the URL
+In about a second (BUDGET per seat, the seats in parallel): short requests, only to the URL
 the user configured (no proxy, no other host). Where the server lists its models (the OpenAI
 `GET /v1/models`, Ollama's `GET /api/tags`, the Gemini API's `GET /v1beta/models`), the
 seat's model must be among them; a server that lists none there (404) is taken at its word
@@ -9,12 +9,13 @@ when the run starts. council never asks a server to pull or load a model.
 
 The window: a listing rarely states the one the server will use (Ollama's and LM Studio's
 /v1/models state none; llama.cpp's states the model's trained length), so each server's own
-place for it is asked too, in turn, until one states it (`PROBES`): llama.cpp's `GET /props`
+place for it is asked, in turn, until one states it (`PROBES`): llama.cpp's `GET /props`
 (`default_generation_settings.n_ctx`, the window of one request's slot), LM Studio's
-`GET /api/v1/models` (a loaded instance's `config.context_length`), Ollama's `GET /api/ps` (a
-loaded model's `context_length`) and `POST /api/show` (a `num_ctx` its Modelfile sets). A
-stated window below what the CLI is run with is a problem; none stated is a note (Ollama's
-default, 4,096 tokens on a small GPU, is not stated until the model is loaded).
+`GET /api/v1/models` (a loaded instance's `config.context_length`), Ollama's `GET /api/ps`
+(a loaded model's `context_length`) and, once /api/ps showed the server is Ollama,
+`POST /api/show` (a `num_ctx` its Modelfile sets). A stated window below what the CLI is run
+with is a problem; none stated is a note (Ollama's default, 4,096 tokens on a small GPU, is
+not stated until the model is loaded).
 
 The decisions (`listing_urls`, `listed`, `served_window`, `stated_window`, `problems`,
 `notes`) are pure; `ask` is the one I/O edge."""
@@ -304,6 +305,8 @@ def _stated(seat: Seat, deadline: float) -> tuple[Served | None, list[str]]:
     for probe in PROBES:
         if time.monotonic() >= deadline:
             break
+        if probe.method == "POST" and probe.server not in answered:
+            continue  # a POST only to a server that showed it is the one that takes it
         data = {"model": model} if probe.method == "POST" else None
         answer = ask(probe_url(seat, probe), _key(seat), _left(deadline), data)
         if answer.status is None:
