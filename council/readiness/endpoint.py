@@ -117,7 +117,8 @@ def stated_window(probe: Probe, body: Any, model: str) -> int | None:
             continue
         if probe.path == "/api/ps":
             windows.append(_tokens(entry.get("context_length")))
-        for instance in entry.get("loaded_instances") or []:  # LM Studio's
+        instances = entry.get("loaded_instances")  # LM Studio's
+        for instance in instances if isinstance(instances, list) else ():
             config = instance.get("config") if isinstance(instance, Mapping) else None
             windows.append(_tokens(config.get("context_length"))
                            if isinstance(config, Mapping) else None)
