@@ -487,7 +487,8 @@ def doctor(live: bool, as_json: bool) -> None:
         click.echo(line)
     if code:
         click.echo("council: error: no agent can run here: install a CLI and log in to it, "
-                   "as its line above says", err=True)
+                   "or start the server of a self-hosted seat, as the lines above say",
+                   err=True)
     sys.exit(code)
 
 
