@@ -37,16 +37,23 @@ def run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.Complete
     return done
 
 
+def build_wheel(dist: Path) -> Path:
+    """This checkout's wheel, built in `dist` (also the build's working folder, outside the
+    checkout). Without build isolation when hatchling is importable here, so it needs no
+    network then; otherwise pip fetches hatchling as pip is configured to."""
+    offline = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-w", str(dist),
+         str(REPO)], cwd=dist)
+    (wheel,) = dist.glob("council-*.whl")
+    return wheel
+
+
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtualenv, in an empty folder, holding council from a wheel of this
     checkout."""
     empty = tmp_path_factory.mktemp("empty")
-    dist = tmp_path_factory.mktemp("dist")
-    offline = ["--no-build-isolation"] if importlib.util.find_spec("hatchling") else []
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", *offline, "-w", str(dist),
-         str(REPO)], cwd=empty)
-    (wheel,) = dist.glob("council-*.whl")
+    wheel = build_wheel(tmp_path_factory.mktemp("dist"))
     env = empty / "venv"
     run([sys.executable, "-m", "venv", str(env)], cwd=empty)
     python = env / "bin" / "python"
