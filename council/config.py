@@ -370,7 +370,8 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
     parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     parts += [f"mcp_servers {_mcp(s, ITEM_CHARS)} for {s.name}" for s in seats if s.mcp_servers]
-    others = [f"{key} {_value(value)}" for key, value in data.items() if key != SEATS_KEY]
+    others = [f"{key} {_policy(value) if key == 'sources' else _value(value)}"
+              for key, value in data.items() if key != SEATS_KEY]
     if others:
         parts.append(_few(others))
     text = "; ".join(parts) or "nothing"
@@ -449,6 +450,22 @@ def _mcp(seat: Seat, cut: int | None = None) -> str:
         env = f" env [{', '.join(k for k, _ in server.env)}]" if server.env else ""
         shown.append(f"{server.name}={what}{env}{' (search)' if server.search else ''}")
     return f"[{_few(shown) if cut else ', '.join(shown)}]"
+
+
+def _policy(value: Any) -> str:
+    """A config's `sources` as the user must judge it: its allow and deny lists, bounded
+    (LIST_ITEMS domains each, cut at ITEM_CHARS). The value was checked (_build runs first),
+    so its rules are domain names; one that is not is said to be a mapping, not shown."""
+    try:
+        policy = domains.Policy.of(domains.merge(value))
+    except (ValueError, TypeError, AttributeError):
+        return _value(value)
+
+    def rules(kind: str, names: tuple[str, ...]) -> list[str]:
+        cut = [n[:ITEM_CHARS] + ("…" if len(n) > ITEM_CHARS else "") for n in names]
+        return [f"{kind} [{_few(cut)}]"] if names else []
+
+    return " ".join(rules("allow", policy.allow) + rules("deny", policy.deny)) or "(none)"
 
 
 def _value(value: Any) -> str:
