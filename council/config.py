@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +123,22 @@ def revoke_file(path: Path) -> str:
     return f"{trust.shown(path)} is no longer trusted"
 
 
+def misplaced(data: Mapping[str, Any], known: set[str], where: str) -> None:
+    """A ConfigError for a seat's own setting written at the top of a config file (a
+    top-level `max_iterations: 3`): it is not a typo of another setting, so say where it
+    goes (under each agent, or the flag the command line has for it) instead of guessing a
+    close name."""
+    seat_keys = {f.name for f in fields(Seat)} - {"name"}
+    key = next((str(k) for k in data if k not in known and k in seat_keys), None)
+    if key is None:
+        return
+    flag = options.OPTION.get(key)
+    on_cli = (f", or give {flag.flag} to `council run` for every agent"
+              if flag is not None and options.CLI in flag.given else "")
+    raise ConfigError(f"{where}: {key} is a setting of each agent, not of the file: put it "
+                      f"under {SEATS_KEY}.<name>.{key}{on_cli}")
+
+
 def _judge(source: ConfigFile, configured: tuple[Seat, ...]) -> str:
     """Why this config file may be obeyed, for the plan and the run's state; or
     UntrustedConfig, saying what it would change."""
@@ -184,8 +200,10 @@ def _build(source: ConfigFile | None, overrides: Overrides
     data: Mapping[str, Any] = source.data if source else {}
     where = str(config_path) if config_path else "config"
     machine = set(_machine_settings(source)) if source else set()  # the user's file only
-    reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY}
-                    | machine, where)
+    settings = {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY} | machine
+    if isinstance(data, Mapping):
+        misplaced(data, settings, where)
+    reject_unknown(data, settings, where)
     value = options.resolve(overrides, data, where)
     profile = value["profile"]
 
