@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +123,22 @@ def revoke_file(path: Path) -> str:
     return f"{trust.shown(path)} is no longer trusted"
 
 
+def misplaced(data: Mapping[str, Any], known: set[str], where: str) -> None:
+    """A ConfigError for a seat's own setting written at the top of a config file (a
+    top-level `max_iterations: 3`): it is not a typo of another setting, so say where it
+    goes (under each agent, or the flag the command line has for it) instead of guessing a
+    close name."""
+    seat_keys = {f.name for f in fields(Seat)} - {"name"}
+    key = next((str(k) for k in data if k not in known and k in seat_keys), None)
+    if key is None:
+        return
+    flag = options.OPTION.get(key)
+    on_cli = (f", or give {flag.flag} to `council run` for every agent"
+              if flag is not None and options.CLI in flag.given else "")
+    raise ConfigError(f"{where}: {key} is a setting of each agent, not of the file: put it "
+                      f"under {SEATS_KEY}.<name>.{key}{on_cli}")
+
+
 def _judge(source: ConfigFile, configured: tuple[Seat, ...]) -> str:
     """Why this config file may be obeyed, for the plan and the run's state; or
     UntrustedConfig, saying what it would change."""
@@ -184,8 +200,10 @@ def _build(source: ConfigFile | None, overrides: Overrides
     data: Mapping[str, Any] = source.data if source else {}
     where = str(config_path) if config_path else "config"
     machine = set(_machine_settings(source)) if source else set()  # the user's file only
-    reject_unknown(data, {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY}
-                    | machine, where)
+    settings = {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY} | machine
+    if isinstance(data, Mapping):
+        misplaced(data, settings, where)
+    reject_unknown(data, settings, where)
     value = options.resolve(overrides, data, where)
     profile = value["profile"]
 
@@ -370,7 +388,8 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
     parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     parts += [f"mcp_servers {_mcp(s, ITEM_CHARS)} for {s.name}" for s in seats if s.mcp_servers]
-    others = [f"{key} {_value(value)}" for key, value in data.items() if key != SEATS_KEY]
+    others = [f"{key} {_policy(value) if key == 'sources' else _value(value)}"
+              for key, value in data.items() if key != SEATS_KEY]
     if others:
         parts.append(_few(others))
     text = "; ".join(parts) or "nothing"
@@ -449,6 +468,22 @@ def _mcp(seat: Seat, cut: int | None = None) -> str:
         env = f" env [{', '.join(k for k, _ in server.env)}]" if server.env else ""
         shown.append(f"{server.name}={what}{env}{' (search)' if server.search else ''}")
     return f"[{_few(shown) if cut else ', '.join(shown)}]"
+
+
+def _policy(value: Any) -> str:
+    """A config's `sources` as the user must judge it: its allow and deny lists, bounded
+    (LIST_ITEMS domains each, cut at ITEM_CHARS). The value was checked (_build runs first),
+    so its rules are domain names; one that is not is said to be a mapping, not shown."""
+    try:
+        policy = domains.Policy.of(domains.merge(value))
+    except (ValueError, TypeError, AttributeError):
+        return _value(value)
+
+    def rules(kind: str, names: tuple[str, ...]) -> list[str]:
+        cut = [n[:ITEM_CHARS] + ("…" if len(n) > ITEM_CHARS else "") for n in names]
+        return [f"{kind} [{_few(cut)}]"] if names else []
+
+    return " ".join(rules("allow", policy.allow) + rules("deny", policy.deny)) or "(none)"
 
 
 def _value(value: Any) -> str:

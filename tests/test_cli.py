@@ -184,3 +184,37 @@ def test_the_readmes_shell_completion_lines_work(council: Council) -> None:
                                          "COMP_WORDS": "council st", "COMP_CWORD": "1"},
                           capture_output=True, text=True, timeout=60)
     assert proc.stdout.split() == ["plain,status"]
+
+
+def test_latest_is_taken_wherever_a_run_id_is(isolated: Path) -> None:
+    """One resolver (find_run): `latest` names the run research/latest names, as `--since
+    latest` does; adopting `latest` never reaches a foreign run (latest is always our own)."""
+    import json
+
+    from council.runoptions import RunOptions
+    from council.store import provenance
+    from council.store.state import RunState, create_state
+    from council.store.workspace import create_workspace
+
+    base = isolated / "research"
+    ws = create_workspace(base)
+    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="2026-11-27T10:00:00Z",
+                                   options=RunOptions(seats=()), phase="done"))
+    foreign = base / "29991231-235959-ffffff"  # the highest id, planted: not the latest
+    foreign.mkdir()
+    create_state(foreign, RunState(id=foreign.name, topic="planted", created_at="x",
+                                   options=RunOptions(seats=())))
+    runner = CliRunner()
+
+    def council(*args: str, code: int = 0) -> str:
+        result = runner.invoke(cli.main, list(args), catch_exceptions=False)
+        assert "is not a run id" not in result.output, args
+        assert result.exit_code == code, (args, result.output)
+        return result.output
+
+    assert json.loads(council("status", "--json", "latest"))["id"] == ws.id
+    assert str(ws.root / "report.html") in council("report", "latest")
+    assert f"run {ws.id} has already ended" in council("cancel", "latest", code=1)
+    assert f"resuming council run {ws.id}" in council("resume", "--quiet", "latest")
+    assert f"run {ws.id} is already council's own" in council("adopt", "--yes", "latest")
+    assert not provenance.is_own(foreign)

@@ -98,6 +98,24 @@ def test_a_mistyped_setting_is_named_with_the_one_it_is_closest_to(
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(("text", "where"), [
+    ("max_iterations: 3\n", "put it under agents.<name>.max_iterations, or give "
+                            "--max-iterations to `council run` for every agent"),
+    ("max_cost: 2\nmodel: opus\n", "put it under agents.<name>.model"),
+    ("base_url: http://127.0.0.1:8080/v1\n", "put it under agents.<name>.base_url"),
+])
+def test_an_agents_own_setting_at_the_top_says_where_it_goes(
+        tmp_path: Path, text: str, where: str) -> None:
+    (tmp_path / "council.yaml").write_text(text)
+    with pytest.raises(ConfigError) as caught:
+        load_options(Overrides())
+    said = str(caught.value)
+    assert "is a setting of each agent, not of the file: " + where in said
+    assert "did you mean" not in said
+    assert "--" not in said or "max_iterations" in said  # only a flag that exists is named
+    assert "\n" not in said
+
+
 def test_explicit_config_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_options(Overrides(config=tmp_path / "nope.yaml"))

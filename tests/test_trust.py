@@ -17,6 +17,7 @@ from council.config import (
     Overrides,
     load_options,
     plan_lines,
+    review_file,
     revoke_file,
     trust_file,
     trusted_files,
@@ -418,3 +419,19 @@ def test_council_trust_asks_on_a_terminal(council: Council) -> None:
     assert code == 0, shown
     assert "Trust it? [y/N]: y\ntrusted ./council.yaml (sha256 " in shown
     assert council.run("trust", "--list").stdout.endswith("  unchanged\n")
+
+
+def test_a_source_policy_is_shown_by_its_lists_in_the_refusal_and_the_review(
+        tmp_path: Path) -> None:
+    many = [f"site{i}.example.org" for i in range(12)]
+    (tmp_path / "council.yaml").write_text(
+        "sources:\n  allow: [" + ", ".join(["Arxiv.org", *many]) + "]\n  deny: [reddit.com]\n")
+    line = str(refusal())
+    assert "\n" not in line
+    assert "(a dict)" not in line
+    assert "sources allow [arxiv.org, site0.example.org, " in line
+    assert "… 7 more] deny [reddit.com]" in line  # six shown, the rest counted
+    assert "site11" not in line
+    (review,) = [x for x in review_file(Path("council.yaml")).lines if "sources" in x]
+    assert "sources allow [arxiv.org," in review
+    assert "deny [reddit.com]" in review

@@ -76,7 +76,7 @@ def estimate(options: graph.Options) -> Estimate:
         requests = n * REQUESTS_PER_TURN
         sent = requests * REQUEST_BYTES.get(seat.cli, max(REQUEST_BYTES.values()))
         tokens_in, tokens_out = sent // BYTES_PER_TOKEN, n * OUTPUT_PER_TURN
-        cost = ledger.price(seat.cli, seat.model, tokens_in, tokens_out)
+        cost = 0.0 if seat.base_url else ledger.price(seat.cli, seat.model, tokens_in, tokens_out)
         total = Estimate(total.requests + requests, total.sent_bytes + sent,
                          total.tokens_in + tokens_in, total.tokens_out + tokens_out,
                          None if cost is None or total.cost_usd is None

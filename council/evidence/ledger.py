@@ -3,7 +3,10 @@ run's total, and its budget. Everything about usage is here:
 
 - `Usage`: tokens in and out and a cost. Each CLI reports usage its own way (the adapters
   parse it into `Usage`); claude prices its own runs, the others report tokens only, which
-  council prices from `prices.json` (`estimate`) and labels an estimate.
+  council prices from `prices.json` (`estimate`) and labels an estimate. A self-hosted seat
+  (one with a `base_url`) is the exception: its tokens are counted, but they cost nothing
+  (`charge`), whatever claude says or the model's name suggests, and never count toward the
+  budget.
 - `Book`: one seat's usage at one phase, split by iteration as the CLI's running total grows
   (the runner reads the CLI's log; what it gains is booked here). Its `record` is the `usage`
   of the seat's phase in state.yaml.
@@ -36,6 +39,9 @@ class Usage:
     # The part of tokens_in the CLI says it read from the provider's prompt cache (claude's
     # cache_read_input_tokens, codex's cached_input_tokens, gemini's `cached`).
     tokens_cached: int = 0
+    # Spent on a server the user runs (`charge`): cost_usd is 0, and that $0 is a fact, not
+    # a missing price. A sum is self-hosted only if every part with usage is.
+    self_hosted: bool = False
 
     @property
     def tokens(self) -> int:
@@ -44,15 +50,18 @@ class Usage:
     def __add__(self, other: Usage) -> Usage:
         cost = None if self.cost_usd is None and other.cost_usd is None else \
             (self.cost_usd or 0.0) + (other.cost_usd or 0.0)
+        local = (self.self_hosted or self == NOTHING) and (other.self_hosted or other == NOTHING)
         return Usage(self.tokens_in + other.tokens_in, self.tokens_out + other.tokens_out,
                      cost, self.estimated or other.estimated,
-                     self.tokens_cached + other.tokens_cached)
+                     self.tokens_cached + other.tokens_cached,
+                     local and (self.self_hosted or other.self_hosted))
 
     def to_dict(self) -> dict[str, Any]:
         return {"tokens_in": self.tokens_in, "tokens_cached": self.tokens_cached,
                 "tokens_out": self.tokens_out,
                 "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 6),
-                "estimated": self.estimated}
+                "estimated": self.estimated,
+                **({"self_hosted": True} if self.self_hosted else {})}
 
     @classmethod
     def from_dict(cls, data: Any) -> Usage:
@@ -61,7 +70,20 @@ class Usage:
         cost = data.get("cost_usd")
         return cls(int(data.get("tokens_in") or 0), int(data.get("tokens_out") or 0),
                    None if cost is None else float(cost), bool(data.get("estimated")),
-                   int(data.get("tokens_cached") or 0))
+                   int(data.get("tokens_cached") or 0), data.get("self_hosted") is True)
+
+
+NOTHING = Usage()  # the sum's identity
+
+
+def charge(usage: Usage, self_hosted: bool) -> Usage:
+    """What a seat's usage costs the user. A self-hosted seat's tokens are its own server's
+    work: $0, not an estimate, even when its CLI prices them (claude reports a
+    total_cost_usd from Anthropic's list for any model name) or the model is named like a
+    vendor's (a local `gpt-5.5` would be priced at OpenAI's list)."""
+    if not self_hosted:
+        return usage
+    return Usage(usage.tokens_in, usage.tokens_out, 0.0, False, usage.tokens_cached, True)
 
 
 @cache
@@ -108,12 +130,20 @@ def format_tokens(usage: Usage) -> str:
     return f"in {k(usage.tokens_in)}{cached}, out {k(usage.tokens_out)}"
 
 
+def format_cost(cost: float | None, estimated: bool, self_hosted: bool = False,
+                places: int = 2) -> str:
+    """`$0.42`, `~$0.42` for an estimate, `$0 (self-hosted)`, or `-` for no known price."""
+    if self_hosted:
+        return "$0 (self-hosted)"
+    return "-" if cost is None else f"{'~' if estimated else ''}${cost:.{places}f}"
+
+
 def format_usage(usage: Usage) -> str:
-    """`12.3k tok, $0.42` (`~$0.42` for an estimate)."""
+    """`12.3k tok, $0.42` (`~$0.42` for an estimate, `$0 (self-hosted)`)."""
     tokens = f"{usage.tokens / 1000:.1f}k tok" if usage.tokens >= 1000 else f"{usage.tokens} tok"
     if usage.cost_usd is None:
         return tokens
-    return f"{tokens}, {'~' if usage.estimated else ''}${usage.cost_usd:.2f}"
+    return f"{tokens}, {format_cost(usage.cost_usd, usage.estimated, usage.self_hosted)}"
 
 
 def over_budget(spent: Usage, max_cost: float | None, max_tokens: int | None) -> str | None:
@@ -145,7 +175,7 @@ class Book:
         self.per_iteration[self.at] = Usage(
             total.tokens_in - counted.tokens_in, total.tokens_out - counted.tokens_out,
             None if total.cost_usd is None else total.cost_usd - (counted.cost_usd or 0.0),
-            total.estimated, total.tokens_cached - counted.tokens_cached)
+            total.estimated, total.tokens_cached - counted.tokens_cached, total.self_hosted)
         return True
 
     def advance(self, iteration: int) -> None:

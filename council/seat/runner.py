@@ -20,7 +20,7 @@ from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome
 from council.agents.environment import agent_env
 from council.domains import Policy
 from council.errors import CouncilError
-from council.evidence.ledger import Book, Usage, format_usage
+from council.evidence.ledger import Book, Usage, charge, format_usage
 from council.graph import BY_NAME
 from council.runoptions import Seat
 from council.seat import budget, failover, seatfolder
@@ -392,7 +392,8 @@ def _starting_point(task: SeatTask, adapter: Adapter, report: Path, instructions
 
 class Meter:
     """An agent's usage for one phase, read from its CLI's log as it grows and booked, split
-    by iteration, in its usage ledger (ledger.Book)."""
+    by iteration, in its usage ledger (ledger.Book), at what it costs the user (a
+    self-hosted seat's tokens cost nothing: ledger.charge)."""
 
     def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int) -> None:
         self.adapter, self.seat = adapter, seat
@@ -417,7 +418,7 @@ class Meter:
             self.counter = self.adapter.usage_counter(self.seat.model)
         for event in events:
             self.counter.add(event)
-        return self.book.book(self.counter.total())
+        return self.book.book(charge(self.counter.total(), self.seat.self_hosted))
 
     def advance(self, iteration: int) -> None:
         """Book what the log gains from now on to `iteration` (later ones only)."""

@@ -243,7 +243,8 @@ def active_runs(base: Path | None = None) -> list[Workspace]:
 
 def find_run(run_id: str | None, base: Path | None = None,
              require_state: bool = True, act: str | None = None) -> Workspace:
-    """The run with that id, or the latest run when no id is given. `require_state=False`
+    """The run with that id, or the latest run when no id (or `latest`, as every command
+    that takes a run id and `--since` accept) is given. `require_state=False`
     also finds a run folder whose state.yaml is gone (to rebuild it). `act` says what the
     caller will do to the run ("cancel", "resume"): then a run council did not make on this
     machine is refused (provenance.ForeignRunError); without it the run is only read.
@@ -253,7 +254,7 @@ def find_run(run_id: str | None, base: Path | None = None,
     council's own (same owner), but it brings no running supervisor. Else the user is asked
     for an id."""
     base = check_base(base or paths.research_dir())
-    if run_id is not None:
+    if run_id is not None and run_id != LATEST:
         root = base / check_run_id(run_id)
         if os.path.islink(root):
             raise RunNotFoundError(f"{root} is {agentfs.describe(root)}, not a run folder")

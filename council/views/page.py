@@ -35,7 +35,7 @@ from council.evidence.finalreport import (
     REPORT_PHASES,
     STAMP,
 )
-from council.evidence.ledger import Usage, by_phase, format_usage, spent, total
+from council.evidence.ledger import Usage, by_phase, format_cost, format_usage, spent, total
 from council.runoptions import no_search
 from council.store import agentfs
 from council.store.loop import MARKER
@@ -383,8 +383,7 @@ def _accounts(ws: Workspace, state: RunState) -> list[AccountRow]:
             graph.BY_NAME[a.phase].label, str(a.turns),
             "-" if a.requests is None else str(a.requests),
             f"{used.tokens_in:,} ({used.tokens_cached:,} cached) / {used.tokens_out:,}",
-            "-" if used.cost_usd is None else
-            f"{'~' if used.estimated else ''}${used.cost_usd:.4f}",
+            format_cost(used.cost_usd, used.estimated, used.self_hosted, 4),
             "-" if a.wall_s is None else f"{a.wall_s:.0f} s",
             ", ".join(f"{key.replace('_', ' ')} {'-' if value is None else value}"
                       for key, value in a.effect.items())))
@@ -395,9 +394,7 @@ def _spending(state: RunState) -> list[dict[str, str]]:
     """Each agent's tokens (input, of it cached, output) and cost at each phase it took part
     in, as the page's table shows them (`~` for council's estimate)."""
     def cost(row: dict[str, Any]) -> str:
-        if row["cost_usd"] is None:
-            return "-"
-        return f"{'~' if row['estimated'] else ''}${row['cost_usd']:.4f}"
+        return format_cost(row["cost_usd"], row["estimated"], bool(row.get("self_hosted")), 4)
 
     return [{"agent": r["agent"], "phase": r["phase"], "tokens_in": f"{r['tokens_in']:,}",
              "tokens_cached": f"{r['tokens_cached']:,}", "tokens_out": f"{r['tokens_out']:,}",

@@ -17,7 +17,7 @@ from council import graph
 from council.agents.base import json_object
 from council.errors import CouncilError
 from council.evidence import accounts, asking, estimate, ledger, score
-from council.evidence.ledger import format_usage
+from council.evidence.ledger import format_cost, format_usage
 from council.runoptions import NO_SEARCH, search_path
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
@@ -50,6 +50,7 @@ class AgentRow:
     # How it searches the web (runoptions.search_path): "no web search" for a seat with
     # neither its vendor's search nor an MCP search server; None for a seat not configured.
     web_search: str | None = None
+    cost_self_hosted: bool = False  # a self-hosted seat: its $0 is a fact (ledger.charge)
 
 
 def epoch(stamp: str | None) -> float | None:
@@ -90,7 +91,8 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
             quiet = max(now - max(changed), 0.0) if changed else elapsed
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
                             elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
-                            events.get(name), quiet, searches.get(name)))
+                            events.get(name), quiet, searches.get(name),
+                            cost_self_hosted=used.self_hosted))
     return out
 
 
@@ -300,7 +302,7 @@ def agents_table(agent_rows: Sequence[AgentRow], styled: bool = False) -> Table:
             f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
             "-" if r.elapsed_s is None else _duration(r.elapsed_s),
             "-" if r.output_bytes is None else _size(r.output_bytes),
-            _tokens(r.tokens), _cost(r.cost_usd, r.cost_estimated),
+            _tokens(r.tokens), _cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
             "-" if r.quiet_s is None else f"{_duration(r.quiet_s)} ago",
             _one_line(note, 160)))
     return table
@@ -398,8 +400,8 @@ def _tokens(n: int) -> str:
     return "-" if not n else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
 
 
-def _cost(cost: float | None, estimated: bool) -> str:
-    return "-" if cost is None else f"{'~' if estimated else ''}${cost:.2f}"
+def _cost(cost: float | None, estimated: bool, self_hosted: bool = False) -> str:
+    return format_cost(cost, estimated, self_hosted)
 
 
 LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
@@ -439,6 +441,6 @@ def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False)
         duration = "-" if start is None else _duration(end - start)
         spent = ledger.spent(state)
         table.add_row(*_cells(state.id, shown_phase(state, ws), state.created_at, duration,
-                              _cost(spent.cost_usd, spent.estimated),
+                              _cost(spent.cost_usd, spent.estimated, spent.self_hosted),
                               _one_line(state.topic, 60)))
     return table

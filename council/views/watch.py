@@ -116,7 +116,8 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
             f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
             "-" if r.elapsed_s is None else status._duration(r.elapsed_s),
             "-" if r.output_bytes is None else status._size(r.output_bytes),
-            status._tokens(r.tokens), status._cost(r.cost_usd, r.cost_estimated),
+            status._tokens(r.tokens),
+            status._cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
             "-" if r.quiet_s is None else status._duration(r.quiet_s),
             (r.last_event or "")[:80]), strict=True))
         grid.add_row(*(cells[c] for c in columns))

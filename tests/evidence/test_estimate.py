@@ -125,3 +125,18 @@ def test_the_time_left_is_the_plans_until_a_turn_is_done_then_the_runs_pace() ->
     assert time_left(1440, 0.25, 600) == pytest.approx(1800)
     assert time_left(99_999, 0.25, 600) == pytest.approx(1800)
     assert time_left(1440, 1.0, 600) == 0
+
+
+def test_the_plan_prices_a_self_hosted_seat_at_nothing() -> None:
+    from council.runoptions import RunOptions, Seat
+
+    def seat(**more: object) -> Seat:
+        return Seat.from_dict("local", {"cli": "codex", "model": "gpt-5.5", **more}, "agents")
+
+    vendor = estimate(RunOptions(seats=(seat(),)))
+    local = estimate(RunOptions(seats=(seat(base_url="http://127.0.0.1:8080/v1",
+                                            context_window=65536),)))
+    assert vendor.cost_usd
+    assert vendor.cost_usd > 0
+    assert local.cost_usd == 0.0
+    assert local.tokens_in == vendor.tokens_in > 0

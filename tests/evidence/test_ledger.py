@@ -286,3 +286,31 @@ def test_cached_tokens_add_up_and_survive_the_state_file() -> None:
     assert both.tokens_cached == 50
     assert Usage.from_dict(both.to_dict()) == Usage(150, 10, 0.1, True, tokens_cached=50)
     assert format_tokens(both) == "in 150 (cached 50), out 10"
+
+
+def test_a_self_hosted_seats_tokens_are_counted_and_cost_nothing() -> None:
+    # claude prices any model name at Anthropic's list; a local `gpt-5.5` looks like OpenAI's.
+    claude = Usage(1000, 200, 0.00432, False, 300)
+    codex = ledger.estimate("codex", "gpt-5.5", 1000, 200)
+    assert codex.cost_usd
+    assert codex.estimated
+    for used in (claude, codex):
+        assert ledger.charge(used, self_hosted=False) == used
+        local = ledger.charge(used, self_hosted=True)
+        assert (local.tokens_in, local.tokens_out, local.tokens_cached) == (
+            used.tokens_in, used.tokens_out, used.tokens_cached)
+        assert (local.cost_usd, local.estimated, local.self_hosted) == (0.0, False, True)
+        assert Usage.from_dict(local.to_dict()) == local
+        assert format_usage(local) == "1.2k tok, $0 (self-hosted)"
+    # A run that only spent on its own server stays self-hosted; one vendor seat makes it not.
+    local = ledger.charge(claude, self_hosted=True)
+    assert ledger.total([None, local.to_dict(), local.to_dict()]).self_hosted
+    mixed = ledger.total([local.to_dict(), codex.to_dict()])
+    assert not mixed.self_hosted
+    assert mixed.cost_usd == codex.cost_usd
+    # What the budget counts: the self-hosted seat's tokens, never a dollar of it.
+    assert over_budget(local + local, max_cost=0.0001, max_tokens=None) is None
+    assert over_budget(local, max_cost=None, max_tokens=1000) is not None
+    book = Book(1)
+    book.book(local)
+    assert Usage.from_dict(book.record()).self_hosted

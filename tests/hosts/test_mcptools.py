@@ -354,3 +354,18 @@ def test_start_research_since_a_foreign_run_is_the_models_refusal_and_starts_not
     assert "build on" in mcptools.error_line(refused.value)
     assert "council adopt" not in mcptools.error_line(refused.value)  # a person decides that
     assert [p.name for p in base.iterdir() if p.name[0].isdigit()] == [ws.id]
+
+
+def test_the_readmes_tool_table_lists_each_tool_with_its_parameters() -> None:
+    """README's MCP table is the client's manual: each tool, each parameter in the schema's
+    order, `?` on each optional one, and no tool or parameter that is not there."""
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    listed = dict(re.findall(r"^\| `(\w+)\(([^)]*)\)` \|", readme, re.MULTILINE))
+    expected = {}
+    for tool in TOOLS:
+        schema = mcptools.input_schema(tool.params)
+        expected[tool.name] = ", ".join(
+            name + ("" if name in schema["required"] else "?") for name in schema["properties"])
+    assert listed == expected

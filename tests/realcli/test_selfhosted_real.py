@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from council.evidence import ledger
+from council.store.state import load_state
+
 from .server import ScriptedServer
 
 pytestmark = pytest.mark.realcli
@@ -57,6 +60,13 @@ def test_a_council_of_three_self_hosted_seats(cli_env: dict[str, str], server: S
         assert f"{cli}: {cli}, model {model} at {server.url} (window 65536)" in proc.stdout
     (run,) = [p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
     assert "3 of 3 agents contributed" in (run / "final-report.md").read_text()
+    # Their tokens are counted and cost nothing: not claude's own total_cost_usd, nor
+    # OpenAI's list price for the codex seat's `gpt-5.5` (ledger.charge).
+    state = load_state(run)
+    for cli in MODELS:
+        used = ledger.of_agent(state.agents[cli])
+        assert used.tokens > 0, cli
+        assert (used.cost_usd, used.estimated, used.self_hosted) == (0.0, False, True), cli
 
     for api, cli in (("anthropic", "claude"), ("openai", "codex"), ("gemini", "gemini")):
         # The model requests (the preflight's GET of the listing is not one).
