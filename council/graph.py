@@ -390,7 +390,7 @@ def skip_ask(facts: Facts) -> str | None:
 # a phase so the runner, the toolsets, the caps, the prompts and the usage ledger treat it as
 # they treat any phase, but outside GRAPH: no run's pipeline, plan or resume ever starts it.
 # It answers from copies of the run's evidence in its own folder (agents/<seat>.ask/), with
-# file tools only (`--research` gives its turns the web tools), in at most two turns.
+# file tools only (`--research`: a first turn with the web tools), in at most two turns.
 ASK = Phase("ask", (), ONE, SHORT, skip_ask, output="ask-answer.md", colour="#6b6ecf", cap=2,
             label="follow-up", step="a follow-up question", tools=FILES, depths=(),
             own_folder=True, snapshot=False)
