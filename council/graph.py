@@ -473,6 +473,8 @@ def depth_line(options: Options, names: set[str]) -> str:
     """The plan's words on the depth: which it is, and whether the claims get checked."""
     checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names
                else "claims not checked")
+    if _since(options) and VERIFICATION.name in names:
+        checked += " (--since checks them at any depth and profile)"
     left = [BY_NAME[n].label for n in NAMES if n not in names]
     return (f"depth {options.depth} (--depth {'|'.join(DEPTHS)}): {checked}"
             + (f"; not run: {', '.join(left)}" if left else "; every phase"))

@@ -8,7 +8,10 @@ from typing import Any
 
 from conftest import Council
 
+from council import graph
+from council.config import load_options
 from council.evidence.finalreport import body_of
+from council.options import Overrides
 
 CLAIMS = {"claims": [
     {"id": "c1", "agent": "claude", "claim": "Tides follow the moon.",
@@ -148,3 +151,12 @@ def test_since_with_no_verify_is_refused(council: Council) -> None:
         "again to say what changed; drop --no-verify"]
     assert runs(council) == before
     assert proc.stdout == ""
+
+
+def test_since_plans_the_checks_at_depth_quick_in_the_test_profile() -> None:
+    options = load_options(Overrides(test=True, agents="claude,codex", depth="quick",
+                                     since="20260101-000000-abcdef"))
+    assert {graph.CLAIMS.name, graph.VERIFICATION.name} <= set(graph.planned(options))
+    assert graph.plan(options)[0].startswith(
+        "depth quick (--depth quick|standard|deep): claims checked by agents of other vendors "
+        "(--since checks them at any depth and profile)")
