@@ -151,7 +151,8 @@ def run_options(func: F) -> F:
               "not compare its claims.")
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
 @click.option("--quiet", "-q", is_flag=True, help="No live view and no plan (unless "
-              "--confirm): only the run's outcome on stdout, errors on stderr.")
+              "--confirm): stdout has only the run's outcome; its id and errors go to "
+              "stderr.")
 @research_dir_option
 @handle_errors
 def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bool,
@@ -180,10 +181,11 @@ def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bo
             click.echo("not started")  # the user's answer, not an error: exit 0
             return
         ws = prepare.start(prepared, base)
-        if not quiet:
-            click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
-                       f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
-            click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
+        # --quiet: stdout is the outcome alone (a script reads it); the run's id on stderr.
+        click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
+                   f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}",
+                   err=quiet)
+        click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}", err=quiet)
         _finish(_supervise(ws, quiet, base, slot), base, exit_code)
 
 
