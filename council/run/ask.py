@@ -49,7 +49,7 @@ ASK = graph.ASK
 SOURCES = "sources.json"
 PAGES = "fetched-pages.md"  # the pages the agents fetched, as one file of the ask's inputs
 NOTES = "ask-research-notes.md"  # the research turn's notes, an input of the answering turn
-RESEARCH, ANSWER = "research", "answer"  # the prompt's turns
+NOTES_TURN, ANSWER_TURN = "notes", "answer"  # the prompt's turns: research notes, the answer
 MAX_QUESTION = 4000  # characters: a question, not a document
 WHAT = {graph.RESEARCH.name: "research report", graph.REFINEMENT.name: "refined report",
         graph.DISSENT.name: "dissent memo", graph.GAPFILL.name: "gap-fill report"}
@@ -184,14 +184,14 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
 
         used, notes = Usage(), None
         if prepared.research:  # one turn with the web tools, its notes for the answer
-            found_notes, spent, _ = turn(RESEARCH, inputs, None, graph.WEB, 1)
+            found_notes, spent, _ = turn(NOTES_TURN, inputs, None, graph.WEB, 1)
             used += spent
             owner.update(lambda s: _book(s, seat.name, earlier + used))
-            _keep_log(ws, seat.name, f"{number}-{RESEARCH}")
+            _keep_log(ws, seat.name, f"{number}-research")
             if found_notes:
                 atomic_write(ws.work / NOTES, found_notes)
                 inputs, notes = {**inputs, NOTES: ws.work / NOTES}, NOTES
-        answer, spent, error = turn(ANSWER, inputs, notes, None,
+        answer, spent, error = turn(ANSWER_TURN, inputs, notes, None,
                                     1 if prepared.research else None)
         used += spent
         owner.update(lambda s: _book(s, seat.name, earlier + used))
