@@ -147,10 +147,12 @@ def run_options(func: F) -> F:
               help="Read the topic from a file ('-' for stdin) instead of the argument.")
 @run_options
 @click.option("--exit-code", is_flag=True, help="With --since: exit 1 when something changed, "
-              "0 when nothing did (as `git diff --exit-code`).")
+              "0 when nothing did (as `git diff --exit-code`), 3 when the run failed or could "
+              "not compare its claims.")
 @click.option("--confirm", is_flag=True, help="Show the plan and ask before spending.")
-@click.option("--quiet", "-q", is_flag=True, help="No live view on the terminal: only the "
-              "plain lines printed when the output is piped.")
+@click.option("--quiet", "-q", is_flag=True, help="No live view and no plan (unless "
+              "--confirm): stdout has only the run's outcome; its id and errors go to "
+              "stderr.")
 @research_dir_option
 @handle_errors
 def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bool,
@@ -159,6 +161,9 @@ def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bo
     research/<id>/final-report.md."""
     if exit_code and given.get("since") is None:
         raise UsageError("--exit-code needs --since: it says whether anything changed")
+    if given.get("since") is not None and given.get("verify") is False:
+        raise UsageError("--since with --no-verify: a --since run verifies the earlier claims "
+                         "again to say what changed; drop --no-verify")
     # With --since and no topic, the earlier run's (prepare reads it).
     text = (None if topic is None and topic_file is None and given.get("since") is not None
             else read_topic(topic, topic_file))  # checked, naming where it came from
@@ -170,15 +175,17 @@ def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bo
     with supervisor.reserve(base=base) as slot:
         for line in prepared.notes:
             click.echo(f"council: {line}", err=True)
-        for line in prepared.plan:
+        for line in prepared.plan if confirm or not quiet else ():  # --quiet: the outcome only
             click.echo(line)
         if confirm and not _confirmed("Start the council?"):
             click.echo("not started")  # the user's answer, not an error: exit 0
             return
         ws = prepare.start(prepared, base)
+        # --quiet: stdout is the outcome alone (a script reads it); the run's id on stderr.
         click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
-                   f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}")
-        click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}")
+                   f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}",
+                   err=quiet)
+        click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}", err=quiet)
         _finish(_supervise(ws, quiet, base, slot), base, exit_code)
 
 
@@ -398,11 +405,22 @@ def _resume_hint(ws: Workspace, base: Path) -> str:
     return f"continue it with: council resume {ws.id}{where}"
 
 
+# `--exit-code`: the run failed, or its claims could not be compared with the earlier run's
+# (changes.compared): neither may read as "no change" (0) or "changed" (1).
+EXIT_UNKNOWN = 3
+
+
 def _finish(result: supervisor.RunResult, base: Path, exit_code: bool = False) -> None:
     """Print how the run ended and exit with its code. A --since run that changed nothing
-    prints one line; with `exit_code` a changed one exits 1 (changes.json's `changed`)."""
+    prints one line; with `exit_code` a changed one exits 1 (changes.json's `changed`), and
+    one that failed or could not compare exits EXIT_UNKNOWN."""
     found = changes.load(result.ws.root) if result.exit_code == 0 else None
-    if found is not None and not found.get("changed"):
+    if found is not None and not changes.compared(found):
+        click.echo(f"council: {changes.headline(found)}", err=True)
+        if exit_code:
+            sys.exit(EXIT_UNKNOWN)
+        found = None  # the run itself finished: say where its report is
+    elif found is not None and not found.get("changed"):
         click.echo(changes.headline(found))
         sys.exit(0)
     if result.exit_code == 0:
@@ -416,6 +434,8 @@ def _finish(result: supervisor.RunResult, base: Path, exit_code: bool = False) -
         click.echo(f"council: {result.message}; {_resume_hint(result.ws, base)}", err=True)
     else:
         click.echo(f"council: {result.message}", err=True)
+    if exit_code and result.exit_code == supervisor.EXIT_FAILED:
+        sys.exit(EXIT_UNKNOWN)
     sys.exit(1 if exit_code and found is not None else result.exit_code)
 
 

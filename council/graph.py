@@ -103,6 +103,8 @@ class Options(Protocol):
     def max_parallel(self) -> int | None: ...
     @property
     def depth(self) -> str: ...
+    @property
+    def since(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -195,10 +197,11 @@ def _spent(facts: Facts) -> str | None:
 
 
 def _checked(facts: Facts) -> str | None:
-    """The checking phases need a council (two seats) with verification on."""
+    """The checking phases need a council (two seats) with verification on; a --since run
+    has it on in any profile (`_since`)."""
     if not _several(facts):
         return "one agent: nobody to check it"
-    if not facts.options.verify:
+    if not facts.options.verify and not _since(facts.options):
         return "verification is off (--no-verify or the test profile)"
     return None
 
@@ -309,6 +312,13 @@ def _dissenter_named(options: Options) -> bool:
     return options.dissent not in ("auto", "off")
 
 
+def _since(options: Options) -> bool:
+    """A --since run lists and verifies claims at any depth and in any profile: what changed
+    is judged on the claims, and without them every earlier claim would read as retracted
+    (`council run` refuses --since with an explicit --no-verify)."""
+    return options.since is not None
+
+
 def by_depth(phase: Phase, options: Options) -> str | None:
     """Why the run's depth leaves `phase` out, or None: the depth runs it, or an option the
     user gave forces it (Phase.forced)."""
@@ -349,7 +359,7 @@ REFINEMENT = Phase("refinement", ("research", "dissent"), EVERY, FULL, skip_refi
 CLAIMS = Phase("claims", ("refinement",), ONE, SHORT, skip_claims,
                output="claims-draft.json", colour="#ff9900", attempts=2,
                step="claims and coverage", tools=FILES,  # judges the reports it is given
-               depths=(STANDARD, DEEP))
+               depths=(STANDARD, DEEP), forced=_since)
 GAPFILL = Phase("gapfill", ("claims",), PER_GAP, SHORT, skip_gapfill,
                 output="{seat}-gaps.md", colour="#dd4477", cap=2, report=True,
                 label="gap fill", step="gap fill (when gaps are found)", depths=(DEEP,))
@@ -359,7 +369,7 @@ RECHECK = Phase("recheck", ("gapfill",), ONE, SHORT, skip_recheck,
 VERIFICATION = Phase("verification", ("recheck",), EVERY, SHORT, skip_verification,
                      output="{seat}-verdicts.json", colour="#0099c6",
                      step="claim verification", prompt="verify",  # opens the cited sources
-                     depths=(STANDARD, DEEP))
+                     depths=(STANDARD, DEEP), forced=_since)
 ANTAGONIST = Phase("antagonist", ("recheck",), ONE, SHORT, skip_antagonist,
                    output="counterpoints.md", colour="#dc3912", cap=2, depths=(DEEP,),
                    forced=_debates)
@@ -380,7 +390,7 @@ def skip_ask(facts: Facts) -> str | None:
 # a phase so the runner, the toolsets, the caps, the prompts and the usage ledger treat it as
 # they treat any phase, but outside GRAPH: no run's pipeline, plan or resume ever starts it.
 # It answers from copies of the run's evidence in its own folder (agents/<seat>.ask/), with
-# file tools only (`--research` gives its turns the web tools), in at most two turns.
+# file tools only (`--research`: a first turn with the web tools), in at most two turns.
 ASK = Phase("ask", (), ONE, SHORT, skip_ask, output="ask-answer.md", colour="#6b6ecf", cap=2,
             label="follow-up", step="a follow-up question", tools=FILES, depths=(),
             own_folder=True, snapshot=False)
@@ -463,6 +473,8 @@ def depth_line(options: Options, names: set[str]) -> str:
     """The plan's words on the depth: which it is, and whether the claims get checked."""
     checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names
                else "claims not checked")
+    if _since(options) and VERIFICATION.name in names:
+        checked += " (--since checks them at any depth and profile)"
     left = [BY_NAME[n].label for n in NAMES if n not in names]
     return (f"depth {options.depth} (--depth {'|'.join(DEPTHS)}): {checked}"
             + (f"; not run: {', '.join(left)}" if left else "; every phase"))

@@ -8,7 +8,10 @@ from typing import Any
 
 from conftest import Council
 
+from council import graph
+from council.config import load_options
 from council.evidence.finalreport import body_of
+from council.options import Overrides
 
 CLAIMS = {"claims": [
     {"id": "c1", "agent": "claude", "claim": "Tides follow the moon.",
@@ -77,3 +80,83 @@ def test_exit_code_without_since_is_refused(council: Council) -> None:
     assert proc.returncode == 2
     assert "--exit-code needs --since" in proc.stderr
     assert not council.research.exists() or runs(council) == []
+
+
+def quiet_since(council: Council, *extra: str) -> Any:
+    """A watched question's re-run, as docs/watch.md schedules it."""
+    return council.run("run", "--test", "--agents", "claude,codex", *extra,
+                       "--since", "latest", "--exit-code", "--quiet")
+
+
+def test_quick_since_verifies_again_and_prints_one_line(council: Council) -> None:
+    """--since forces the claims and verification at depth quick and in the test profile
+    (verification off there): the earlier claims are verified again, not read as retracted;
+    an unchanged --quiet run prints its one line and nothing else."""
+    script(council, "SUPPORTED")
+    assert council.run(*RUN, "Do tides follow the moon?").returncode == 0
+    (one,) = runs(council)
+    again = quiet_since(council, "--depth", "quick")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines() == \
+        [f"no change since {one.name}: 2 claims verified again, 0 flipped"]
+    (two,) = set(runs(council)) - {one}
+    changes = json.loads((two / "changes.json").read_text())
+    assert changes["claims"]["retracted"] == []
+    assert changes["compared"] is True
+    assert (two / "agents" / "claude" / "claims-prompt.md").is_file()
+
+
+def test_since_a_run_without_claims_lists_them_as_new(council: Council) -> None:
+    """An earlier run of the test profile checked no claims: the --since run lists and
+    verifies them (so they are new), rather than saying "0 claims verified again"."""
+    script(council, "SUPPORTED")
+    first = council.run("run", "--test", "--agents", "claude,codex", "Do tides follow the moon?")
+    assert first.returncode == 0, first.stderr
+    (one,) = runs(council)
+    assert not (one / "claims.json").exists()
+    again = quiet_since(council)
+    assert again.returncode == 1, again.stderr
+    (two,) = set(runs(council)) - {one}
+    changes = json.loads((two / "changes.json").read_text())
+    assert changes["claims"]["new"] == [c["claim"] for c in CLAIMS["claims"]]
+
+
+def test_since_whose_claims_judgement_fails_cannot_compare(council: Council) -> None:
+    """A claims judgement that lists nothing has not retracted the earlier claims: the
+    comparison is recorded as not made, and --exit-code exits 3, neither 0 nor 1."""
+    script(council, "SUPPORTED")
+    assert council.run(*RUN, "Do tides follow the moon?").returncode == 0
+    (one,) = runs(council)
+    council.script({"*": {"finish_after": 1}, "claude:claims": {"content": "no JSON here"}})
+    again = quiet_since(council)
+    assert again.returncode == 3, (again.stdout, again.stderr)
+    assert again.stdout == ""
+    assert f"council: could not compare with {one.name}: this run's claims judgement " \
+        "listed no claims" in again.stderr
+    (two,) = set(runs(council)) - {one}
+    changes = json.loads((two / "changes.json").read_text())
+    assert changes["compared"] is False
+    assert changes["changed"] is None
+    assert changes["claims"]["retracted"] == []
+
+
+def test_since_with_no_verify_is_refused(council: Council) -> None:
+    script(council, "SUPPORTED")
+    assert council.run(*RUN, "Do tides follow the moon?").returncode == 0
+    before = runs(council)
+    proc = council.run("run", "--test", "--since", "latest", "--no-verify")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "council: error: --since with --no-verify: a --since run verifies the earlier claims "
+        "again to say what changed; drop --no-verify"]
+    assert runs(council) == before
+    assert proc.stdout == ""
+
+
+def test_since_plans_the_checks_at_depth_quick_in_the_test_profile() -> None:
+    options = load_options(Overrides(test=True, agents="claude,codex", depth="quick",
+                                     since="20260101-000000-abcdef"))
+    assert {graph.CLAIMS.name, graph.VERIFICATION.name} <= set(graph.planned(options))
+    assert graph.plan(options)[0].startswith(
+        "depth quick (--depth quick|standard|deep): claims checked by agents of other vendors "
+        "(--since checks them at any depth and profile)")

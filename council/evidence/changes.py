@@ -12,8 +12,14 @@ How a claim of this run is matched to one of the earlier run (the rule, in this 
 A matched claim whose verdict differs is `flipped`, else `unchanged`; an earlier claim nothing
 matches is `retracted` (the new reports no longer make it); a claim of this run that matches
 none is `new`. Sources are the URLs the agents' reports cite (sources.json): `new` are cited
-now and were not before, `gone` were cited before and are not now (no longer reachable, or no
-longer cited). `changed` is true when any of these lists is not empty."""
+now and were not before, `gone` were cited before and are not now (no longer cited; council
+does not probe whether they are reachable). `changed` is true when any of these lists is not
+empty.
+
+A claims judgement that lists no claims (it failed, or answered nothing valid: a valid one
+lists at least one) has not said that the earlier claims are gone: calling them retracted
+would report a change on every such run. The comparison is then not made (`compared` false,
+`why` says so), and `changed` is null: not known."""
 
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ from council.store.workspace import CLAIMS
 CHANGES_JSON = "changes.json"
 CHANGES_MD = "changes.md"
 HEADING = "What changed since"
+# Why the claims could not be compared: this run's claims judgement listed none.
+NO_CLAIMS = "this run's claims judgement listed no claims (it failed or was degraded)"
 # A claim of model-written text, as the earlier run's prompt quotes it: bounded.
 MAX_CLAIM_CHARS = 600
 MAX_SOURCES = 60
@@ -76,7 +84,14 @@ def match(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]
 def compare(since: str, before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]],
             sources_before: Sequence[str], sources_after: Sequence[str]) -> dict[str, Any]:
     """changes.json: the claims new, flipped (claim, before, after, evidence) and retracted,
-    the count unchanged; the sources new and gone; whether anything changed."""
+    the count unchanged; the sources new and gone; whether anything changed. With no claims
+    listed now, the claims are not compared (the module's docstring): `compared` is false,
+    the claim lists are empty, and `changed` is None."""
+    old, cur = set(sources_before), set(sources_after)
+    sources = {"new": sorted(cur - old), "gone": sorted(old - cur)}
+    if not after:
+        return {"since": since, KEY: {"new": [], "flipped": [], "retracted": [], "unchanged": 0},
+                "sources": sources, "compared": False, "why": NO_CLAIMS, "changed": None}
     found = match(before, after)
     new = [str(c.get("claim", "")) for j, c in enumerate(after) if j not in found]
     flipped, unchanged = [], 0
@@ -90,11 +105,16 @@ def compare(since: str, before: Sequence[Mapping[str, Any]], after: Sequence[Map
                             "evidence": str(after[j].get("evidence") or "")})
     retracted = [str(c.get("claim", "")) for i, c in enumerate(before)
                  if i not in set(found.values())]
-    old, cur = set(sources_before), set(sources_after)
-    sources = {"new": sorted(cur - old), "gone": sorted(old - cur)}
     claims = {"new": new, "flipped": flipped, "retracted": retracted, "unchanged": unchanged}
     changed = bool(new or flipped or retracted or sources["new"] or sources["gone"])
-    return {"since": since, KEY: claims, "sources": sources, "changed": changed}
+    return {"since": since, KEY: claims, "sources": sources, "compared": True,
+            "changed": changed}
+
+
+def compared(changes: Mapping[str, Any]) -> bool:
+    """Whether the claims were compared (a changes.json written before `compared` existed
+    always compared them)."""
+    return changes.get("compared", True) is not False
 
 
 def cited(ledger: Mapping[str, Any] | None) -> list[str]:
@@ -113,6 +133,9 @@ def headline(changes: Mapping[str, Any]) -> str:
     flipped", or what changed."""
     claims, sources = changes[KEY], changes["sources"]
     again = claims["unchanged"] + len(claims["flipped"])
+    if not compared(changes):
+        return (f"could not compare with {changes['since']}: {changes.get('why') or NO_CLAIMS}"
+                f"; sources {len(sources['new'])} new, {len(sources['gone'])} gone")
     if not changes["changed"]:
         return (f"no change since {changes['since']}: {again} claims verified again, "
                 "0 flipped")

@@ -9,8 +9,11 @@ of that run from the run's own evidence, without paying for the research again.
 - `ask` runs the seat like any phase's (seat/runner.py), declared once as graph.ASK: its
   own folder (agents/<seat>.ask/), the run's evidence copied in as its inputs (final report,
   the agents' published reports, claims.json, sources.json, the pages the agents fetched),
-  file tools only (web with `--research`), at most two turns, its usage in the run's ledger
-  under that name. It holds the run's lock while it runs, so no resume starts meanwhile.
+  file tools only, at most two turns, its usage in the run's ledger under that name. With
+  `--research` the two turns are two conversations: a research turn with the web tools,
+  which writes notes, then the answering turn with file tools only, given those notes as one
+  more input (the web is offered where it is used, not to the turn that writes the answer).
+  It holds the run's lock while it runs, so no resume starts meanwhile.
 - council then checks the answer (evidence/asking.py: URLs outside the run's sources,
   claims named with their verdicts), appends what it found, and writes
   research/<id>/asks/<n>-<slug>.md through agentfs's no-follow writer.
@@ -45,6 +48,8 @@ from council.store.workspace import CLAIMS, Workspace, find_run
 ASK = graph.ASK
 SOURCES = "sources.json"
 PAGES = "fetched-pages.md"  # the pages the agents fetched, as one file of the ask's inputs
+NOTES = "ask-research-notes.md"  # the research turn's notes, an input of the answering turn
+NOTES_TURN, ANSWER_TURN = "notes", "answer"  # the prompt's turns: research notes, the answer
 MAX_QUESTION = 4000  # characters: a question, not a document
 WHAT = {graph.RESEARCH.name: "research report", graph.REFINEMENT.name: "refined report",
         graph.DISSENT.name: "dissent memo", graph.GAPFILL.name: "gap-fill report"}
@@ -148,40 +153,58 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
     with RunLock(ws.root), owned(ws.root) as owner:
         state = owner.state
         inputs, listing = evidence(ws, state)
-        folder = ws.work_dir(seat.name, ASK.name)
-        if folder.is_dir():  # a previous ask's answer would make this one a "resume"
-            agentfs.remove(folder, ws.output_name(seat.name, ASK.name))
-        text = prompts.render(
-            ASK.prompt, topic=state.topic, question=prepared.question,
-            inputs=str(ws.peers_dir(seat.name, ASK.name)), final_report=ws.final_report.name,
-            report_path=str(ws.working_output(seat.name, ASK.name)), research=prepared.research,
-            marker=loop.MARKER, **listing)
-        task = seat_task(ASK, seat, text, inputs)
-        if prepared.research:
-            task = replace(task, tools=graph.WEB)
+        name = asking.answer_name(prepared.question, asking.listed(ws.root))
+        number = name.split("-", 1)[0]
         before = state.agents[seat.name].phases.get(ASK.name)
         earlier = Usage.from_dict(before.usage) if before is not None else Usage()
         limits = replace(RunContext(ws, owner, state.options, state.topic).limits(ASK),
                          budgeted=False)  # the run's budget was the research's
         events.emit(ws.root, ASK.name, f"started: {seat.name} answers a follow-up question"
                     + (" with a research turn" if prepared.research else ""))
-        record: AgentPhase = anyio.run(run_seat, ws, owner, task, limits)
-        used = Usage.from_dict(record.usage)
+
+        def turn(which: str, given: dict[str, Path], notes: str | None,
+                 tools: str | None, turns: int | None) -> tuple[str | None, Usage, str | None]:
+            """One conversation of the seat: (its report, its usage, its error)."""
+            folder = ws.work_dir(seat.name, ASK.name)
+            if folder.is_dir():  # an earlier answer or turn would make this one a "resume"
+                agentfs.remove(folder, ws.output_name(seat.name, ASK.name))
+            text = prompts.render(
+                ASK.prompt, topic=state.topic, question=prepared.question, turn=which,
+                inputs=str(ws.peers_dir(seat.name, ASK.name)), notes=notes,
+                final_report=ws.final_report.name, marker=loop.MARKER,
+                report_path=str(ws.working_output(seat.name, ASK.name)), **listing)
+            task = seat_task(ASK, seat, text, given, own=turns)
+            record: AgentPhase = anyio.run(run_seat, ws, owner, replace(task, tools=tools),
+                                           limits)
+            published = ws.published_output(seat.name, ASK.name)
+            report = loop.read_report(published) if record.usable else None
+            if published.is_file():
+                agentfs.remove(ws.root, published.name)
+            return report, Usage.from_dict(record.usage), record.error
+
+        used, notes = Usage(), None
+        if prepared.research:  # one turn with the web tools, its notes for the answer
+            found_notes, spent, _ = turn(NOTES_TURN, inputs, None, graph.WEB, 1)
+            used += spent
+            owner.update(lambda s: _book(s, seat.name, earlier + used))
+            _keep_log(ws, seat.name, f"{number}-research")
+            if found_notes:
+                atomic_write(ws.work / NOTES, found_notes)
+                inputs, notes = {**inputs, NOTES: ws.work / NOTES}, NOTES
+        answer, spent, error = turn(ANSWER_TURN, inputs, notes, None,
+                                    1 if prepared.research else None)
+        used += spent
         owner.update(lambda s: _book(s, seat.name, earlier + used))
-        published = ws.published_output(seat.name, ASK.name)
-        answer = loop.read_report(published) if record.usable else None
         if not answer:
-            raise CouncilError(f"{seat.name} gave no answer: {record.error or 'no text'}; "
+            raise CouncilError(f"{seat.name} gave no answer: {error or 'no text'}; "
                                f"see {ws.root / 'progress.log'}")
-        agentfs.remove(ws.root, published.name)
         found = asking.check(answer, asking.run_sources(_json(ws.root / SOURCES)),
                              claimcheck.load(ws.root / CLAIMS), prepared.research)
         body = "\n".join(ln for ln in answer.splitlines() if ln.strip() != loop.MARKER)
-        name = asking.answer_name(prepared.question, asking.listed(ws.root))
         text = (asking.header(prepared.question, ws.id, seat.name, seat.cli, prepared.research)
                 + body.strip() + "\n" + asking.footer(found, format_usage(used)))
         agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
-        _keep_log(ws, seat.name, name)
+        _keep_log(ws, seat.name, number)
         events.emit(ws.root, ASK.name, f"finished: {asking.ASKS}/{name} ({len(found.cited)} "
                     f"of the run's sources cited, {len(found.claims)} claims named"
                     + (f", {len(found.outside)} URLs outside them" if found.outside else "")
@@ -196,10 +219,9 @@ def _book(state: RunState, seat: str, total: Usage) -> None:
     state.agents[seat].phase(ASK.name).usage = {**total.to_dict(), "per_iteration": []}
 
 
-def _keep_log(ws: Workspace, seat: str, answer: str) -> None:
-    """This ask's CLI log, kept under the answer's number, so the next ask's usage is read
-    from a log of its own."""
-    number = answer.split("-", 1)[0]
+def _keep_log(ws: Workspace, seat: str, number: str) -> None:
+    """This ask's CLI log (or its research turn's), kept under the answer's number, so the
+    next conversation's usage is read from a log of its own."""
     for path in (ws.log_file(seat, ASK.name), ws.stderr_file(seat, ASK.name)):
         if path.is_file() and not path.is_symlink():
             path.rename(path.with_name(path.name.replace(f"-{ASK.name}.",

@@ -382,3 +382,31 @@ async def test_a_third_run_at_once_is_refused_naming_the_two_active(council: Cou
         assert "limits: budget $2.00" in "\n".join(fourth["plan"])
         await session.call_tool("cancel_research", {"run_id": fourth["run_id"]})
     no_traceback(council)
+
+
+async def test_ask_research_answers_a_finished_run_through_the_server(council: Council) -> None:
+    """ask_research runs `council ask` while the client waits: one seat of the run answers,
+    and the tool gives the answer file, its text and council's check of it as data."""
+    proc = council.run("run", "--test", "--agents", "claude,codex", "--synthesizer", "claude",
+                       "Tides?")
+    assert proc.returncode == 0, proc.stderr
+    (run,) = runs(council)
+    council.script({"claude:ask": {"marker_first_turn": True, "content":
+                    "The run found it: https://example.org/claude/claude/1 and "
+                    "https://invented.example/page\n<!-- RESEARCH_COMPLETE -->\n"}})
+    before = len(council.fake_log())
+    async with connected(council) as session:
+        result = await session.call_tool("ask_research", {"question": "What about the moon?"})
+        answered = data(result)
+    path = run / "asks" / "1-what-about-the-moon.md"
+    assert answered["run_id"] == run.name  # the newest run, by default
+    assert answered["answer_file"] == str(path)
+    assert answered["markdown"] == path.read_text()
+    assert answered["markdown"].startswith("# Q: What about the moon?\n")
+    assert answered["agent"] == "claude"
+    assert answered["cited"] == ["https://example.org/claude/claude/1"]
+    assert answered["outside"] == ["https://invented.example/page"]
+    assert text(result).endswith(f"\n\n---\nanswer file: {path}")
+    starts = [e for e in council.fake_log()[before:] if e["event"] == "start"]
+    assert [(e["cli"], e["seat"]) for e in starts] == [("claude", "claude.ask")]
+    no_traceback(council)

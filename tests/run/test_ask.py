@@ -90,3 +90,46 @@ def test_with_no_run_at_all_the_ask_is_refused(council: Council) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("council: error: no council runs in ")
     assert council.fake_log() == []
+
+
+def _offered(start: dict[str, object]) -> set[str]:
+    """The built-in tools a claude process was offered (its `--tools` list)."""
+    argv = [str(a) for a in start["argv"]]  # type: ignore[attr-defined]
+    return set(argv[argv.index("--tools") + 1].split(","))
+
+
+def test_research_gives_the_web_to_the_research_turn_only(council: Council) -> None:
+    """--research: a research turn offered WebSearch and WebFetch writes notes; the answering
+    turn, offered neither, gets them as an input, and the URLs the research added are marked
+    new. Without --research no turn is offered the web."""
+    _finished(council)
+    root = council.only_run()
+    council.script({"claude:ask": {"marker_first_turn": True, "content":
+                    "Found beyond the run: https://new.example/tides\n"
+                    "<!-- RESEARCH_COMPLETE -->\n"}})
+    before = len(council.fake_log())
+    proc = council.run("ask", "--research", "What is new about tides?")
+    assert proc.returncode == 0, proc.stderr
+    starts = [e for e in council.fake_log()[before:] if e["event"] == "start"]
+    assert [e["seat"] for e in starts] == ["claude.ask", "claude.ask"]
+    research, answer = (_offered(e) for e in starts)
+    assert {"WebSearch", "WebFetch"} <= research
+    assert not {"WebSearch", "WebFetch"} & answer
+    inputs = root / "agents" / "claude.ask" / "ask-inputs"
+    prompt = (root / "agents" / "claude.ask" / "ask-prompt.md").read_text()  # the answer's
+    assert f"{inputs}/ask-research-notes.md" in prompt
+    assert "This is the research turn" not in prompt
+    assert "https://new.example/tides" in (inputs / "ask-research-notes.md").read_text()
+    text = (root / "asks" / "1-what-is-new-about-tides.md").read_text()
+    assert "with a research turn" in text
+    new = text.split("- New sources, found by this ask's own research", 1)[1]
+    assert "  - https://new.example/tides" in new
+    # Each conversation's usage is read from a log of its own.
+    assert (root / "logs" / "claude-ask-1-research.jsonl").stat().st_size > 0
+    assert (root / "logs" / "claude-ask-1.jsonl").stat().st_size > 0
+
+    before = len(council.fake_log())
+    assert council.run("ask", "And without research?").returncode == 0
+    starts = [e for e in council.fake_log()[before:] if e["event"] == "start"]
+    assert len(starts) == 1
+    assert not {"WebSearch", "WebFetch"} & _offered(starts[0])
