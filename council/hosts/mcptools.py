@@ -144,21 +144,6 @@ class Spent:
 
 
 @dataclass(frozen=True)
-class AgentState:
-    agent: str
-    cli: str
-    phase: str
-    status: str
-    iteration: int
-    max_iterations: int
-    tokens: int
-    cost_usd: float | None
-    cost_estimated: bool
-    error: str | None
-    last_event: str | None
-
-
-@dataclass(frozen=True)
 class Status:
     run_id: str
     topic: str
@@ -172,7 +157,7 @@ class Status:
     supervisor_pid: int | None
     spent: Spent
     budget_exhausted: str | None
-    agents: list[AgentState]
+    agents: list[status.AgentFacts]  # each agent's state as `council status --json` has it
     progress: list[str]
     paths: Paths
     next: str
@@ -486,8 +471,7 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
         status.plan_line(state), state.error, state.created_at, state.ended_at,
         holder.pid if holder else None, Spent(spent.tokens, spent.cost_usd, spent.estimated),
         state.budget_exhausted,
-        [AgentState(r.agent, r.cli, r.phase, r.status, r.iteration, r.max_iterations, r.tokens,
-                    r.cost_usd, r.cost_estimated, r.error, r.last_event) for r in shown.agents],
+        [row.facts() for row in shown.agents],
         lines, paths(ws), next_step(ws.id, phase)))
 
 

@@ -273,6 +273,26 @@ def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(
     assert (let_go["phase"], let_go["ended"]) == ("done", True)
 
 
+def test_research_status_gives_each_agent_as_council_status_does(isolated: Path) -> None:
+    """An agent's state is declared once (views/status.AgentFacts): research_status's data
+    and its outputSchema hold the same facts `council status --json` gives, by name."""
+    from dataclasses import fields
+
+    from council.views import status
+
+    base = isolated / "research"
+    ws = start_run("Tides?", load_options(Overrides(test=True)), base)
+    answered = mcptools.run_status({"run_id": ws.id}, mcptools.Call(base, "test")).data
+    shown = status.as_json(load_state(ws.root), ws)["agents"]
+    declared = [f.name for f in fields(status.AgentFacts)]
+    assert answered["agents"] == [{name: row[name] for name in declared} for row in shown]
+    assert len(answered["agents"]) == 3
+    research_status = mcptools.BY_NAME["research_status"]
+    agent_schema = research_status.output["properties"]["agents"]["items"]
+    assert list(agent_schema["properties"]) == declared == agent_schema["required"]
+    assert set(declared) < set(shown[0])  # the table's own columns stay out of the answer
+
+
 def test_an_mcp_run_has_a_budget_unless_the_client_or_the_config_sets_one(
         isolated: Path) -> None:
     budgeted = mcptools.with_budget(load_options(Overrides(test=True)))
