@@ -112,23 +112,69 @@ def _click_option(option: options.Option) -> Callable[[F], F]:
         decls, kwargs["is_flag"] = [option.flag], True
     else:
         decls = [option.flag]
-        kwargs["type"] = _click_type(kind)
+        kwargs["type"] = _click_type(option)
     if isinstance(kind, options.Domains):  # once per domain; none given: not given
         kwargs.update(multiple=True, callback=lambda _ctx, _param, value: value or None)
     return click.option(*decls, option.name, **kwargs)
 
 
-def _click_type(kind: options.Kind) -> click.ParamType[Any]:
-    if isinstance(kind, options.Number):
-        if kind.whole:
-            return click.IntRange(min=int(kind.minimum), min_open=kind.above,
-                                  max=None if kind.maximum is None else int(kind.maximum))
-        return click.FloatRange(min=kind.minimum, min_open=kind.above, max=kind.maximum)
-    if isinstance(kind, options.Choice):
-        return click.Choice(kind.values)
-    if isinstance(kind, options.File):
-        return click.Path(path_type=Path, dir_okay=False)
-    return click.STRING  # Text, Names: read and checked by the declaration
+class _Declared(click.ParamType[Any]):
+    """A click type that reads its word with the option's declaration (options.Option.read)
+    before click converts it: a refused word is the line a host's command, a config file and
+    an MCP client get for it ("--max-cost must be a positive number of US dollars"), not
+    click's own wording. Mixed into click's types, which keep what --help shows (a range's
+    bounds, a choice's words)."""
+
+    option: options.Option
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            try:
+                self.option.read(value)
+            except UsageError as exc:
+                raise click.UsageError(str(exc), ctx) from None
+        return super().convert(value, param, ctx)
+
+
+class _Int(_Declared, click.IntRange):
+    pass
+
+
+class _Float(_Declared, click.FloatRange):
+    pass
+
+
+class _Choice(_Declared, click.Choice):  # type: ignore[type-arg]
+    pass
+
+
+class _Path(_Declared, click.Path):
+    pass
+
+
+class _Text(_Declared, click.types.StringParamType):
+    pass
+
+
+def _click_type(option: options.Option) -> click.ParamType[Any]:
+    """The click type of an option's kind: its bounds for --help, its check the
+    declaration's."""
+    kind = option.kind
+    made: _Declared
+    if isinstance(kind, options.Number) and kind.whole:
+        made = _Int(min=int(kind.minimum), min_open=kind.above,
+                    max=None if kind.maximum is None else int(kind.maximum))
+    elif isinstance(kind, options.Number):
+        made = _Float(min=kind.minimum, min_open=kind.above, max=kind.maximum)
+    elif isinstance(kind, options.Choice):
+        made = _Choice(kind.values)
+    elif isinstance(kind, options.File):
+        made = _Path(path_type=Path, dir_okay=False)
+    else:
+        made = _Text()  # Text, Names, Domains: the declaration types them (Overrides)
+    made.option = option
+    return made
 
 
 def run_options(func: F) -> F:
@@ -330,7 +376,7 @@ class _EvalCommand(click.Command):
               help="CLI processes of one vendor at once on this machine, across runs and "
                    "evaluations.")
 @click.option("--test", is_flag=True, help="Each run with --test (cheap models, 2 iterations).")
-@click.option("--max-cost", type=click.FloatRange(min=0, min_open=True),
+@click.option("--max-cost", type=_click_type(options.OPTION["max_cost"]),
               help="Budget of each council run in USD (council run --max-cost).")
 @click.option("--max-citations", type=click.IntRange(min=0), default=5, show_default=True,
               help="Citations checked per report.")

@@ -41,8 +41,21 @@ DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
 
 
 class Invalid(ValueError):
-    """A value a kind refused; the message is what follows the option's name (check, read),
-    or click's words for it (take)."""
+    """A value a kind refused; the message is what follows the option's name, the same words
+    on every surface: `./council.yaml: max_cost must be …` (check), `--max-cost must be …`
+    on `council run` (cli.py's click types read with the kind), in a host's command (read)
+    and from an MCP client (take)."""
+
+
+class _TakesWhatItChecks:
+    """A kind whose `take` (a tool call's JSON value) is its `check`: JSON gives the value
+    typed, as a config file does."""
+
+    def check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def take(self, value: Any) -> Any:
+        return self.check(value)
 
 
 # ---------------------------------------------------------------- kinds: type and check
@@ -73,21 +86,7 @@ class Number:
     def take(self, value: Any) -> Any:
         if self.whole and isinstance(value, float) and value.is_integer():
             value = int(value)  # JSON has one kind of number: 3.0 is 3
-        kinds = (int,) if self.whole else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kinds):
-            raise Invalid(f"{value!r} is not a valid {'integer' if self.whole else 'float'}.")
-        value = value if self.whole else float(value)
-        if not self.within(value):
-            raise Invalid(f"{value} is not in the range {self.bounds()}.")
-        return value
-
-    def bounds(self) -> str:
-        """The range as click describes it ("x>=1", "0<=x<=55"), from the bounds click gets
-        (cli._click_type)."""
-        low: float = int(self.minimum) if self.whole else self.minimum
-        if self.maximum is None:
-            return f"x{'>' if self.above else '>='}{low}"
-        return f"{low}{'<' if self.above else '<='}x<={self.maximum}"
+        return self.check(value)
 
     def schema(self) -> dict[str, Any]:
         bounds: dict[str, Any] = {"exclusiveMinimum" if self.above else "minimum":
@@ -106,7 +105,7 @@ class Number:
 
 
 @dataclass(frozen=True)
-class Choice:
+class Choice(_TakesWhatItChecks):
     """One of a few words. `what` is the refusal's phrase; without one the refusal names the
     value it refused."""
 
@@ -123,17 +122,12 @@ class Choice:
     def read(self, word: str) -> Any:
         return self.check(word)
 
-    def take(self, value: Any) -> Any:
-        if isinstance(value, str) and value in self.values:
-            return value
-        raise Invalid(f"{value!r} is not one of {', '.join(map(repr, self.values))}.")
-
     def schema(self) -> dict[str, Any]:
         return {"type": "string", "enum": list(self.values)}
 
 
 @dataclass(frozen=True)
-class Flag:
+class Flag(_TakesWhatItChecks):
     """True or false: on a command line, the flag (and its --no- form, if it has one)."""
 
     negative: bool = False
@@ -146,17 +140,12 @@ class Flag:
     def read(self, word: str) -> Any:
         raise Invalid("takes no value")
 
-    def take(self, value: Any) -> Any:
-        if not isinstance(value, bool):
-            raise Invalid(f"{value!r} is not a valid boolean.")
-        return value
-
     def schema(self) -> dict[str, Any]:
         return {"type": "boolean"}
 
 
 @dataclass(frozen=True)
-class Text:
+class Text(_TakesWhatItChecks):
     """A non-empty string (an agent's name, say: which ones exist is a rule of config.py)."""
 
     longest: int | None = None  # characters
@@ -170,13 +159,6 @@ class Text:
 
     def read(self, word: str) -> Any:
         return self.check(word)
-
-    def take(self, value: Any) -> Any:
-        if not isinstance(value, str):
-            raise Invalid(f"{value!r} is not text.")
-        if self.longest is not None and len(value) > self.longest:
-            raise Invalid(f"it is longer than {self.longest} characters.")
-        return value  # empty as click's STRING takes it: its reader says what empty means
 
     def schema(self) -> dict[str, Any]:
         return {"type": "string", **({} if self.longest is None else
@@ -205,7 +187,7 @@ class Names:
         if isinstance(value, str):
             value = value.split(",")
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise Invalid(f"{value!r} is not a list of names.")
+            raise Invalid("must be a list of agent names")
         return [name for v in value if (name := v.strip())]
 
     def schema(self) -> dict[str, Any]:
@@ -217,7 +199,7 @@ class Names:
 
 
 @dataclass(frozen=True)
-class File:
+class File(_TakesWhatItChecks):
     """A file's path."""
 
     def check(self, value: Any) -> Any:
@@ -228,27 +210,8 @@ class File:
     def read(self, word: str) -> Any:
         return self.check(word)
 
-    def take(self, value: Any) -> Any:
-        if not isinstance(value, str) or not value:
-            raise Invalid(f"{value!r} is not a file's path.")
-        return Path(value)
-
     def schema(self) -> dict[str, Any]:
         return {"type": "string"}
-
-
-class _TakesWhatItChecks:
-    """A kind whose `take` (a config file's or a tool call's value) is its `check`, the
-    complaint led by the value."""
-
-    def check(self, value: Any) -> Any:
-        raise NotImplementedError
-
-    def take(self, value: Any) -> Any:
-        try:
-            return self.check(value)
-        except Invalid as exc:
-            raise Invalid(f"{value!r} {exc}.") from None
 
 
 @dataclass(frozen=True)
@@ -372,13 +335,12 @@ class Option:
 
     def take(self, value: Any, label: str | None = None) -> Any:
         """A value as JSON gives it (an MCP client's argument), typed, or a UsageError in the
-        words click refuses `council run`'s value with, its kind's bounds being click's
-        (cli._click_type): "Invalid value for '--max-cost': 0.0 is not in the range x>0."
-        (label: how the value is named, the flag by default)."""
+        words `council run` refuses it with: "--max-cost must be a positive number of US
+        dollars" (label: how the value is named, the flag by default)."""
         try:
             return self.kind.take(value)
         except Invalid as exc:
-            raise UsageError(f"Invalid value for '{label or self.flag}': {exc}") from None
+            raise UsageError(f"{label or self.flag} {exc}") from None
 
     def schema(self) -> dict[str, Any]:
         """The JSON Schema of its values, with its bounds and its help."""

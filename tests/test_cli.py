@@ -55,8 +55,8 @@ def test_a_council_error_inside_a_task_group_is_its_own_one_line(
      "hint: `council run --help` lists what it takes"),
     (("nosuch",), "council: error: No such command 'nosuch'.",
      "hint: `council --help` lists what it takes"),
-    (("run", "--mode", "vibes", "q"), "council: error: Invalid value for '--mode': 'vibes' "
-     "is not one of 'exploratory', 'compliance', 'decision'.",
+    (("run", "--mode", "vibes", "q"), "council: error: --mode must be one of exploratory, "
+     "compliance, decision",
      "hint: `council run --help` lists what it takes"),
 ])
 def test_usage_errors_are_one_line_and_a_hint(council: Council, args: tuple[str, ...],

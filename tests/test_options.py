@@ -4,6 +4,8 @@ options a run stores all match the declaration."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 
 from council import cli, options
 from council.config import PROFILES, Overrides, load_options
-from council.errors import ConfigError
+from council.errors import ConfigError, UsageError
 from council.hosts.flow import CommandArgs, check_request, grammar, parse_request
 from council.options import CLI, CONFIG, FIELDS, HOST, OPTIONS, Option, PerProfile
 from council.runoptions import RunOptions
@@ -177,6 +179,67 @@ def test_a_hosts_words_are_read_and_checked_as_declared(args: str, error: str) -
         check_request(args)
 
 
+def out_of_bounds(option: Option) -> Any:
+    """A value of the option's own type that its check refuses: under a number's minimum, a
+    word not among a choice's, an empty text."""
+    kind = option.kind
+    if isinstance(kind, options.Number):
+        low = int(kind.minimum) if kind.whole else kind.minimum
+        return low if kind.above else low - 1
+    if isinstance(kind, options.Choice):
+        return "vibes"
+    if isinstance(kind, options.Text):
+        return ""
+    raise AssertionError(f"no out-of-bounds value for {option.name}'s kind: add one")
+
+
+VALUED_EVERYWHERE = [option for option in OPTIONS if {CLI, CONFIG} <= option.given
+                     and not isinstance(option.kind, options.Flag)]
+
+
+@pytest.mark.parametrize("option", VALUED_EVERYWHERE, ids=lambda o: o.name)
+def test_a_bad_value_is_refused_in_the_same_words_on_every_surface(option: Option) -> None:
+    """Issue 32: `council run`, the config file, a host's command and an MCP client give the
+    same reason for the same bad value, each naming the option its own way."""
+    from council.hosts import mcptools
+
+    value = out_of_bounds(option)
+    reasons: dict[str, str] = {}
+    with pytest.raises(click.UsageError) as refused:  # click parses; nothing runs
+        cli.run.make_context("run", [option.flag, str(value), "q"])
+    line = refused.value.format_message()
+    assert line.startswith(f"{option.flag} "), line
+    reasons["council run"] = line.removeprefix(f"{option.flag} ")
+
+    config = Path(os.environ["COUNCIL_CONFIG_HOME"]) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f"{option.name}: {json.dumps(value)}\n")
+    with pytest.raises(ConfigError) as refused_config:
+        load_options(Overrides())
+    where = f"{config}: {option.name} "
+    assert str(refused_config.value).startswith(where), refused_config.value
+    reasons["config file"] = str(refused_config.value).removeprefix(where)
+
+    if HOST in option.given and str(value):  # a host's words are split at whitespace
+        with pytest.raises(ConfigError) as refused_host:
+            check_request(f"{option.flag} {value} q")
+        reasons["host command"] = str(refused_host.value).removeprefix(f"{option.flag} ")
+    if option.name in options.MCP_CLIENT:
+        param = next(p for p in mcptools.START_PARAMS if p.name == option.name)
+        with pytest.raises(UsageError) as refused_mcp:
+            mcptools.check_value(param, value)
+        reasons["MCP client"] = str(refused_mcp.value).removeprefix(f"{option.flag} ")
+    assert len(set(reasons.values())) == 1, reasons
+
+
+def test_every_surface_was_compared() -> None:
+    """The loop above covers the options given in words on each surface."""
+    names = {option.name for option in VALUED_EVERYWHERE}
+    assert {"max_cost", "timeout", "mode", "depth", "synthesizer", "max_parallel"} <= names
+    assert {"mode", "max_cost"} <= names & set(options.MCP_CLIENT)
+    assert {"mode", "max_parallel"} <= names & {o.name for o in options.given_on(HOST)}
+
+
 def test_a_hosts_words_become_the_declared_types() -> None:
     given = Overrides(**parse_request("--max-parallel=2 --no-verify --agents a,b q").given())
     assert given == {"max_parallel": 2, "verify": False, "agents": ("a", "b"), "test": False}
@@ -261,7 +324,7 @@ def test_a_toy_option_declared_once_is_on_every_surface_with_its_bounds(
         fresh_cli.entry()
     assert exited.value.code == 2
     line = capsys.readouterr().err.splitlines()[0]
-    assert line == "council: error: Invalid value for '--toy': 10 is not in the range 1<=x<=9."
+    assert line == "council: error: --toy must be a whole number from 1 to 9"
 
     # MCP's start_research: the same bounds in its schema, the same line for the same value.
     start = mcptools.BY_NAME["start_research"]
@@ -271,9 +334,7 @@ def test_a_toy_option_declared_once_is_on_every_surface_with_its_bounds(
     for value in (10, 0):
         with pytest.raises(UsageError) as refused:
             mcptools.parse(start.params, "start_research", {"topic": "t", "toy": value})
-        assert mcptools.error_line(refused.value) == (
-            f"council: error: Invalid value for '--toy': {value} is not in the range "
-            "1<=x<=9.")
+        assert mcptools.error_line(refused.value) == line
     assert mcptools.parse(start.params, "start_research", {"topic": "t", "toy": 9})["toy"] == 9
 
     # The hosts' grammar: a word it takes a value for, read and bounded by the declaration.

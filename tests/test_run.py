@@ -266,7 +266,7 @@ def test_topic_from_stdin(council: Council) -> None:
         (["run", ""], "is empty"),
         (["run", "--agents", "gpt", "q"], "unknown agent 'gpt'"),
         (["run", "--agents", ",", "q"], "at least one agent"),
-        (["run", "--timeout", "0", "q"], "Invalid value for '--timeout'"),
+        (["run", "--timeout", "0", "q"], "--timeout must be a positive number of seconds"),
         (["run", "--max-iterations", "999", "q"], "max_iterations must be between"),
         (["run", "--synthesizer", "bard", "q"], "synthesizer 'bard'"),
         (["run"], "no topic"),

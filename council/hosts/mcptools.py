@@ -8,7 +8,7 @@ served. Nothing here knows the MCP SDK: mcpserver.py maps these onto it.
 A request is checked by run/prepare.py, as `council run`'s is: the topic (size, encoding,
 empty), the options (`load_options`: a project's ./council.yaml only once trusted, trust.py),
 the CLIs (`preflight.prepare`), the research folder (`ensure_base`). A bad value is refused with
-the line `council run` prints for it, click's wording included (options.Option.take). A
+the line `council run` prints for it, in the declaration's words (options.Option.take). A
 started run is the same supervised run as `council run`'s, detached from the server
 (detach.py), and recorded once per request (mcprequests.py). A run is started only while the
 machine runs fewer than its max_runs (run/supervisor.py), and has a budget by default
@@ -144,21 +144,6 @@ class Spent:
 
 
 @dataclass(frozen=True)
-class AgentState:
-    agent: str
-    cli: str
-    phase: str
-    status: str
-    iteration: int
-    max_iterations: int
-    tokens: int
-    cost_usd: float | None
-    cost_estimated: bool
-    error: str | None
-    last_event: str | None
-
-
-@dataclass(frozen=True)
 class Status:
     run_id: str
     topic: str
@@ -172,7 +157,7 @@ class Status:
     supervisor_pid: int | None
     spent: Spent
     budget_exhausted: str | None
-    agents: list[AgentState]
+    agents: list[status.AgentFacts]  # each agent's state as `council status --json` has it
     progress: list[str]
     paths: Paths
     next: str
@@ -251,8 +236,8 @@ def error_line(exc: BaseException) -> str:
 @dataclass(frozen=True)
 class Param:
     """One argument of a tool: an option, whose kind (council/options.py) gives its JSON
-    Schema and its check. A `council run` option is named in errors by its flag, as click
-    names it there; a tool's own argument by its name."""
+    Schema and its check. A `council run` option is named in errors by its flag, as
+    `council run` names it; a tool's own argument by its name."""
 
     option: Option
     required: bool = False
@@ -332,8 +317,8 @@ def parse(params: tuple[Param, ...], tool: str, arguments: Mapping[str, Any] | N
 
 
 def check_value(param: Param, value: Any) -> Any:
-    """One value, checked by its option's kind as click checks the command line's (same
-    bounds, same words; options.Option.take)."""
+    """One value, checked by its option's kind as the command line's is (same bounds, same
+    words; options.Option.take)."""
     return param.option.take(value, param.flag or param.name)
 
 
@@ -486,8 +471,7 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
         status.plan_line(state), state.error, state.created_at, state.ended_at,
         holder.pid if holder else None, Spent(spent.tokens, spent.cost_usd, spent.estimated),
         state.budget_exhausted,
-        [AgentState(r.agent, r.cli, r.phase, r.status, r.iteration, r.max_iterations, r.tokens,
-                    r.cost_usd, r.cost_estimated, r.error, r.last_event) for r in shown.agents],
+        [row.facts() for row in shown.agents],
         lines, paths(ws), next_step(ws.id, phase)))
 
 

@@ -9,7 +9,7 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,25 +32,40 @@ if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks 
 
 
 @dataclass(frozen=True)
-class AgentRow:
+class AgentFacts:
+    """An agent's state in a run, declared once: `council status --json` gives it in each
+    AgentRow, and the MCP server's research_status answers with it (its outputSchema is made
+    from this type, mcptools.Status)."""
+
     agent: str
     cli: str
     phase: str
     status: str
     iteration: int
     max_iterations: int
-    elapsed_s: float | None
-    output_bytes: int | None
-    error: str | None
     tokens: int = 0
     cost_usd: float | None = None
     cost_estimated: bool = False
+    error: str | None = None
     last_event: str | None = None
+    cost_self_hosted: bool = False  # a self-hosted seat: its $0 is a fact (ledger.charge)
+
+    def facts(self) -> AgentFacts:
+        """These facts alone, without what a row adds for the terminal."""
+        return AgentFacts(**{f.name: getattr(self, f.name) for f in fields(AgentFacts)})
+
+
+@dataclass(frozen=True)
+class AgentRow(AgentFacts):
+    """An agent's facts and what `council status`'s table adds: how long, how much it wrote,
+    how long it has been quiet, how it searches."""
+
+    elapsed_s: float | None = None
+    output_bytes: int | None = None
     quiet_s: float | None = None  # a running agent: seconds since its last output
     # How it searches the web (runoptions.search_path): "no web search" for a seat with
     # neither its vendor's search nor an MCP search server; None for a seat not configured.
     web_search: str | None = None
-    cost_self_hosted: bool = False  # a self-hosted seat: its $0 is a fact (ledger.charge)
 
 
 def epoch(stamp: str | None) -> float | None:
@@ -73,7 +88,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
     for name, rec in state.agents.items():
         phase = next((p for p in reversed(graph.NAMES) if p in rec.phases), None)
         if phase is None:
-            out.append(AgentRow(name, rec.cli, "-", SeatStatus.PENDING, 0, 0, None, None, None,
+            out.append(AgentRow(name, rec.cli, "-", SeatStatus.PENDING, 0, 0,
                                 web_search=searches.get(name)))
             continue
         ap = rec.phases[phase]
@@ -90,9 +105,10 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
                 ws.working_output(name, phase)) if (info := _plain(path)) is not None]
             quiet = max(now - max(changed), 0.0) if changed else elapsed
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
-                            elapsed, size, ap.error, used.tokens, used.cost_usd, used.estimated,
-                            events.get(name), quiet, searches.get(name),
-                            cost_self_hosted=used.self_hosted))
+                            used.tokens, used.cost_usd, used.estimated, ap.error,
+                            events.get(name), cost_self_hosted=used.self_hosted,
+                            elapsed_s=elapsed, output_bytes=size, quiet_s=quiet,
+                            web_search=searches.get(name)))
     return out
 
 

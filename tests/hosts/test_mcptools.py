@@ -33,19 +33,16 @@ BY_NAME = {p.name: p for p in START_PARAMS}
 
 
 @pytest.mark.parametrize(("param", "value", "error"), [
-    ("mode", "vibes", "Invalid value for '--mode': 'vibes' is not one of 'exploratory', "
-                      "'compliance', 'decision'."),
-    ("max_iterations", 0, "Invalid value for '--max-iterations': 0 is not in the range x>=1."),
-    ("max_iterations", "3", "Invalid value for '--max-iterations': '3' is not a valid "
-                            "integer."),
-    ("max_iterations", True, "Invalid value for '--max-iterations': True is not a valid "
-                             "integer."),
-    ("max_cost", 0, "Invalid value for '--max-cost': 0.0 is not in the range x>0."),
-    ("max_cost", "a lot", "Invalid value for '--max-cost': 'a lot' is not a valid float."),
-    ("verify", "yes", "Invalid value for '--verify': 'yes' is not a valid boolean."),
-    ("agents", [1], "Invalid value for '--agents': [1] is not a list of names."),
-    ("request_key", "k" * 201, "Invalid value for 'request_key': it is longer than 200 "
-                               "characters."),
+    ("mode", "vibes", "--mode must be one of exploratory, compliance, decision"),
+    ("max_iterations", 0, "--max-iterations must be a whole number, at least 1"),
+    ("max_iterations", "3", "--max-iterations must be a whole number, at least 1"),
+    ("max_iterations", True, "--max-iterations must be a whole number, at least 1"),
+    ("max_iterations", 2.5, "--max-iterations must be a whole number, at least 1"),
+    ("max_cost", 0, "--max-cost must be a positive number of US dollars"),
+    ("max_cost", "a lot", "--max-cost must be a positive number of US dollars"),
+    ("verify", "yes", "--verify must be true or false"),
+    ("agents", [1], "--agents must be a list of agent names"),
+    ("request_key", "k" * 201, "request_key must be at most 200 characters"),
 ])
 def test_a_bad_value_is_refused_in_the_command_lines_words(param: str, value: Any,
                                                            error: str) -> None:
@@ -56,7 +53,8 @@ def test_a_bad_value_is_refused_in_the_command_lines_words(param: str, value: An
 
 def test_a_wait_out_of_range_names_both_bounds() -> None:
     (_, wait) = STATUS_PARAMS
-    with pytest.raises(UsageError, match=r"'wait': 99 is not in the range 0<=x<=55\.$"):
+    with pytest.raises(UsageError, match=r"^wait must be a whole number of seconds from 0 to "
+                                         r"55$"):
         mcptools.check_value(wait, 99)
 
 
@@ -224,8 +222,7 @@ def test_tail_gives_the_last_lines_of_a_long_log(tmp_path: Path) -> None:
 
 def test_a_param_without_a_flag_is_named_by_its_name() -> None:
     param = Param(Option("colour", Choice(("red",)), None, "A colour."))
-    with pytest.raises(UsageError, match=r"^Invalid value for 'colour': 'blue' is not one of "
-                                         r"'red'\.$"):
+    with pytest.raises(UsageError, match=r"^colour 'blue' is not one of red$"):
         mcptools.check_value(param, "blue")
 
 
@@ -274,6 +271,26 @@ def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(
     let_go = mcptools.run_status({"run_id": ws.id}, call).data
     assert (held["phase"], held["ended"]) == ("done", False)
     assert (let_go["phase"], let_go["ended"]) == ("done", True)
+
+
+def test_research_status_gives_each_agent_as_council_status_does(isolated: Path) -> None:
+    """An agent's state is declared once (views/status.AgentFacts): research_status's data
+    and its outputSchema hold the same facts `council status --json` gives, by name."""
+    from dataclasses import fields
+
+    from council.views import status
+
+    base = isolated / "research"
+    ws = start_run("Tides?", load_options(Overrides(test=True)), base)
+    answered = mcptools.run_status({"run_id": ws.id}, mcptools.Call(base, "test")).data
+    shown = status.as_json(load_state(ws.root), ws)["agents"]
+    declared = [f.name for f in fields(status.AgentFacts)]
+    assert answered["agents"] == [{name: row[name] for name in declared} for row in shown]
+    assert len(answered["agents"]) == 3
+    research_status = mcptools.BY_NAME["research_status"]
+    agent_schema = research_status.output["properties"]["agents"]["items"]
+    assert list(agent_schema["properties"]) == declared == agent_schema["required"]
+    assert set(declared) < set(shown[0])  # the table's own columns stay out of the answer
 
 
 def test_an_mcp_run_has_a_budget_unless_the_client_or_the_config_sets_one(
@@ -328,7 +345,7 @@ def test_ask_research_is_declared_like_its_neighbours_and_refuses_before_sending
     Draft202012Validator.check_schema(mcptools.input_schema(spec.params))
     with pytest.raises(UsageError, match=r"^ask_research needs 'question'$"):
         mcptools.parse(spec.params, "ask_research", {})
-    with pytest.raises(UsageError, match=r"'research'"):
+    with pytest.raises(UsageError, match=r"^research must be true or false$"):
         mcptools.parse(spec.params, "ask_research", {"question": "q", "research": "yes"})
     args = mcptools.parse(spec.params, "ask_research",
                           {"question": "Why?", "run_id": "20990101-000000-abcdef"})
