@@ -54,6 +54,19 @@ EDIT = "edit"
 # the reasons, measured on the scripted model.
 QUICK, STANDARD, DEEP = "quick", "standard", "deep"
 DEPTHS = (QUICK, STANDARD, DEEP)
+# The turns a seat gets at most per phase at a depth, unless its cap was given (--max-iterations,
+# or an agent's max_iterations in a config file: the user's word wins). Only research and
+# refinement loop that long (the other phases' own caps are lower), so on the production profile
+# (10 turns a seat) this is what makes standard cost at most 65% of deep's requests and quick at
+# most twice one agent's (tests/evidence/test_estimate.py). deep keeps the profile's cap, so a
+# bare `council` compares with older eval results; the test profile's 2 turns are below them all.
+DEPTH_TURNS: Mapping[str, int | None] = {QUICK: 5, STANDARD: 7, DEEP: None}
+
+
+def depth_turns(depth: str, own: int) -> int:
+    """A seat's cap at `depth` when its own cap (`own`) is the profile's, not the user's."""
+    cap = DEPTH_TURNS[depth]
+    return own if cap is None else min(own, cap)
 
 
 class SeatView(Protocol):
