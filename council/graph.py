@@ -116,6 +116,8 @@ class Options(Protocol):
     def max_parallel(self) -> int | None: ...
     @property
     def depth(self) -> str: ...
+    @property
+    def profile(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -212,8 +214,27 @@ def _checked(facts: Facts) -> str | None:
     if not _several(facts):
         return "one agent: nobody to check it"
     if not facts.options.verify:
-        return "verification is off (--no-verify or the test profile)"
+        return verification_off(facts.options)
     return None
+
+
+def verification_off(options: Options) -> str:
+    """Why a run's verification is off, and how a user turns it on: the test profile turns it
+    off by default (the suite relies on that), and a user reading "claims not checked" at
+    depth standard must learn it was the profile, not the depth. No parentheses: the reason
+    is shown inside them (the completeness line)."""
+    if options.profile == "test":
+        return "the test profile turns verification off; --verify turns it on"
+    return "verification is off; --verify turns it on"
+
+
+def claims_unchecked(options: Options) -> str | None:
+    """Why a run with these options does not check its claims, or None when it plans to: the
+    plan's depth line and the final report's header say it (evidence/finalreport.py)."""
+    why = skipped(VERIFICATION, Facts(options))
+    if why is not None and by_depth(VERIFICATION, options) is not None:
+        return f"depth {options.depth} runs no check; --depth {STANDARD} checks them"
+    return why
 
 
 def unchecked(options: Options) -> str | None:
@@ -474,8 +495,9 @@ def plan(options: Options) -> list[str]:
 
 def depth_line(options: Options, names: set[str]) -> str:
     """The plan's words on the depth: which it is, and whether the claims get checked."""
+    why = claims_unchecked(options)
     checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names
-               else "claims not checked")
+               else f"claims not checked ({why})" if why else "claims not checked")
     left = [BY_NAME[n].label for n in NAMES if n not in names]
     return (f"depth {options.depth} (--depth {'|'.join(DEPTHS)}): {checked}"
             + (f"; not run: {', '.join(left)}" if left else "; every phase"))
