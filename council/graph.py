@@ -233,7 +233,8 @@ def claims_unchecked(options: Options) -> str | None:
     plan's depth line and the final report's header say it (evidence/finalreport.py)."""
     why = skipped(VERIFICATION, Facts(options))
     if why is not None and by_depth(VERIFICATION, options) is not None:
-        return f"depth {options.depth} runs no check; --depth {STANDARD} checks them"
+        verify = "" if options.verify else " --verify"  # the test profile's default is off
+        return f"depth {options.depth} runs no check; --depth {STANDARD}{verify} checks them"
     return why
 
 

@@ -75,8 +75,8 @@ def test_a_run_that_checks_no_claims_says_why_in_the_plan_and_the_header(
     header = (quick / "final-report.md").read_text().splitlines()[0]
     assert "· depth quick: research → synthesis ·" in header, header
     assert "skipped" not in header
-    assert " · claims not checked: depth quick runs no check; --depth standard checks them" \
-        in header
+    assert " · claims not checked: depth quick runs no check; --depth standard --verify " \
+           "checks them" in header  # --test: the depth alone would not check them
 
 
 def test_a_malformed_claims_list_is_retried_once_then_degraded(council: Council) -> None:
