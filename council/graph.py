@@ -54,6 +54,19 @@ EDIT = "edit"
 # the reasons, measured on the scripted model.
 QUICK, STANDARD, DEEP = "quick", "standard", "deep"
 DEPTHS = (QUICK, STANDARD, DEEP)
+# The turns a seat gets at most per phase at a depth, unless its cap was given (--max-iterations,
+# or an agent's max_iterations in a config file: the user's word wins). Only research and
+# refinement loop that long (the other phases' own caps are lower), so on the production profile
+# (10 turns a seat) this is what makes standard cost at most 65% of deep's requests and quick at
+# most twice one agent's (tests/evidence/test_estimate.py). deep keeps the profile's cap, so a
+# bare `council` compares with older eval results; the test profile's 2 turns are below them all.
+DEPTH_TURNS: Mapping[str, int | None] = {QUICK: 5, STANDARD: 7, DEEP: None}
+
+
+def depth_turns(depth: str, own: int) -> int:
+    """A seat's cap at `depth` when its own cap (`own`) is the profile's, not the user's."""
+    cap = DEPTH_TURNS[depth]
+    return own if cap is None else min(own, cap)
 
 
 class SeatView(Protocol):
@@ -105,6 +118,8 @@ class Options(Protocol):
     def depth(self) -> str: ...
     @property
     def since(self) -> str | None: ...
+    @property
+    def profile(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -202,8 +217,28 @@ def _checked(facts: Facts) -> str | None:
     if not _several(facts):
         return "one agent: nobody to check it"
     if not facts.options.verify and not _since(facts.options):
-        return "verification is off (--no-verify or the test profile)"
+        return verification_off(facts.options)
     return None
+
+
+def verification_off(options: Options) -> str:
+    """Why a run's verification is off, and how a user turns it on: the test profile turns it
+    off by default (the suite relies on that), and a user reading "claims not checked" at
+    depth standard must learn it was the profile, not the depth. No parentheses: the reason
+    is shown inside them (the completeness line)."""
+    if options.profile == "test":
+        return "the test profile turns verification off; --verify turns it on"
+    return "verification is off; --verify turns it on"
+
+
+def claims_unchecked(options: Options) -> str | None:
+    """Why a run with these options does not check its claims, or None when it plans to: the
+    plan's depth line and the final report's header say it (evidence/finalreport.py)."""
+    why = skipped(VERIFICATION, Facts(options))
+    if why is not None and by_depth(VERIFICATION, options) is not None:
+        verify = "" if options.verify else " --verify"  # the test profile's default is off
+        return f"depth {options.depth} runs no check; --depth {STANDARD}{verify} checks them"
+    return why
 
 
 def unchecked(options: Options) -> str | None:
@@ -471,8 +506,9 @@ def plan(options: Options) -> list[str]:
 
 def depth_line(options: Options, names: set[str]) -> str:
     """The plan's words on the depth: which it is, and whether the claims get checked."""
+    why = claims_unchecked(options)
     checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names
-               else "claims not checked")
+               else f"claims not checked ({why})" if why else "claims not checked")
     if _since(options) and VERIFICATION.name in names:
         checked += " (--since checks them at any depth and profile)"
     left = [BY_NAME[n].label for n in NAMES if n not in names]

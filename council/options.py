@@ -24,7 +24,7 @@ from typing import Any
 
 from council import domains
 from council.errors import ConfigError, UsageError
-from council.graph import DEEP, DEPTHS, STANDARD
+from council.graph import DEEP, DEPTH_TURNS, DEPTHS, QUICK, STANDARD
 
 # Where an option may be given. Each option that is a RunOptions field is also stored in the
 # run's state.yaml and read back from it.
@@ -397,8 +397,11 @@ OPTIONS: tuple[Option, ...] = (
            "How much of the council a question gets: quick (every agent researches, one "
            "synthesis; claims not checked), {default} (the default: scope, research, "
            "refinement, claims checked by agents of other vendors, synthesis) or deep (also "
-           "dissent, gap fill, recheck and the antagonist). --no-verify and --debate/--dissent "
-           "apply on top (docs/phases.md).", EVERYWHERE, older=DEEP),
+           "dissent, gap fill, recheck and the antagonist). quick and standard give each agent "
+           f"at most {DEPTH_TURNS[QUICK]} and {DEPTH_TURNS[STANDARD]} turns of research and "
+           "refinement unless --max-iterations or the agent's max_iterations says otherwise. "
+           "--no-verify and --debate/--dissent apply on top (docs/phases.md).", EVERYWHERE,
+           older=DEEP),
     Option("mode", Choice(MODES, f"one of {', '.join(MODES)}"), "exploratory",
            "What the research is for: mapping a field ({default}, the default), meeting rules "
            "(compliance), or choosing (decision).", EVERYWHERE),

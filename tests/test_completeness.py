@@ -213,12 +213,13 @@ def test_without_verification_the_score_says_what_was_not_measured(council: Coun
     header = report.splitlines()[0]
     # Not 0/100, which reads as a failed run: not scored, and why.
     assert ("completeness not scored (cross-verification, gap coverage, question closure not "
-            "measured: verification is off (--no-verify or the test profile))") in header
+            "measured: the test profile turns verification off; --verify turns it on)") in header
     assert "/100" not in report
     assert done["score"] is None
     assert done["signals"]["source_diversity"]["value"] is not None  # measured, and shown
     shown = council.run("status", run.name).stdout
-    assert "completeness not scored (verification is off" in shown
+    assert ("completeness not scored (cross-verification, gap coverage, question closure not "
+            "measured: the test profile turns verification off; --verify turns it on)") in shown
     assert "Not scored" in (run / "report.html").read_text()
 
 

@@ -11,11 +11,33 @@ from council.runoptions import RunOptions, Seat
 
 
 def test_default_council_is_the_production_profile() -> None:
-    options = load_options(Overrides())
+    options = load_options(Overrides(depth="deep"))
     assert [s.name for s in options.seats] == ["claude", "codex", "gemini"]
     assert options.profile == "production"
-    assert all(s.max_iterations == 10 for s in options.seats)
+    assert all(s.max_iterations == 10 for s in options.seats)  # the profile's, at deep
     assert options.synthesizer == "claude"
+
+
+@pytest.mark.parametrize(("depth", "turns"), [("quick", 5), ("standard", 7), ("deep", 10)])
+def test_the_depth_caps_the_profiles_turns(depth: str, turns: int) -> None:
+    """graph.DEPTH_TURNS: a lighter depth loops the production profile's seats less."""
+    options = load_options(Overrides(depth=depth))
+    assert [s.max_iterations for s in options.seats] == [turns] * 3
+    assert load_options(Overrides()).depth == "standard"  # the default caps at 7
+
+
+def test_a_cap_the_user_gave_wins_over_the_depth(tmp_path: Path) -> None:
+    """--max-iterations, and an agent's own max_iterations in council.yaml, mean what they
+    say at any depth; an agent that gives none takes the depth's cap."""
+    flag = load_options(Overrides(depth="quick", max_iterations=9))
+    assert [s.max_iterations for s in flag.seats] == [9, 9, 9]
+    write_trusted_config(tmp_path, "synthesizer: long\nagents:\n"
+                                   "  long: {cli: claude, max_iterations: 10}\n"
+                                   "  plain: {cli: codex}\n")
+    options = load_options(Overrides(depth="quick"))
+    assert [(s.name, s.max_iterations) for s in options.seats] == [("long", 10), ("plain", 5)]
+    deep = load_options(Overrides(depth="deep"))
+    assert [s.max_iterations for s in deep.seats] == [10, 10]
 
 
 def test_test_profile_is_cheap_and_short() -> None:

@@ -275,7 +275,8 @@ def test_options_on_top_of_a_depth() -> None:
 
 def test_the_plan_names_the_depth_and_what_it_leaves_out() -> None:
     quick = graph.plan(load_options(Overrides(depth="quick")))
-    assert quick[0] == ("depth quick (--depth quick|standard|deep): claims not checked; not "
+    assert quick[0] == ("depth quick (--depth quick|standard|deep): claims not checked "
+                        "(depth quick runs no check; --depth standard checks them); not "
                         "run: scope, dissent, refinement, claims, gap fill, recheck, "
                         "verification, antagonist")
     assert "research → synthesis by claude" in quick[1]
@@ -284,6 +285,12 @@ def test_the_plan_names_the_depth_and_what_it_leaves_out() -> None:
                                "by agents of other vendors; not run: dissent, gap fill, "
                                "recheck, antagonist")
     assert graph.plan(load_options(Overrides(depth="deep")))[0].endswith("; every phase")
+    # --test at standard: the profile, not the depth, leaves the claims unchecked
+    assert graph.plan(load_options(Overrides(test=True)))[0].startswith(
+        "depth standard (--depth quick|standard|deep): claims not checked (the test profile "
+        "turns verification off; --verify turns it on); not run: scope, dissent, claims")
+    assert "claims checked by agents of other vendors" in graph.plan(
+        load_options(Overrides(test=True, verify=True)))[0]
 
 
 def test_the_recheck_is_skipped_when_the_gap_fill_published_nothing_new() -> None:

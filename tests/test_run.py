@@ -212,6 +212,9 @@ def test_single_survivor_skips_refinement(council: Council) -> None:
     run = council.only_run()
     assert "refinement skipped" in (run / "progress.log").read_text()
     assert "1 of 3 agents contributed (claude)" in (run / "final-report.md").read_text()
+    # its own rule skipped it at a depth that runs it: the header says so
+    assert "· depth standard: research → (refinement skipped) → synthesis ·" in \
+        (run / "final-report.md").read_text().splitlines()[0]
 
 
 def test_every_agent_failing_fails_the_phase_and_keeps_files(council: Council) -> None:

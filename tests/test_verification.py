@@ -54,6 +54,31 @@ def test_claims_are_checked_by_another_vendor(council: Council) -> None:
     assert st["agents"]["codex"]["phases"]["verification"]["status"] == "capped"
 
 
+def test_a_run_that_checks_no_claims_says_why_in_the_plan_and_the_header(
+        council: Council) -> None:
+    """`--test` keeps the test profile's verification off at depth standard, whose help says
+    "claims checked": the plan and the header say it was the profile, and how to turn it on.
+    A phase the depth leaves out is not shown as skipped: the header lists what ran."""
+    council.script({"*": {"finish_after": 1}})
+    why = "the test profile turns verification off; --verify turns it on"
+    proc = council.run("run", "--test", "q")
+    assert proc.returncode == 0, proc.stderr
+    assert f"depth standard (--depth quick|standard|deep): claims not checked ({why})" \
+        in proc.stdout
+    standard = council.only_run()
+    header = (standard / "final-report.md").read_text().splitlines()[0]
+    assert f" · claims not checked: {why}" in header
+    proc = council.run("run", "--test", "--depth", "quick", "q")
+    assert proc.returncode == 0, proc.stderr
+    (quick,) = [p for p in council.research.iterdir()
+                if p.is_dir() and not p.is_symlink() and p != standard]
+    header = (quick / "final-report.md").read_text().splitlines()[0]
+    assert "· depth quick: research → synthesis ·" in header, header
+    assert "skipped" not in header
+    assert " · claims not checked: depth quick runs no check; --depth standard --verify " \
+           "checks them" in header  # --test: the depth alone would not check them
+
+
 def test_a_malformed_claims_list_is_retried_once_then_degraded(council: Council) -> None:
     council.script({"*": {"finish_after": 1}, "claude:claims": {"content": "not JSON at all"}})
     proc = council.run("run", "--test", "--verify", "q")

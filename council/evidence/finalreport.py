@@ -84,7 +84,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
               "contributed "
               f"({', '.join(contributors)}) · {score.headline(result)} · "
               f"depth {state.options.depth}: {phases_ran(ws, state)} · synthesised by {writer}"
-              + (f" · claims: {checked}" if checked else " · claims not checked")
+              + (f" · claims: {checked}" if checked else " · claims not checked"
+                 + (f": {why}" if (why := graph.claims_unchecked(state.options)) else ""))
               + (f" · cut short by the budget ({cut})" if cut else "")
               + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
               + "\n\n")
@@ -143,7 +144,8 @@ def gap_fill_ran(state: RunState) -> bool:
 
 def phases_ran(ws: Workspace, state: RunState) -> str:
     """`scope → research ∥ dissent → refinement → … → synthesis`: the phases that ran, from
-    the graph and the state, with what was skipped or degraded."""
+    the graph and the state, with what was degraded, and the refinement when its own rule
+    skipped it (a phase the depth leaves out is not news: the header names the depth)."""
     steps = state.steps or {}
     facts = verification_facts(ws)
     ran = {name for name, what in steps.items() if what == graph.DONE} | {graph.SYNTHESIS.name}
@@ -160,7 +162,7 @@ def phases_ran(ws: Workspace, state: RunState) -> str:
 
     out = " → ".join(" ∥ ".join(label(n) for n in group) for group in graph.groups(ran))
     first, last = graph.FEEDS[0], graph.FEEDS[-1]
-    if last.name not in ran:
+    if last.name not in ran and graph.by_depth(last, state.options) is None:
         out = out.replace(first.label, f"{first.label} → ({last.label} skipped)", 1)
     return out
 

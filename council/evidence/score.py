@@ -248,10 +248,17 @@ def section(result: Completeness) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _not_scored(unmeasured: Sequence[str], why: str) -> str:
+    """An unscored run in one phrase, as the final report's header and `council status` say
+    it: what was not measured, and why."""
+    return (f"not scored ({', '.join(unmeasured)} not measured: {why})" if unmeasured
+            else f"not scored ({why})")
+
+
 def headline(result: Completeness) -> str:
     unmeasured = [LABELS[s.name].lower() for s in result.signals if s.value is None]
     if result.score is None:
-        return f"completeness not scored ({', '.join(unmeasured)} not measured: {result.unscored})"
+        return "completeness " + _not_scored(unmeasured, result.unscored or "")
     return f"completeness {result.score}/100" + (
         f" ({', '.join(unmeasured)} not measured)" if unmeasured else "")
 
@@ -259,7 +266,12 @@ def headline(result: Completeness) -> str:
 def summary(record: Mapping[str, Any]) -> str:
     """A recorded score (Completeness.to_dict, as state.yaml keeps it) in one phrase, for
     `council status`, `watch` and the synthesis's prompt: `61/100 (cap 1.0: all 3 agents
-    contributed)`, or `not scored (verification is off …)`."""
+    contributed)`, or `not scored (cross-verification, … not measured: …)` in the words of the
+    final report's header (`headline`)."""
     if record.get("score") is None:
-        return f"not scored ({record.get('unscored') or 'no score recorded'})"
+        signals = record.get("signals")
+        unmeasured = [LABELS[name].lower() for name, s in signals.items()
+                      if name in LABELS and isinstance(s, Mapping) and s.get("value") is None
+                      ] if isinstance(signals, Mapping) else []
+        return _not_scored(unmeasured, record.get("unscored") or "no score recorded")
     return f"{record['score']}/100 (cap {record.get('cap')}: {record.get('cap_reason')})"

@@ -39,6 +39,18 @@ def test_the_estimate_stays_within_twice_what_the_scripted_run_sent(name: str) -
     assert 0.5 <= e.sent_bytes / sent <= 2, (e.sent_bytes, sent)
 
 
+def test_the_production_profile_pays_for_the_depth_asked() -> None:
+    """Issue 34's targets on the production profile (10 turns a seat, verification on), not
+    only on --test: standard at most 65% of deep's requests, quick at most twice one agent's
+    (one production seat with its whole cap: --agents claude --depth deep, 26 requests)."""
+    requests = {d: estimate(load_options(Overrides(depth=d))).requests for d in graph.DEPTHS}
+    one = estimate(load_options(Overrides(agents=("claude",), depth="deep"))).requests
+    one_standard = estimate(load_options(Overrides(agents=("claude",)))).requests
+    assert requests["standard"] <= 0.65 * requests["deep"], requests
+    assert requests["quick"] <= 2 * min(one, one_standard), (requests, one, one_standard)
+    assert requests["deep"] == 162  # deep is today's pipeline at the profile's caps
+
+
 def test_more_agents_and_loops_cost_more() -> None:
     one = estimate(load_options(Overrides(test=True, agents="claude")))
     three = estimate(load_options(Overrides(test=True)))

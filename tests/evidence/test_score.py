@@ -124,7 +124,9 @@ def test_unmeasured_signals_count_as_zero_and_say_so() -> None:
 
 def test_a_run_whose_plan_checks_nothing_is_not_scored_and_says_why() -> None:
     why = graph.unchecked(load_options(Overrides(test=True)))
-    assert why == "verification is off (--no-verify or the test profile)"
+    assert why == "the test profile turns verification off; --verify turns it on"
+    no_verify = graph.unchecked(load_options(Overrides(verify=False)))
+    assert no_verify == "verification is off; --verify turns it on"
     assert graph.unchecked(load_options(Overrides())) is None
     assert graph.unchecked(load_options(Overrides(depth="quick"))) == "depth quick"
     assert graph.unchecked(load_options(Overrides(depth="quick", verify=True))) == "depth quick"
@@ -133,13 +135,15 @@ def test_a_run_whose_plan_checks_nothing_is_not_scored_and_says_why() -> None:
     assert result.signals[0].value == pytest.approx(1 / 3)  # what was measured, as measured
     assert score.headline(result) == (
         "completeness not scored (cross-verification, gap coverage, question closure not "
-        "measured: verification is off (--no-verify or the test profile))")
+        "measured: the test profile turns verification off; --verify turns it on)")
     assert "0/100" not in score.section(result)
-    assert "**Not scored**: verification is off" in score.section(result)
+    assert "**Not scored**: the test profile turns verification off" in score.section(result)
     assert "| Source diversity | 30% | 33% |" in score.section(result)
     record = result.to_dict()
     assert (record["score"], record["unscored"]) == (None, why)
-    assert score.summary(record) == f"not scored ({why})"
+    # council status says it in the header's words, with one pair of parentheses
+    assert "completeness " + score.summary(record) == score.headline(result)
+    assert score.summary(record).count("(") == 1
     # A run that planned its checks and lost them still scores, low: it checked less.
     degraded = compute("exploratory", [OFFICIAL], {"status": "degraded", "claims": []}, 3, 3)
     assert degraded.score == 10

@@ -201,8 +201,9 @@ def test_the_live_table_shows_every_agent(council: Council) -> None:
     console.print(table(load_state(ws.root), ws))
     text = console.export_text()
     for needle in ("claude", "codex", "gemini", "refinement", "synthesis", "3/3", "1/1",
-                   "completeness not scored (verification is off (--no-verify or the test "
-                   "profile))"):
+                   "completeness not scored (cross-verification, gap coverage, question "
+                   "closure not measured: the test profile turns verification off; --verify "
+                   "turns it on)"):
         assert needle in text
     # A --test run has no scope, claim checks or antagonist: no bars for them.
     bars = [line.split()[0] for line in text.splitlines() if line.rstrip().endswith(("/3", "/1"))
