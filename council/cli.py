@@ -207,9 +207,6 @@ def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bo
     research/<id>/final-report.md."""
     if exit_code and given.get("since") is None:
         raise UsageError("--exit-code needs --since: it says whether anything changed")
-    if given.get("since") is not None and given.get("verify") is False:
-        raise UsageError("--since with --no-verify: a --since run verifies the earlier claims "
-                         "again to say what changed; drop --no-verify")
     # With --since and no topic, the earlier run's (prepare reads it).
     text = (None if topic is None and topic_file is None and given.get("since") is not None
             else read_topic(topic, topic_file))  # checked, naming where it came from

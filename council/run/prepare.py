@@ -79,6 +79,9 @@ def prepare(request: Request) -> Prepared:
     given = dict(request.given)
     text: str | bytes | None = request.topic
     if given.get("since") is not None:  # first: a refused --since spawns nothing
+        if given.get("verify") is False:
+            raise UsageError("--since with --no-verify: a --since run verifies the earlier "
+                             "claims again to say what changed; drop --no-verify")
         earlier = since(str(given["since"]), request.base)
         given["since"] = earlier.id
         if text is None:

@@ -179,3 +179,17 @@ def test_since_refuses_a_foreign_or_unfinished_run_in_one_actionable_line(isolat
         prepare.since("20261123-100000-cccccc", base)
     assert unknown.value.exit_code == 2
     assert "\n" not in str(unknown.value)
+
+
+def test_since_with_no_verify_is_the_same_refusal_from_each(isolated: Path) -> None:
+    """A --since run judges what changed on verified claims: an explicit "do not verify"
+    with it is refused by prepare, so by each entry point that takes --since, before the
+    earlier run is looked up."""
+    with pytest.raises(UsageError) as caught:
+        prepare.prepare(prepare.Request(None, "the test", {"since": "latest", "verify": False}))
+    line = str(caught.value)
+    assert line.startswith("--since with --no-verify")
+    assert from_cli("--since", "latest", "--no-verify") == line
+    # (the hosts' grammar takes no --since)
+    assert from_mcp(isolated / "research", topic="Tides?", since="latest",
+                    verify=False) == line
