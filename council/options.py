@@ -73,10 +73,16 @@ class Number:
 
     def check(self, value: Any) -> Any:
         kinds = (int,) if self.whole else (int, float)
-        if (isinstance(value, bool) or not isinstance(value, kinds)
-                or not self.within(value)):
+        if isinstance(value, bool) or not isinstance(value, kinds):
+            raise self.not_a_number(value)
+        if not self.within(value):
             raise Invalid(f"must be {self.what}")
         return value if self.whole else float(value)
+
+    def not_a_number(self, value: Any) -> Invalid:
+        """What a word or value that is no number of this kind is told, on every surface."""
+        return Invalid(f"takes {'a whole number' if self.whole else 'a number'}, "
+                       f"not {value!r}")
 
     def within(self, value: float) -> bool:
         low = self.minimum < value if self.above else self.minimum <= value
@@ -99,8 +105,7 @@ class Number:
         try:
             value = int(word) if self.whole else float(word)
         except ValueError:
-            raise Invalid(f"takes {'a whole number' if self.whole else 'a number'}, "
-                          f"not {word!r}") from None
+            raise self.not_a_number(word) from None
         return self.check(value)
 
 

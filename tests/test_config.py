@@ -92,7 +92,7 @@ def test_agents_selection_and_overrides() -> None:
         ("agents:\n  claude: {extra_args: --x}\n", "list of strings"),
         ("timeout: -3\n", "timeout must be a positive"),
         ("timeout: .nan\n", "timeout must be a positive"),
-        ("idle_timeout: true\n", "idle_timeout must be a positive number of seconds"),
+        ("idle_timeout: true\n", "idle_timeout takes a number, not True"),
         ("max_cost: 0\n", "max_cost must be a positive number of US dollars"),
         ("synthesizer: 7\n", "council.yaml: synthesizer must be a non-empty string"),
         ("profile: cheap\n", "profile 'cheap'"),

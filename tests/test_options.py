@@ -201,9 +201,27 @@ VALUED_EVERYWHERE = [option for option in OPTIONS if {CLI, CONFIG} <= option.giv
 def test_a_bad_value_is_refused_in_the_same_words_on_every_surface(option: Option) -> None:
     """Issue 32: `council run`, the config file, a host's command and an MCP client give the
     same reason for the same bad value, each naming the option its own way."""
+    reasons = refusals(option, out_of_bounds(option))
+    assert len(set(reasons.values())) == 1, reasons
+
+
+NUMBERS = [option for option in VALUED_EVERYWHERE if isinstance(option.kind, options.Number)]
+
+
+@pytest.mark.parametrize("option", NUMBERS, ids=lambda o: o.name)
+def test_a_word_that_is_no_number_is_refused_in_the_same_words_on_every_surface(
+        option: Option) -> None:
+    kind = option.kind
+    assert isinstance(kind, options.Number)
+    reasons = refusals(option, "abc")
+    assert set(reasons.values()) == {
+        f"takes {'a whole number' if kind.whole else 'a number'}, not 'abc'"}, reasons
+
+
+def refusals(option: Option, value: Any) -> dict[str, str]:
+    """Each surface's reason for refusing `value` for `option`, without the option's name."""
     from council.hosts import mcptools
 
-    value = out_of_bounds(option)
     reasons: dict[str, str] = {}
     with pytest.raises(click.UsageError) as refused:  # click parses; nothing runs
         cli.run.make_context("run", [option.flag, str(value), "q"])
@@ -229,7 +247,7 @@ def test_a_bad_value_is_refused_in_the_same_words_on_every_surface(option: Optio
         with pytest.raises(UsageError) as refused_mcp:
             mcptools.check_value(param, value)
         reasons["MCP client"] = str(refused_mcp.value).removeprefix(f"{option.flag} ")
-    assert len(set(reasons.values())) == 1, reasons
+    return reasons
 
 
 def test_every_surface_was_compared() -> None:
