@@ -392,7 +392,8 @@ def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path
              max_citations: int, language: str | None, limit: int | None,
              confirm: bool, shard: str | None, judge_batch: bool) -> None:
     """Answer QUESTIONS (sample, a JSONL file, drb:FOLDER, drb2:FILE) with each configuration
-    and compare them: rubric score, citation accuracy and cost (docs/eval.md)."""
+    and compare them: rubric score, citation accuracy and cost (docs/eval.md). Needs the
+    [eval] extra (Inspect AI): pip install 'council[eval]'."""
     from council.evaluation import inspect_installed
 
     with inspect_installed():  # Inspect is the [eval] extra: only this command loads it

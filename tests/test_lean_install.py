@@ -124,3 +124,4 @@ def test_eval_in_the_core_install_names_its_install_line(
     helped = council(user, "eval", "--help")
     assert helped.returncode == 0, helped.stderr
     assert "--judge" in helped.stdout
+    assert "pip install 'council[eval]'" in " ".join(helped.stdout.split())
