@@ -137,7 +137,8 @@ def test_concurrent_writers_lose_no_update(tmp_path: Path) -> None:
         # The run's options are parsed with the file: a bad one is the file's, named there.
         (lambda d: d["options"]["seats"][0].update(cli="sh"),
          r"state.yaml: options.seats\[0\]: cli 'sh' is not one of"),
-        (lambda d: d["options"].update(timeout="soon"), "state.yaml: options: timeout must be"),
+        (lambda d: d["options"].update(timeout="soon"),
+         "state.yaml: options: timeout takes a number, not 'soon'"),
         (lambda d: d.update(options="all"), "'agents' and 'options' must be mappings"),
     ],
 )
