@@ -308,25 +308,37 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
     """Worker I of N (shards.py): its share of the tasks, resumed where its logs stopped,
     then the summary of what every worker has done so far."""
     req = prepared.request
-    planned = shards.capture(lambda: run_eval_set(prepared, tasks_of(prepared), judge))
+    planned = shards.again_if_torn(
+        lambda: shards.capture(lambda: run_eval_set(prepared, tasks_of(prepared), judge)))
     identifiers = [p.identifier for p in planned]
     mine = shards.share(identifiers, shard)
-    logs = shards.newest_logs(req.log_dir, warn)
     size = {p.identifier: p.samples for p in planned}
-    todo = [i for i in mine if i not in logs or not shards.finished(logs[i], size[i])]
-    echo(f"shard {shard}: {len(mine)} of the {len(planned)} tasks are this worker's, "
-         f"{len(todo)} to run")
-    if todo:
+    told: list[bool] = []
+
+    def run_share() -> int | None:
+        """What is left of this worker's share, from the logs as they are now, run; the
+        exit code of a signal that stopped it, if one did."""
+        logs = shards.newest_logs(req.log_dir, warn)
+        todo = [i for i in mine if i not in logs or not shards.finished(logs[i], size[i])]
+        if not told:
+            told.append(True)
+            echo(f"shard {shard}: {len(mine)} of the {len(planned)} tasks are this worker's, "
+                 f"{len(todo)} to run")
+        if not todo:
+            return None
         set_id = shards.shared_set_id(req.log_dir, identifiers)
         document = shards.selection(set_id, todo, logs)
         with shards.selected(document), shards.socket_path_named():
             _, code = _interruptible(
                 prepared, lambda: run_eval_set(prepared, tasks_of(prepared), judge),
                 len(todo))
-        if code is not None:
-            warn(f"council: shard {shard} interrupted; run the same command again to go on "
-                 f"where it stopped (logs in {req.log_dir})")
-            return code
+        return code
+
+    code = shards.again_if_torn(run_share)
+    if code is not None:
+        warn(f"council: shard {shard} interrupted; run the same command again to go on "
+             f"where it stopped (logs in {req.log_dir})")
+        return code
     logs = shards.newest_logs(req.log_dir, warn)
     rows, mine_rows = [], []
     for task in planned:

@@ -28,11 +28,12 @@ import json
 import os
 import re
 import tempfile
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from council.errors import CouncilError, UsageError
@@ -161,6 +162,42 @@ def read_log(location: str, header_only: bool = False, attempts: int = 5) -> Any
             if before is None or _identity(location) in (before, None):
                 return None
     return None
+
+
+T = TypeVar("T")
+TORN_TRIES = 3  # a torn read needs a rename within microseconds of it: rare, never thrice
+
+
+def torn(exc: BaseException) -> bool:
+    """Whether `exc` is a log read torn by another worker's rename (read_log), however
+    Inspect wrapped it: its zip reader's "EOCD not found", or a bad zip."""
+    stack, seen = [exc], set()
+    while stack:
+        error = stack.pop()
+        if id(error) in seen:
+            continue
+        seen.add(id(error))
+        if isinstance(error, zipfile.BadZipFile) or (
+                isinstance(error, ValueError) and "EOCD not found" in str(error)):
+            return True
+        stack += [e for e in (error.__cause__, error.__context__) if e is not None]
+        if isinstance(error, BaseExceptionGroup):
+            stack += list(error.exceptions)
+    return False
+
+
+def again_if_torn(run: Callable[[], T]) -> T:
+    """`run`, again (TORN_TRIES times in all) when it fails on a torn read: Inspect's eval
+    set reads every log in the folder before it runs anything, and another worker may be
+    renaming one in just then. `run` must be safe to repeat (a worker recomputes what it
+    has left to do from the logs, as the same command run again would)."""
+    for attempt in range(1, TORN_TRIES + 1):
+        try:
+            return run()
+        except Exception as exc:
+            if attempt == TORN_TRIES or not torn(exc):
+                raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _identity(location: str) -> tuple[int, int, int] | None:

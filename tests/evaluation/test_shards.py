@@ -303,3 +303,54 @@ def test_a_torn_log_is_left_out_named_once_and_not_read_again(
     assert torn.name in line
     assert "not done" in line
     assert sum(1 for c in calls if c.endswith(torn.name)) == 1  # broken, not busy
+
+
+def test_a_torn_read_is_known_however_inspect_wraps_it() -> None:
+    import zipfile
+
+    def chained() -> BaseException:
+        try:
+            try:
+                raise ValueError("EOCD not found")
+            except ValueError as inner:
+                raise RuntimeError("reading the log folder") from inner
+        except RuntimeError as outer:
+            return outer
+
+    assert shards.torn(ValueError("EOCD not found"))
+    assert shards.torn(zipfile.BadZipFile("File is not a zip file"))
+    assert shards.torn(chained())
+    assert shards.torn(ExceptionGroup("tasks", [OSError("x"), ValueError("EOCD not found")]))
+    assert not shards.torn(ValueError("bad configuration"))
+    assert not shards.torn(OSError("EOCD not found"))  # not the zip reader's
+
+
+def test_a_torn_read_is_tried_again_and_nothing_else_is() -> None:
+    calls: list[int] = []
+
+    def flaky() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("EOCD not found")
+        return "done"
+
+    assert shards.again_if_torn(flaky) == "done"
+    assert len(calls) == 2
+
+    def broken() -> str:
+        calls.append(1)
+        raise ValueError("bad configuration")
+
+    calls.clear()
+    with pytest.raises(ValueError, match="bad configuration"):
+        shards.again_if_torn(broken)
+    assert len(calls) == 1
+
+    def always_torn() -> str:
+        calls.append(1)
+        raise ValueError("EOCD not found")
+
+    calls.clear()
+    with pytest.raises(ValueError, match="EOCD"):
+        shards.again_if_torn(always_torn)
+    assert len(calls) == shards.TORN_TRIES
