@@ -19,6 +19,7 @@ from council.errors import CouncilError
 from council.evidence.ledger import Usage
 from council.graph import WEB
 from council.runoptions import Seat
+from council.store import agentfs
 
 HOOK_ENTRY = Path(__file__).resolve().parent.parent / "__main__.py"
 # The hooks' HOME, in the job's private folder: empty, council's, out of every agent's reach.
@@ -198,17 +199,24 @@ def read_usage(adapter: Adapter, log: Path, model: str | None) -> Usage:
     return counter.total()
 
 
+MAX_LOG_LINE = 64 << 20  # one event of a CLI's log: a tool result holds a fetched page at most
+
+
 def json_events(log: Path, start: int = 0) -> Iterator[dict[str, Any]]:
     """Each JSON object line of a CLI's output log; non-JSON lines are skipped.
 
-    Streams the file: a flooding agent's 10 MB log is never held in memory."""
+    Streams the file: a flooding agent's 10 MB log is never held in memory. Opened as
+    agentfs opens what an agent could have touched: no link followed, a plain file only
+    (anything else has no events)."""
     try:
-        handle = log.open("rb")
-    except FileNotFoundError:
+        handle = os.fdopen(agentfs.open_regular(log), "rb")
+    except OSError:  # missing, or a link, FIFO or device where the log should be
         return
     with handle:
         handle.seek(start)
-        for raw in handle:
+        # A line is read MAX_LOG_LINE bytes at most: a log with no newline (a sparse file)
+        # is never held whole; the cut pieces of a longer line are not JSON, and skipped.
+        for raw in iter(lambda: handle.readline(MAX_LOG_LINE), b""):
             event = json_object(raw)
             if event is not None:
                 yield event

@@ -25,9 +25,7 @@ def fetched_pages(run_dir: Path) -> dict[str, str]:
     logs = run_dir / "logs"
     if not logs.is_dir():
         return pages
-    for log in sorted(logs.glob("*.jsonl")):
-        if log.is_symlink() or not log.is_file():
-            continue
+    for log in sorted(logs.glob("*.jsonl")):  # json_events opens plain files only
         pending: dict[str, str] = {}  # tool call id → canonical URL
         for event in json_events(log):
             for call_id, url, text in _fetches(event):

@@ -434,3 +434,23 @@ def test_codex_reports_no_requests() -> None:
     from council.agents.codex import CodexAdapter
 
     assert CodexAdapter().requests(iter([{"type": "turn.completed", "usage": {}}])) is None
+
+
+def test_a_clis_log_is_read_as_a_plain_file_a_line_at_a_time_bounded(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever stands where a log should be (a link to a file of the user's, a FIFO), it
+    has no events; a line past the bound is skipped, not held whole."""
+    import os
+
+    from council.agents import base
+
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"type": "result", "secret": "PRIVATE"}\n')
+    (tmp_path / "link.jsonl").symlink_to(secret)
+    assert list(base.json_events(tmp_path / "link.jsonl")) == []
+    os.mkfifo(tmp_path / "fifo.jsonl")
+    assert list(base.json_events(tmp_path / "fifo.jsonl")) == []  # and it did not block
+    monkeypatch.setattr(base, "MAX_LOG_LINE", 64)
+    log = tmp_path / "log.jsonl"
+    log.write_text('{"long": "' + "x" * 200 + '"}\n{"type": "ok"}\n')
+    assert list(base.json_events(log)) == [{"type": "ok"}]
