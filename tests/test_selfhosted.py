@@ -130,3 +130,26 @@ def test_the_listing_decides_model_and_window() -> None:
     assert endpoint.listing_urls(seat("gemini")) == [URL + "/v1beta/models"]
     assert endpoint.listing_urls(seat("claude", base_url=URL + "/v1/")) == [
         URL + "/v1/models", URL + "/api/tags"]
+
+
+def test_claudes_mcp_server_is_started_without_the_seats_server_key(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """claude gets the self-hosted server's key as ANTHROPIC_AUTH_TOKEN; a search server it
+    starts is not given it (it is started without every variable of claude's own)."""
+    import json
+
+    from council.runoptions import McpServer
+
+    monkeypatch.setenv("MY_LOCAL_KEY", "s3cret-local")
+    s = seat("claude", context_window=65536, api_key_env="MY_LOCAL_KEY")
+    s = Seat.from_dict("claude", {**s.to_dict(), "mcp_servers": {
+        "search": {"command": "/usr/bin/search-mcp", "search": True}}}, "t")
+    assert s.mcp_servers == (McpServer("search", "/usr/bin/search-mcp", search=True),)
+    inv = adapter_for("claude").prepare(job(tmp_path, s))
+    assert inv.env["ANTHROPIC_AUTH_TOKEN"] == "s3cret-local"
+    config = inv.argv[list(inv.argv).index("--mcp-config") + 1]
+    started = json.loads(Path(config).read_text())["mcpServers"]["search"]
+    assert started["command"] == "env"
+    unset = [a for i, a in enumerate(started["args"]) if i and started["args"][i - 1] == "-u"]
+    assert "ANTHROPIC_AUTH_TOKEN" in unset
+    assert "ANTHROPIC_BASE_URL" in unset

@@ -67,12 +67,27 @@ class ClaudeAdapter:
         name = f"{job.seat.name}-{job.tag}-claude-settings.json"
         agentfs.write(job.council_dir(), name, json.dumps(settings, indent=2))
         settings_file = job.council_dir() / name
+        env = {
+            # Claude Code ends a turn after 8 blocks in a row without a tool call; council's
+            # hook enforces the real cap, so keep the CLI's above it.
+            "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(job.max_iterations + 2),
+            # The default of 10 retries turns a dead endpoint into ~3 minutes per call.
+            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4"),
+        }
+        if job.seat.effort:
+            env["CLAUDE_CODE_EFFORT_LEVEL"] = job.seat.effort
+        if job.seat.self_hosted and job.home is not None:
+            # A private HOME: no login of the user's; the server's URL, key and window.
+            job.home.mkdir(parents=True, exist_ok=True)
+            env.update(selfhosted.claude_env(job.seat, str(job.home)))
         servers = job.seat.mcp_servers
         mcp_config: list[str] = []
         if servers:
             # Beside the settings, where no agent can rewrite the servers it is given.
             config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
-            config = claude_config(servers, agent_env(self.cli, extra=job.seat.env))
+            # Started without the variables claude has that it is not given: the
+            # user's keys, and a self-hosted seat's server key among claude's own (env).
+            config = claude_config(servers, [*agent_env(self.cli, extra=job.seat.env), *env])
             agentfs.write(job.council_dir(), config_name, json.dumps(config, indent=2))
             mcp_config = ["--mcp-config", str(job.council_dir() / config_name)]
         argv = [
@@ -103,19 +118,6 @@ class ClaudeAdapter:
             *(["--resume", session_id] if session_id else []),
             *job.seat.extra_args,
         ]
-        env = {
-            # Claude Code ends a turn after 8 blocks in a row without a tool call; council's
-            # hook enforces the real cap, so keep the CLI's above it.
-            "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(job.max_iterations + 2),
-            # The default of 10 retries turns a dead endpoint into ~3 minutes per call.
-            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4"),
-        }
-        if job.seat.effort:
-            env["CLAUDE_CODE_EFFORT_LEVEL"] = job.seat.effort
-        if job.seat.self_hosted and job.home is not None:
-            # A private HOME: no login of the user's; the server's URL, key and window.
-            job.home.mkdir(parents=True, exist_ok=True)
-            env.update(selfhosted.claude_env(job.seat, str(job.home)))
         return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
