@@ -244,6 +244,14 @@ def _key_set(seat: Seat) -> bool:
     return bool(seat.api_key_env and os.environ.get(seat.api_key_env))
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is not followed: urllib would resend the key's headers to wherever it
+    points, and only the server the user configured is asked (its 3xx is its answer)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 def ask(url: str, key: str | None, timeout: float = TIMEOUT,
         data: Mapping[str, Any] | None = None) -> Answer:
     """GET `url` (POST `data` as JSON, when given) directly (no proxy: only the user's
@@ -254,7 +262,7 @@ def ask(url: str, key: str | None, timeout: float = TIMEOUT,
     if key:
         headers["authorization"] = f"Bearer {key}"
         headers["x-goog-api-key"] = key
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
     if not url.startswith(("http://", "https://")):  # Seat.validate checked it; never file:
         return Answer(url, None, error="not an http(s) URL")
     request = urllib.request.Request(  # noqa: S310

@@ -44,6 +44,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         data = json.dumps(body).encode()
         self.send_response(status)
+        if 300 <= status < 400:  # a redirect: its body names where to
+            self.send_header("location", str(body["location"]))
         self.send_header("content-type", "application/json")
         self.send_header("content-length", str(len(data)))
         self.end_headers()

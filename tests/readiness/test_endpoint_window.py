@@ -118,3 +118,15 @@ def test_a_server_slow_to_answer_a_probe_keeps_the_check_within_about_a_second(
     assert time.monotonic() - began < endpoint.BUDGET + 0.5
     assert problems == []
     assert [n for n in notes if "not verified" in n]
+
+
+def test_a_redirect_is_not_followed_with_the_key(local_server: LocalServer) -> None:
+    """Only the server the user configured is asked: a 3xx pointing elsewhere (here another
+    path, standing for another host) is not followed, so the key's headers stay put."""
+    answer = endpoint.ask(f"{local_server.url}/v1/models", "the-key")
+    assert local_server.paths() == ["GET /v1/models"]  # 404: nothing was scripted
+    local_server.routes[("GET", "/v1/models")] = (
+        302, {"location": f"{local_server.url}/stolen"})
+    answer = endpoint.ask(f"{local_server.url}/v1/models", "the-key")
+    assert answer.status == 302
+    assert "GET /stolen" not in local_server.paths()
