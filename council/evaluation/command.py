@@ -281,7 +281,8 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[st
         warn(f"council: evaluation interrupted; run the same command again to go on where "
              f"it stopped (logs in {req.log_dir})")
         return code
-    return _report(prepared, _rows(logs), echo, warn, missing=0)
+    rows, unread = _rows(logs, warn)
+    return _report(prepared, rows, echo, warn, missing=unread)
 
 
 def _interruptible(prepared: Prepared, run: Callable[[], list[Any]],
@@ -343,7 +344,7 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
     rows, mine_rows = [], []
     for task in planned:
         if task.identifier in logs:
-            got = _rows([logs[task.identifier]])
+            got, _ = _rows([logs[task.identifier]], warn)  # counted missing below
             rows += got
             if task.identifier in mine:
                 mine_rows += got
@@ -379,15 +380,20 @@ def _report(prepared: Prepared, rows: list[summary.Row], echo: Callable[[str], N
     return 0
 
 
-def _rows(logs: list[Any]) -> list[summary.Row]:
-    rows = []
+def _rows(logs: list[Any], warn: Callable[[str], None]) -> tuple[list[summary.Row], int]:
+    """Each sample of each log, as the summary shows it, and how many samples the logs that
+    could not be read hold (each named to `warn`: its samples count as missing)."""
+    rows, unread = [], 0
     for header in logs:
         full = shards.read_log(header.location)
-        if full is None:  # unreadable: its samples count as missing
+        if full is None:
+            warn(f"council: cannot read the log {header.location}; its samples count as "
+                 "missing")
+            unread += header.eval.dataset.samples or 0
             continue
         conf = str((full.eval.task_args or {}).get("configuration", "?"))
         rows += [summary.row_of(conf, sample) for sample in full.samples or []]
-    return rows
+    return rows, unread
 
 
 def main(request: EvalRequest, echo: Callable[[str], None],

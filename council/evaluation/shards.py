@@ -24,7 +24,6 @@ Each worker holds its own per-vendor slots (slots.py: file locks on its own mach
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import tempfile
@@ -259,7 +258,7 @@ def selected(document: str) -> Iterator[None]:
 
     with tempfile.TemporaryDirectory(prefix="council-selection-") as tmp:
         path = Path(tmp) / "selection.json"
-        path.write_text(json.dumps(json.loads(document)), encoding="utf-8")
+        path.write_text(document, encoding="utf-8")
         with _env(INSPECT_EVAL_SET_SELECTION, str(path)):
             yield
 

@@ -354,3 +354,19 @@ def test_a_torn_read_is_tried_again_and_nothing_else_is() -> None:
     with pytest.raises(ValueError, match="EOCD"):
         shards.again_if_torn(always_torn)
     assert len(calls) == shards.TORN_TRIES
+
+
+def test_a_log_that_cannot_be_read_is_named_and_its_samples_count_as_missing(
+        tmp_path: Path) -> None:
+    from council.evaluation import command
+
+    location = one_log(tmp_path)
+    header = shards.read_log(location, header_only=True)
+    assert header is not None
+    header.eval.dataset.samples = 3
+    data = local(location).read_bytes()
+    local(location).write_bytes(data[: len(data) // 2])
+    warned: list[str] = []
+    assert command._rows([header], warned.append) == ([], 3)
+    (line,) = warned
+    assert local(location).name in line
