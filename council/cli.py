@@ -624,7 +624,7 @@ def _refresh_page(ws: Workspace) -> None:
     from council.views import page
 
     if (ws.root / page.PAGE).is_file():
-        page.build(ws, readable(ws.root))
+        _page(ws, readable(ws.root))  # as at a run's end: a page that fails loses no answer
 
 
 @main.command("report", epilog=examples('council report', 'council report 20260301-101500-a1b2c3'))

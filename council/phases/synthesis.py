@@ -91,6 +91,7 @@ def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: li
     listed = [{"name": s.name, "cli": s.cli, "model": s.model,
                "path": str(where / ws.output_name(s.name, source_phase))}
               for s in contributors]
+    facts = finalreport.verification_facts(ws)  # claims.json, read once
     return prompts.render(
         graph.SYNTHESIS.prompt,
         topic=state.topic,
@@ -101,9 +102,9 @@ def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: li
         methodology=methodology(state, contributors, source_phase),
         dropped=dropped_claims(state),
         marker=loop.MARKER,
-        verification=finalreport.verification_facts(ws),
+        verification=facts,
         policy=Policy.of(options.sources).describe() if options.sources else None,
-        outside=claimcheck.resting_outside(finalreport.verification_facts(ws)),
+        outside=claimcheck.resting_outside(facts),
         counterpoints=str(where / COUNTERPOINTS) if counterpoints(ws) else None,
         dissent=str(where / DISSENT) if (ws.root / DISSENT).is_file() else None,
         gap_reports=gap_reports(ws, state, contributors, folder),

@@ -21,7 +21,6 @@ of that run from the run's own evidence, without paying for the research again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,7 +30,7 @@ import anyio
 
 from council import graph, prompts
 from council.agents.pages import fetched_pages
-from council.errors import CouncilError, RunNotFoundError, UsageError
+from council.errors import CouncilError, UsageError
 from council.evidence import asking, claimcheck
 from council.evidence.finalreport import REPORT_PHASES
 from council.evidence.ledger import Usage, format_usage
@@ -89,8 +88,6 @@ def prepare(run_id: str | None, question: str, agent: str | None = None,
     try:
         ws = find_run(run_id, base, act="ask a question of")
         provenance.require_own(ws.root, "ask a question of")  # the latest too
-    except RunNotFoundError as exc:
-        raise AskError(str(exc)) from None
     except CouncilError as exc:
         raise AskError(str(exc)) from None
     holder = live_supervisor(ws.root)
@@ -230,6 +227,6 @@ def _keep_log(ws: Workspace, seat: str, number: str) -> None:
 
 def _json(path: Path) -> Any:
     try:
-        return json.loads(agentfs.read(path, 64 << 20))
+        return agentfs.read_json(path)
     except (OSError, ValueError):
         return None

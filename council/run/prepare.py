@@ -112,7 +112,7 @@ def since(run: str, base: Path | None) -> Earlier:
     here (provenance.py: a folder restored from a cache is foreign until adopted) and have
     ended with a final report; else the UsageError or ForeignRunError that says why."""
     try:
-        ws = find_run(None if run == LATEST else run, base, act="build on")
+        ws = find_run(run, base, act="build on")
         if run == LATEST:  # find_run only reads the latest: building on it acts on it
             provenance.require_own(ws.root, "build on")
         state = load_state(ws.root)

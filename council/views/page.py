@@ -350,8 +350,7 @@ def _followups(ws: Workspace, citations: Citations) -> list[tuple[str, str, Mark
     out = []
     for n, name in enumerate(asking.listed(ws.root), 1):
         try:
-            text = agentfs.read(ws.root / asking.ASKS / name, ASK_LIMIT).decode(
-                "utf-8", errors="replace")
+            text = agentfs.read_text(ws.root / asking.ASKS / name, ASK_LIMIT)
         except OSError:
             continue
         question = asking.question_of(text)

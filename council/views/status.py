@@ -318,7 +318,7 @@ def agents_table(agent_rows: Sequence[AgentRow], styled: bool = False) -> Table:
             f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
             "-" if r.elapsed_s is None else _duration(r.elapsed_s),
             "-" if r.output_bytes is None else _size(r.output_bytes),
-            _tokens(r.tokens), _cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
+            _tokens(r.tokens), format_cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
             "-" if r.quiet_s is None else f"{_duration(r.quiet_s)} ago",
             _one_line(note, 160)))
     return table
@@ -416,8 +416,6 @@ def _tokens(n: int) -> str:
     return "-" if not n else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
 
 
-def _cost(cost: float | None, estimated: bool, self_hosted: bool = False) -> str:
-    return format_cost(cost, estimated, self_hosted)
 
 
 LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
@@ -457,6 +455,6 @@ def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False)
         duration = "-" if start is None else _duration(end - start)
         spent = ledger.spent(state)
         table.add_row(*_cells(state.id, shown_phase(state, ws), state.created_at, duration,
-                              _cost(spent.cost_usd, spent.estimated, spent.self_hosted),
+                              format_cost(spent.cost_usd, spent.estimated, spent.self_hosted),
                               _one_line(state.topic, 60)))
     return table

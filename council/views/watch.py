@@ -25,6 +25,7 @@ from rich.table import Table
 from council import graph
 from council.errors import CouncilError
 from council.evidence import score
+from council.evidence.ledger import format_cost
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.state import ENDED, RunEnd, RunState, SeatStatus, load_state
@@ -117,7 +118,7 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
             "-" if r.elapsed_s is None else status._duration(r.elapsed_s),
             "-" if r.output_bytes is None else status._size(r.output_bytes),
             status._tokens(r.tokens),
-            status._cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
+            format_cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
             "-" if r.quiet_s is None else status._duration(r.quiet_s),
             (r.last_event or "")[:80]), strict=True))
         grid.add_row(*(cells[c] for c in columns))
