@@ -244,13 +244,8 @@ def _build(source: ConfigFile | None, overrides: Overrides
             for s in seats)
 
     names = [s.name for s in seats]
-    synthesizer = value["synthesizer"]
-    if "synthesizer" not in overrides and chosen and synthesizer not in names:
-        synthesizer = names[0]  # --agents left the default synthesiser out: the first one writes
-    if synthesizer not in names:
-        raise UsageError(
-            f"synthesizer {synthesizer!r} is not an agent of this council ({', '.join(names)})"
-        )
+    synthesizer = _synthesizer(value["synthesizer"], names, overrides,
+                               "synthesizer" in data and not chosen, where)
     if value["mode"] == "compliance" and value["debate"] == "off":
         raise UsageError("compliance research is always challenged by the antagonist: "
                          "drop --debate off (or debate: off in the config), or use another "
@@ -302,6 +297,40 @@ def max_runs() -> tuple[int, str]:
             return int(given[option.name]), f"{option.name} in {path}"
     return int(option.default), (f"the default; {option.name} in {path} or "
                                  f"${options.MAX_RUNS_ENV} changes it")
+
+
+def _synthesizer(given: str, names: list[str], overrides: Overrides, in_file: bool,
+                 where: str) -> str:
+    """Who writes the final report: the synthesiser the command line or the config file
+    names, else the default one (claude) if it is an agent of this council, else the first
+    agent (--agents left it out, or the config's agents replace the default ones). One that
+    was named (`in_file`: by the config, and no --agents chose others) and is not an agent
+    is a UsageError naming the fix."""
+    named = "synthesizer" in overrides or in_file
+    if given in names:
+        return given
+    if not named:
+        return names[0]
+    label = _label("synthesizer", overrides, where)
+    fix = ("--synthesizer NAME" if "synthesizer" in overrides
+           else f"synthesizer: NAME in {where}")
+    raise UsageError(f"{label} {given!r} is not an agent of this council "
+                     f"({', '.join(names)}): give one of them ({fix}), or leave it out and "
+                     f"the first, {names[0]}, writes the final report")
+
+
+def synthesizer_lines(run: RunOptions) -> list[str]:
+    """The plan's line on who writes the final report, where the default synthesiser
+    (claude) is not an agent of the council and the first agent writes instead (the config's
+    agents replace the default ones, or --agents left it out): which one, and how to pick
+    another. Nothing when the default one writes or another was named."""
+    default = options.OPTION["synthesizer"].default
+    names = [s.name for s in run.seats]
+    if default in names or not names or run.synthesizer != names[0]:
+        return []
+    return [f"final report: written by {run.synthesizer}, the first agent, as none is named "
+            f"{default} (synthesizer: NAME in the config, or --synthesizer NAME, picks "
+            "another)"]
 
 
 def _label(name: str, overrides: Overrides, where: str) -> str:

@@ -181,3 +181,33 @@ def test_the_plan_lists_only_the_phases_the_run_can_have() -> None:
 def test_a_seat_name_with_a_newline_is_refused(name: str) -> None:
     with pytest.raises(ConfigError, match="agent name"):
         Seat(name=name, cli="codex").validate("agents")
+
+
+def test_seats_that_replace_the_default_ones_name_who_writes(tmp_path: Path) -> None:
+    """issue 43 item 1: a config whose agents replace the default ones and that names no
+    synthesiser runs, the first agent writing (the plan says which); a synthesiser named and
+    not an agent is refused in one line naming the fix."""
+    from council.run.prepare import plan
+
+    config = tmp_path / "own.yaml"
+    config.write_text("agents:\n  deep: {cli: claude}\n  wide: {cli: codex}\n")
+    options = load_options(Overrides(config=str(config)))
+    assert options.synthesizer == "deep"
+    assert ("final report: written by deep, the first agent, as none is named claude "
+            "(synthesizer: NAME in the config, or --synthesizer NAME, picks another)"
+            in plan(options))
+    assert load_options(Overrides(config=str(config), synthesizer="wide")).synthesizer == "wide"
+    assert not [line for line in plan(load_options(Overrides())) if "written by" in line]
+
+    config.write_text("synthesizer: claude\nagents:\n  deep: {cli: claude}\n")
+    with pytest.raises(UsageError) as refused:
+        load_options(Overrides(config=str(config)))
+    assert str(refused.value) == (
+        f"{config}: synthesizer 'claude' is not an agent of this council (deep): give one of "
+        f"them (synthesizer: NAME in {config}), or leave it out and the first, deep, writes "
+        "the final report")
+    with pytest.raises(UsageError, match=r"^--synthesizer 'nobody' is not an agent .*"
+                                         r"\(--synthesizer NAME\)"):
+        load_options(Overrides(config=str(config), synthesizer="nobody"))
+    # --agents choosing others than the file's synthesiser: the first of them writes.
+    assert load_options(Overrides(config=str(config), agents=("deep",))).synthesizer == "deep"

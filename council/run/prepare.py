@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from council import graph
-from council.config import Overrides, load_options, plan_lines
+from council.config import Overrides, load_options, plan_lines, synthesizer_lines
 from council.errors import RunNotFoundError, StateError, UsageError
 from council.evidence.estimate import plan_lines as estimate_lines
 from council.readiness import preflight
@@ -133,4 +133,5 @@ def plan(options: RunOptions) -> list[str]:
     """The plan's lines: the phases and seats, the estimate, the config and what it sets."""
     since = ([f"since run {options.since}: seeded with its claims, verdicts and sources, which "
               "are verified again; changes.json says what changed"] if options.since else [])
-    return [*graph.plan(options), *since, *estimate_lines(options), *plan_lines(options)]
+    return [*graph.plan(options), *synthesizer_lines(options), *since, *estimate_lines(options),
+            *plan_lines(options)]
