@@ -14,8 +14,9 @@ The conversation logic is stateless: every CLI sends the whole history with each
 - If the last input item is a tool result, the reply is a short text message (ends the turn:
   this is when claude's Stop / gemini's AfterAgent hook fires, or codex's turn completes).
 - Otherwise (the prompt, a hook continuation, a codex resume prompt) the reply is one tool call
-  that writes the report for turn ``t + 1``: claude ``Write``, codex ``apply_patch``, gemini
-  ``write_file``. The report ends with the marker once the turn reaches ``finish_after``.
+  that writes the report for turn ``t + 1``: claude ``Write``, codex ``apply_patch`` (or, where
+  codex offers none, for a model outside its catalog, ``exec_command`` writing it with ``cat``),
+  gemini ``write_file``. The report ends with the marker once the turn reaches ``finish_after``.
 - With no report path the reply is the text ``OK.``, or the ``text`` of the first of the
   api's ``answers`` whose ``contains`` is in the conversation's user text (a judge's prompt).
 
@@ -99,6 +100,7 @@ import itertools
 import json
 import os
 import re
+import shlex
 import stat
 import threading
 import time
@@ -131,6 +133,10 @@ WRITE_TOOLS = {
     "openai": {"apply_patch"},
     "gemini": {"write_file", "replace"},
 }
+
+# The end of a report written through codex's shell, where codex offers no apply_patch (a
+# model outside its bundled catalog, docs/local.md): the call counts as a write.
+SHELL_WRITE = "COUNCIL_MOCK_REPORT"
 
 _ids = itertools.count(1)
 
@@ -495,6 +501,8 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
         kind = item.get("type", "message")
         if kind in ("custom_tool_call", "function_call"):
             last_call = str(item.get("name"))
+            if last_call == "exec_command" and SHELL_WRITE in str(item.get("arguments")):
+                last_call = "apply_patch"  # a report written through the shell
             probes += last_call not in WRITE_TOOLS["openai"]
             since = 0 if last_call in WRITE_TOOLS["openai"] else since + 1
         if kind == "message" and item.get("role") == "user":
@@ -507,7 +515,7 @@ def openai_conversation(body: Mapping[str, Any]) -> Conversation:
                     if found:
                         cwd = found.group(1).strip()
         elif kind in ("custom_tool_call", "function_call") and \
-                item.get("name") in WRITE_TOOLS["openai"]:
+                last_call in WRITE_TOOLS["openai"]:
             t += 1
             found = re.search(r"^\*\*\* (?:Add|Update) File: (.+)$",
                               str(item.get("input") or item.get("arguments") or ""), re.M)
@@ -958,6 +966,14 @@ class _Handler(BaseHTTPRequestHandler):
             # Stateless, but on the same machine: patch the file as it is on disk (a plain
             # file only: never what a link the agent made points to).
             old = plain_text(target)
+            if offers(body, "exec_command") and not offers(body, "apply_patch"):
+                # a model codex has no metadata for: its shell writes the report
+                command = (f"cat > {shlex.quote(conv.report_path)} <<'{SHELL_WRITE}'\n"
+                           f"{new}\n{SHELL_WRITE}\n")
+                record["answer"] = f"tool exec_command write turn {n}"
+                self._send_sse(openai_events(model, None, None, call=(
+                    "exec_command", {"cmd": command, "login": False, "yield_time_ms": 2000})))
+                return
             if old is None:
                 patch = add_patch(conv.report_path, new)
                 record["answer"] = f"tool apply_patch add turn {n}"

@@ -4,6 +4,7 @@ through a vendor variable of council's environment."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
@@ -105,3 +106,39 @@ def test_a_seat_whose_server_is_down_is_named_and_nothing_is_created(
         p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
     # Only the preflight's listings were asked: no CLI was started.
     assert not [r for r in server.records() if r.get("method") != "GET"]
+
+
+def test_the_example_of_docs_local_runs_to_a_final_report(
+        cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
+    """issue 43 item 1: docs/local.md's example, copied as written into the user's own
+    config file, runs to a final report. Only the servers' addresses change (the scripted
+    server stands in for Ollama on :11434 and LiteLLM on :4000, its Gemini route included);
+    the seats, models, windows and `api_key_env` are the example's."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "local.md").read_text()
+    (block,) = re.findall(r"^```yaml\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+    addresses = set(re.findall(r"http://127\.0\.0\.1:\d+", block))
+    assert addresses == {"http://127.0.0.1:11434", "http://127.0.0.1:4000"}
+    for address in addresses:
+        block = block.replace(address, server.url)
+    seats = yaml.safe_load(block)["agents"]
+    server.script = {**server.script, "models": [s["model"] for s in seats.values()]}
+    env = local_env(cli_env, tmp_path)
+    env["LITELLM_KEY"] = "sk-litellm-local"
+    config = Path(env["HOME"]) / ".config" / "council" / "config.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(block)
+    proc = subprocess.run(
+        [sys.executable, "-m", "council", "run", "--test", "How do local models do research?"],
+        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "final report: written by local-claude, the first agent" in proc.stdout
+    (run,) = [p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
+    # Every seat wrote its reports: codex offers no apply_patch for `gpt-oss:20b` (outside its
+    # catalog), and the scripted model writes through codex's shell, as a model would.
+    assert "all 3 agents contributed" in (run / "final-report.md").read_text()
+    assert load_state(run).synthesizer == "local-claude"
+    for api, name in (("anthropic", "local-claude"), ("openai", "local-codex"),
+                      ("gemini", "local-gemini")):
+        turns = [r for r in server.records(api) if r.get("method") == "POST"]
+        assert {r.get("model") for r in turns} == {seats[name]["model"]}, api
