@@ -36,10 +36,15 @@ from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 from council.errors import CouncilError, UsageError
+from council.store import agentfs
 
 SLICE = 5  # questions per task: 100 questions × 3 configurations are 60 tasks to share
 SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 EVAL_SET_ID_FILE = ".eval-set-id"  # Inspect's own (evalset.eval_set_id_for_log_dir)
+# What that file may hold: Inspect's own ids (a short uuid), set_id's, one a person chose.
+SET_ID_CHARS = 128
+SET_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{SET_ID_CHARS - 1}}}")
+SET_ID_BYTES = 4096  # read at most this much of it: an id with room for a newline or spaces
 
 
 class ShardError(UsageError):
@@ -97,13 +102,32 @@ def shared_set_id(log_dir: Path, identifiers: Sequence[str]) -> str:
     path = log_dir / EVAL_SET_ID_FILE
     wanted = set_id(identifiers)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o644)
     except FileExistsError:
-        existing = path.read_text(encoding="utf-8").strip()
-        return existing or wanted
+        return _existing_set_id(path) or wanted
     with os.fdopen(fd, "w", encoding="utf-8") as out:
         out.write(wanted)
     return wanted
+
+
+def _existing_set_id(path: Path) -> str | None:
+    """The eval set id in the file at `path` (None: empty). It goes into every log of the set,
+    so it is read as what an agent leaves is (agentfs: no link followed, a plain file only,
+    never waited on, bounded), and must be an id: else the UsageError naming the fix."""
+    fix = "remove it, or give another --log-dir"
+    try:
+        data = agentfs.read(path, SET_ID_BYTES + 1)
+    except (agentfs.UnsafeFile, PermissionError) as exc:
+        raise UsageError(f"{exc} (it holds the eval set's id); {fix}") from None
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        text = None
+    if text is None or len(data) > SET_ID_BYTES or (text and not SET_ID.fullmatch(text)):
+        raise UsageError(f"{path} is not an eval set id (letters, digits, '.', '_' and '-', "
+                         f"at most {SET_ID_CHARS}); {fix}")
+    return text or None
 
 
 @contextmanager

@@ -69,10 +69,10 @@ def stop_orphans(ws: Workspace, state: RunState, grace: float) -> list[str]:
                 if ap.pid and ap.pid_started and ap.status == SeatStatus.RUNNING]
     current, earlier = since_boot(recorded, psutil.boot_time(), time.time())
     if earlier:
-        events.emit(ws.root, "run", "no orphan sweep for "
-                    + ", ".join(f"{name} (pid {pid})" for name, pid, _ in earlier)
-                    + ": their recorded start is before the machine last booted (they are "
-                    "gone) or in the future, so their pids may now be another program's")
+        log_event(ws, "no orphan sweep for "
+                  + ", ".join(f"{name} (pid {pid})" for name, pid, _ in earlier)
+                  + ": their recorded start is before the machine last booted (they are "
+                  "gone) or in the future, so their pids may now be another program's")
     stopped = set(spawn.stop_orphans([(pid, started) for _, pid, started in current], grace))
     return sorted({name for name, pid, _ in current if pid in stopped})
 
@@ -117,9 +117,23 @@ def cancel_run(ws: Workspace) -> str:
     with RunLock(ws.root):
         orphans = stop_orphans(ws, state, options.grace_period)
         stopped = mark_cancelled(StateFile(ws.root), "council cancel")
-        events.emit(ws.root, "run", "cancelled by council cancel" +
-                    (f"; stopped {', '.join(orphans)}" if orphans else ""))
-    return f"cancelled run {ws.id}" + (f"; stopped {', '.join(stopped)}" if stopped else "")
+        unlogged = log_event(ws, "cancelled by council cancel" +
+                             (f"; stopped {', '.join(orphans)}" if orphans else ""))
+    return (f"cancelled run {ws.id}" + (f"; stopped {', '.join(stopped)}" if stopped else "")
+            + unlogged)
+
+
+def log_event(ws: Workspace, message: str) -> str:
+    """Note a run's event in its progress.log; "" once it is, else what stopped it, to end
+    the line that tells the user: an adopted folder came with whatever its author left at
+    that name (a link to a file of the user's, a FIFO), which is refused, never written
+    through (store/agentfs.py)."""
+    try:
+        events.emit(ws.root, "run", message)
+    except OSError as exc:
+        why = f"{exc.filename}: {exc.strerror}" if exc.strerror else str(exc)
+        return f" (not logged: {why})"
+    return ""
 
 
 def _wait_gone(proc: psutil.Process, timeout: float) -> bool:

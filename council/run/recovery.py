@@ -17,6 +17,7 @@ from pathlib import Path
 
 from council import graph
 from council.errors import StateError
+from council.run.cancel import log_event
 from council.store import events, loop, provenance, snapshots
 from council.store.progress import utc_now
 from council.store.state import (
@@ -24,7 +25,9 @@ from council.store.state import (
     STATE_FILE,
     AgentPhase,
     AgentRecord,
+    RunState,
     SeatStatus,
+    StateFile,
     load_state,
     read_spec,
     replace_state,
@@ -97,7 +100,30 @@ def adoption(ws: Workspace) -> list[str]:
 
 def adopt(ws: Workspace) -> str:
     """Record the run as council's own (provenance.py): from now on it may be resumed,
-    cancelled and written into like a run made here."""
+    cancelled and written into like a run made here. The agent processes its state names
+    were recorded by whoever made the folder, elsewhere or before it came here: none is an
+    agent council started on this machine, and a pid with its start time can be read off
+    any process of the user's. So they are forgotten first, and no sweep (`council cancel`,
+    a resume) ever signals them."""
+    forgotten = StateFile(ws.root).update(_forget_processes)
     provenance.record(ws.root)
-    return (f"adopted run {ws.id}: council now treats {ws.root} as its own "
+    said = (f"adopted run {ws.id}: council now treats {ws.root} as its own "
             f"(`council resume {ws.id}` continues it)")
+    if not forgotten:
+        return said
+    many = len(forgotten) > 1
+    what = (f"the {len(forgotten)} agent process{'es' if many else ''} its state names "
+            f"({', '.join(forgotten)}) {'were' if many else 'was'} not started here: council "
+            f"will not stop {'them' if many else 'it'}")
+    return said + f"; {what}" + log_event(ws, f"adopted; {what}")
+
+
+def _forget_processes(state: RunState) -> list[str]:
+    """Drop every agent process the state records; those dropped, as `seat (pid N)`."""
+    forgotten = []
+    for name, rec in state.agents.items():
+        for ap in rec.phases.values():
+            if ap.pid is not None or ap.pid_started is not None:
+                forgotten += [f"{name} (pid {ap.pid})"] if ap.pid else []
+                ap.pid = ap.pid_started = None
+    return sorted(set(forgotten))

@@ -16,6 +16,7 @@ import pytest
 from conftest import wait_for
 from inspect_ai.log import list_eval_logs, read_eval_log
 
+from council.errors import UsageError
 from council.evaluation import results, shards
 from council.paths import RESEARCH_FOLDER
 from council.store.state import RunEnd
@@ -370,3 +371,47 @@ def test_a_log_that_cannot_be_read_is_named_and_its_samples_count_as_missing(
     assert command._rows([header], warned.append) == ([], 3)
     (line,) = warned
     assert local(location).name in line
+
+
+def test_the_shared_eval_set_id_is_made_once_and_read_back(tmp_path: Path) -> None:
+    first = shards.shared_set_id(tmp_path, ["a", "b"])
+    assert first == shards.set_id(["a", "b"])
+    assert (tmp_path / shards.EVAL_SET_ID_FILE).read_text() == first
+    assert shards.shared_set_id(tmp_path, ["c"]) == first  # another worker's, kept
+    (tmp_path / shards.EVAL_SET_ID_FILE).write_text("  Xk3pQ9vLmN2rT5wY8zA1bC \n")  # Inspect's
+    assert shards.shared_set_id(tmp_path, ["a"]) == "Xk3pQ9vLmN2rT5wY8zA1bC"
+
+
+def test_an_eval_set_id_file_that_is_not_an_id_is_refused_in_one_line(tmp_path: Path) -> None:
+    """issue 43 item 14: DIR/.eval-set-id is read without following a link, as a plain file
+    only, bounded, never waited on (a FIFO), and what it holds must be an id: it goes into
+    every log of the set."""
+    secret = tmp_path / "secret"
+    secret.write_text("council-0123456789abcdef")
+    path = tmp_path / "logs" / shards.EVAL_SET_ID_FILE
+    path.parent.mkdir()
+
+    def refused(what: str) -> str:
+        with pytest.raises(UsageError) as caught:
+            shards.shared_set_id(path.parent, ["a"])
+        message = str(caught.value)
+        assert "\n" not in message and str(path) in message and what in message, message
+        assert "remove it" in message
+        return message
+
+    path.symlink_to(secret)
+    refused(f"a link to {secret}")
+    path.unlink()
+    path.symlink_to(tmp_path / "nowhere")  # a dangling link is not made nor followed
+    refused("a link to")
+    assert not (tmp_path / "nowhere").exists()
+    path.unlink()
+    os.mkfifo(path)  # no writer: a blocking open would hang here
+    refused("a FIFO")
+    path.unlink()
+    path.write_text("x" * (1 << 20))
+    refused("not an eval set id")
+    for bad in ("two\nlines", "\x1b]52;c;aGk=\x07", "../../etc", "id with spaces", "\udcff"):
+        path.write_bytes(bad.encode("utf-8", "surrogateescape"))
+        said = refused("not an eval set id")
+        assert "\x1b" not in said
