@@ -395,7 +395,9 @@ def test_an_eval_set_id_file_that_is_not_an_id_is_refused_in_one_line(tmp_path: 
         with pytest.raises(UsageError) as caught:
             shards.shared_set_id(path.parent, ["a"])
         message = str(caught.value)
-        assert "\n" not in message and str(path) in message and what in message, message
+        assert "\n" not in message, message
+        assert str(path) in message, message
+        assert what in message, message
         assert "remove it" in message
         return message
 

@@ -91,7 +91,8 @@ def test_an_adopted_run_never_sweeps_the_processes_its_author_recorded(
         said = adopt(Workspace(root))
         result = council.run("cancel", RUN)
         assert result.returncode == 0, result.stderr
-        assert users.is_running() and users.status() != psutil.STATUS_ZOMBIE
+        assert users.is_running()
+        assert users.status() != psutil.STATUS_ZOMBIE
         assert "1 agent process its state names" in said
         assert load_state(root).agents["codex"].phases["research"].pid is None
         assert load_state(root).phase == "cancelled"
