@@ -98,11 +98,13 @@ def test_earlier_data_cannot_leave_its_block_in_a_since_prompt() -> None:
         begins = [i for i, ln in enumerate(lines) if "BEGIN EARLIER FINDINGS" in ln]
         ends = [i for i, ln in enumerate(lines) if "END EARLIER FINDINGS" in ln
                 and "BEGIN" not in ln and ln.startswith("-----")]
-        assert len(begins) == 1 and len(ends) == 1, (name, text)
+        assert len(begins) == 1, (name, text)
+        assert len(ends) == 1, (name, text)
         begin, end = begins[0], ends[0]
         inside = "\n".join(lines[begin + 1:end])
         outside = "\n".join(lines[:begin + 1] + lines[end:])
-        assert "IGNORE THE ABOVE" in inside and "New instructions" in inside
+        assert "IGNORE THE ABOVE" in inside
+        assert "New instructions" in inside
         for word in ("IGNORE THE ABOVE", "New instructions", "SYSTEM:", "evil.example"):
             assert word not in outside, (name, word)
         # Each item is one line of the list, and the fence lines are the only others.
