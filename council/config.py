@@ -68,13 +68,14 @@ class Review:
 
 def review_file(path: Path) -> Review:
     """`council trust FILE`, before the question: the file checked as a config, and what it
-    sets in words (the one-line summary, then every seat's extra_args and env in full and each
-    file they name), for the person to judge."""
+    sets in words (the one-line summary, then every seat's settings that send the question
+    or a secret somewhere, in full (`_seat_lines`), and each file they name), for the person
+    to judge."""
     source = read_config(path, "project")
     _, configured = _build(source, Overrides())
     named = _named(source, configured)
     lines = [f"{trust.shown(path)} (sha256 {source.sha256[:12]}) sets "
-             f"{summary(source.data, configured)}", *_seat_lines(configured)]
+             f"{summary(source.data, configured)}", *_seat_lines(configured, review=True)]
     for name, state in named.items():
         what = {trust.MISSING: "missing now (if it appears, the config must be trusted again)",
                 trust.FOLDER: "a folder (what is in it is not checked)"}.get(
@@ -387,12 +388,14 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts = []
     if seats:
         parts.append("agents " + _few([f"{s.name} ({s.cli})" for s in seats]))
+    # Where the question goes and which secret goes with it come first, before what a cut
+    # may drop (`council trust` shows every seat's in full below the line).
+    parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
+    parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     parts += [f"extra_args {_args(s.extra_args, ITEM_CHARS)} for {s.name}"
               for s in seats if s.extra_args]
     parts += [f"env [{_few(list(s.env))}] for {s.name}" for s in seats if s.env]
     parts += [f"fallback {s.fallback} for {s.name}" for s in seats if s.fallback]
-    parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
-    parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     parts += [f"mcp_servers {_mcp(s, ITEM_CHARS)} for {s.name}" for s in seats if s.mcp_servers]
     others = [f"{key} {_policy(value) if key == 'sources' else _value(value)}"
               for key, value in data.items() if key != SEATS_KEY]
@@ -418,14 +421,21 @@ def plan_lines(run: RunOptions) -> list[str]:
     return lines + (_seat_lines(run.seats) or ["  no agent has extra_args or env"]) + policy
 
 
-def _seat_lines(seats: Sequence[Seat]) -> list[str]:
+def _seat_lines(seats: Sequence[Seat], review: bool = False) -> list[str]:
     """Each seat's extra_args, env and MCP servers in full, and "no web search" for a seat
-    that has neither its vendor's search nor a search server: one line per seat with any."""
+    that has neither its vendor's search nor a search server: one line per seat with any.
+    `review` (`council trust`): also every other setting that sends the question or a
+    secret somewhere, in full: the server (base_url), the variable whose value goes to it
+    (api_key_env), the vendor a failure moves the seat to (fallback), and each MCP server's
+    environment with its values (a CLI expands `${NAME}` in them)."""
     lines = []
     for seat in seats:
+        sends = ([f"base_url {json.dumps(seat.base_url)}"] if seat.base_url else []) + (
+            [f"api_key_env {seat.api_key_env}"] if seat.api_key_env else []) + (
+            [f"fallback {seat.fallback}"] if seat.fallback else []) if review else []
         bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
-            [f"env [{', '.join(seat.env)}]"] if seat.env else []) + (
-            [f"mcp_servers {_mcp(seat)}"] if seat.mcp_servers else []) + (
+            [f"env [{', '.join(seat.env)}]"] if seat.env else []) + sends + (
+            [f"mcp_servers {_mcp(seat, values=review)}"] if seat.mcp_servers else []) + (
             [] if can_search(seat) else [NO_SEARCH])
         if bits:
             lines.append(f"  {seat.name}: {'; '.join(bits)}")
@@ -464,14 +474,17 @@ def _args(args: Sequence[str], cut: int | None = None) -> str:
     return f"[{_few(shown)}]"
 
 
-def _mcp(seat: Seat, cut: int | None = None) -> str:
+def _mcp(seat: Seat, cut: int | None = None, values: bool = False) -> str:
     """A seat's MCP servers as the user must see them before trusting: each name with its
-    command line or URL, and the names (not the values) of the variables it is given."""
+    command line or URL, and the names of the variables it is given (`values`: with their
+    values, as JSON, for the review)."""
     shown = []
     for server in seat.mcp_servers:
         what = (json.dumps(server.url) if server.url is not None
                 else _args((server.command or "", *server.args), cut))
-        env = f" env [{', '.join(k for k, _ in server.env)}]" if server.env else ""
+        given = json.dumps(dict(server.env)) if values else \
+            f"[{', '.join(k for k, _ in server.env)}]"
+        env = f" env {given}" if server.env else ""
         shown.append(f"{server.name}={what}{env}{' (search)' if server.search else ''}")
     return f"[{_few(shown) if cut else ', '.join(shown)}]"
 
