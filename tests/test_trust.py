@@ -470,3 +470,71 @@ def test_the_review_shows_in_full_every_setting_that_sends_data_or_a_secret(
     # The refusal's one line keeps where the data goes ahead of what is cut.
     assert f"base_url {json.dumps(collector)} for local" in line
     assert "api_key_env AWS_SECRET_ACCESS_KEY for local" in line
+
+
+# ------------------------------------------------------------ a project's file over the user's
+
+def _own_config(tmp_path: Path, text: str) -> Path:
+    own = tmp_path / "config" / "config.yaml"  # $COUNCIL_CONFIG_HOME, set by `isolated`
+    own.parent.mkdir(exist_ok=True)
+    own.write_text(text)
+    return own
+
+
+def test_a_project_config_adds_to_the_users_policy_and_never_removes_from_it(
+        tmp_path: Path) -> None:
+    """Issue 43, item 11: a trusted ./council.yaml used to replace the user's own config
+    whole, so the user's `sources: {deny: …}` and spending limit disappeared silently. The
+    project's file is layered on the user's: its deny rules join the user's, an allow list
+    only narrows, a limit the user set is only lowered; the plan and the review say so."""
+    own = _own_config(tmp_path, "sources: {deny: [reddit.com], allow: [arxiv.org, "
+                                "nature.com]}\nmax_cost: 5\ntimeout: 600\ndepth: quick\n"
+                                "mode: decision\n")
+    project = ("sources: {deny: [quora.com], allow: [arxiv.org, export.arxiv.org, evil.example]}"
+               "\nmax_cost: 500\ntimeout: null\nidle_timeout: 60\ndepth: deep\n")
+    write_trusted_config(tmp_path, project)
+    options = load_options(Overrides())
+    assert options.sources == {"allow": ["arxiv.org"], "deny": ["reddit.com", "quora.com"]}
+    assert options.max_cost == 5  # not lifted to 500
+    assert options.timeout == 600  # not lifted to none
+    assert options.idle_timeout == 60  # the user set none: the project's holds
+    assert (options.depth, options.mode) == ("deep", "decision")  # the user's mode stays
+    plan = "\n".join(plan_lines(options))
+    assert f"on top of your own config file, {own}: it sets depth" in plan
+    assert "your max_cost 5 holds (it sets 500)" in plan
+    assert "your timeout 600 holds (it sets null)" in plan
+    assert "sources: it adds deny [quora.com], narrows your allow list to [arxiv.org]" in plan
+    assert "your deny [reddit.com] holds" in plan
+    review = "\n".join(review_file(Path("council.yaml")).lines)
+    assert "your max_cost 5 holds (it sets 500)" in review
+    assert "sources: it adds deny [quora.com]" in review
+    # The command line is the user's own word: it still lifts the limit.
+    assert load_options(Overrides(max_cost=50.0)).max_cost == 50.0
+
+
+def test_a_project_config_may_lower_a_limit_and_its_seats_replace_the_users(
+        tmp_path: Path) -> None:
+    _own_config(tmp_path, "synthesizer: mine\nagents:\n  mine: {cli: claude}\n"
+                          "  other: {cli: codex}\nmax_cost: 5\nmax_runs: 4\n")
+    write_trusted_config(tmp_path, "agents:\n  claude: {cli: claude}\n  codex: {cli: codex}\n"
+                                   "max_cost: 2\n")
+    options = load_options(Overrides())
+    assert [s.name for s in options.seats] == ["claude", "codex"]
+    assert options.synthesizer == "claude"  # the user's names a seat the project has not
+    assert options.max_cost == 2
+    assert "it lowers your max_cost 5 to 2" in options.config_trust
+    # With no agents of its own, the project's file runs the user's seats.
+    write_trusted_config(tmp_path, "depth: quick\n")
+    options = load_options(Overrides())
+    assert [s.name for s in options.seats] == ["mine", "other"]
+    assert options.synthesizer == "mine"
+
+
+def test_a_project_allow_list_that_shares_no_domain_with_the_users_is_refused(
+        tmp_path: Path) -> None:
+    own = _own_config(tmp_path, "sources: {allow: [arxiv.org]}\n")
+    write_trusted_config(tmp_path, "sources: {allow: [evil.example]}\n")
+    with pytest.raises(ConfigError) as info:
+        load_options(Overrides())
+    assert "shares no domain" in str(info.value)
+    assert str(own) in str(info.value)
