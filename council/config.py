@@ -322,8 +322,9 @@ def _over_own(source: ConfigFile | None) -> Layer | None:
     sets = [str(k) for k in theirs if k not in (*LIMITS, "sources")]
     notes = [f"on top of your own config file, {trust.shown(path, True)}"
              + (f": it sets {_few(sets)}" if sets else "")]
-    if SEATS_KEY in theirs:
-        seats = {str(name) for name in theirs[SEATS_KEY] or {}}
+    if SEATS_KEY in theirs:  # not checked yet (_build does): a mapping or nothing
+        agents = theirs[SEATS_KEY]
+        seats = {str(name) for name in agents} if isinstance(agents, Mapping) else set()
         for key in NAMES_A_SEAT:
             if key not in theirs and key in mine and mine[key] not in (*seats, "auto", "off"):
                 data.pop(key)

@@ -538,3 +538,15 @@ def test_a_project_allow_list_that_shares_no_domain_with_the_users_is_refused(
         load_options(Overrides())
     assert "shares no domain" in str(info.value)
     assert str(own) in str(info.value)
+
+
+def test_a_project_file_s_errors_over_the_users_own_are_one_line(tmp_path: Path) -> None:
+    """The layering reads the project's file before _build checks it: a wrong shape is the
+    check's one line, never a traceback."""
+    _own_config(tmp_path, "synthesizer: codex\nmax_cost: 5\n")
+    for text, words in (("agents: 3\n", "'agents' must map agent names"),
+                        ("max_cost: lots\n", "max_cost takes a number"),
+                        ("sources: [a.com]\n", "sources must be a mapping")):
+        (tmp_path / "council.yaml").write_text(text)
+        with pytest.raises(ConfigError, match=words):
+            load_options(Overrides())
