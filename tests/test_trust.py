@@ -522,7 +522,7 @@ def test_a_project_config_may_lower_a_limit_and_its_seats_replace_the_users(
     assert [s.name for s in options.seats] == ["claude", "codex"]
     assert options.synthesizer == "claude"  # the user's names a seat the project has not
     assert options.max_cost == 2
-    assert "it lowers your max_cost 5 to 2" in options.config_trust
+    assert "it lowers your max_cost 5 to 2" in (options.config_trust or "")
     # With no agents of its own, the project's file runs the user's seats.
     write_trusted_config(tmp_path, "depth: quick\n")
     options = load_options(Overrides())
