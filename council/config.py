@@ -9,6 +9,7 @@ store that parses them from a run's state: import them from there.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -48,10 +49,12 @@ def load_options(overrides: Overrides) -> RunOptions:
     ./council.yaml is obeyed only once the user has trusted it (trust.py): judged after it is
     read and checked, before anything runs or is created."""
     source = _find_config(overrides.get("config"))
-    built, configured = _build(source, overrides)
+    layer = _over_own(source)
+    built, configured = _build(source, overrides, layer)
     if source is None:
         return built
-    return replace(built, config_trust=_judge(source, configured))
+    why = _judge(source, configured)
+    return replace(built, config_trust="; ".join([why, *layer.notes]) if layer else why)
 
 
 @dataclass(frozen=True)
@@ -68,13 +71,19 @@ class Review:
 
 def review_file(path: Path) -> Review:
     """`council trust FILE`, before the question: the file checked as a config, and what it
-    sets in words (the one-line summary, then every seat's extra_args and env in full and each
-    file they name), for the person to judge."""
+    sets in words (the one-line summary, then every seat's settings that send the question
+    or a secret somewhere, in full (`_seat_lines`), and each file they name), for the person
+    to judge."""
     source = read_config(path, "project")
-    _, configured = _build(source, Overrides())
+    try:
+        layer = _over_own(source)
+    except ConfigError as exc:  # shown, not in the way: the run refuses with the same line
+        layer = Layer(source.data, [f"it cannot run on top of your own config file: {exc}"])
+    _, configured = _build(source, Overrides(), layer)
     named = _named(source, configured)
     lines = [f"{trust.shown(path)} (sha256 {source.sha256[:12]}) sets "
-             f"{summary(source.data, configured)}", *_seat_lines(configured)]
+             f"{summary(source.data, configured)}", *_seat_lines(configured, review=True),
+             *(f"  {note}" for note in (layer.notes if layer else []))]
     for name, state in named.items():
         what = {trust.MISSING: "missing now (if it appears, the config must be trusted again)",
                 trust.FOLDER: "a folder (what is in it is not checked)"}.get(
@@ -144,8 +153,7 @@ def _judge(source: ConfigFile, configured: tuple[Seat, ...]) -> str:
     UntrustedConfig, saying what it would change."""
     if source.origin == "explicit":
         return trust.EXPLICIT
-    own = Path(os.path.realpath(paths.user_config_file()))
-    if source.origin == "user" or source.real == own:
+    if _is_own(source):
         return trust.OWN
     if not source.data:
         return "empty: it changes nothing"
@@ -193,11 +201,12 @@ def _named(source: ConfigFile, seats: tuple[Seat, ...]) -> dict[str, str]:
     return dict(sorted(named.items()))
 
 
-def _build(source: ConfigFile | None, overrides: Overrides
+def _build(source: ConfigFile | None, overrides: Overrides, layer: Layer | None = None
            ) -> tuple[RunOptions, tuple[Seat, ...]]:
-    """The options, checked, and the seats the config file itself defines."""
+    """The options, checked, and the seats the config file itself defines. `layer`: the
+    file is a project's on top of the user's own (_over_own), whose settings it holds."""
     config_path = source.path if source else None
-    data: Mapping[str, Any] = source.data if source else {}
+    data: Mapping[str, Any] = layer.data if layer else source.data if source else {}
     where = str(config_path) if config_path else "config"
     machine = set(_machine_settings(source)) if source else set()  # the user's file only
     settings = {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY} | machine
@@ -218,7 +227,9 @@ def _build(source: ConfigFile | None, overrides: Overrides
             Seat.from_dict(str(name), spec or {}, f"{where}: {SEATS_KEY}.{name}")
             for name, spec in agents.items()
         )
-        configured = seats
+        # The seats the file itself defines (not the user's own, under a project's file):
+        # what its trust covers.
+        configured = seats if source is None or SEATS_KEY in source.data else ()
         if overrides.get("test"):
             seats = tuple(_cheapen(seat) for seat in seats)
 
@@ -263,13 +274,104 @@ def _build(source: ConfigFile | None, overrides: Overrides
     }), configured
 
 
+# ---------------------------------------------------------------- a project's file over the user's
+
+# Limits a project's council.yaml may lower, never lift, when the user's own file sets them.
+LIMITS = ("max_cost", "max_tokens", "timeout", "idle_timeout", "max_parallel")
+# Settings that name seats: the user's apply under a project's seats only if they name one.
+NAMES_A_SEAT = ("synthesizer", "dissent")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """A project's config file on top of the user's own: the settings to build from, and
+    what the project's file changes, in words, for the plan and `council trust`."""
+
+    data: Mapping[str, Any]
+    notes: list[str]
+
+
+def _is_own(source: ConfigFile) -> bool:
+    return source.origin == "user" or \
+        source.real == Path(os.path.realpath(paths.user_config_file()))
+
+
+def _over_own(source: ConfigFile | None) -> Layer | None:
+    """A project's ./council.yaml adds to the user's own config file, never takes from it:
+    the user's settings hold where the project's file sets nothing; its other settings
+    replace the user's (its agents replace the user's agents whole); the source policy is
+    both files' (every deny rule of either, an allow list only narrowed: domains.both); a
+    limit the user set (LIMITS) is only ever lowered. None when there is nothing to layer:
+    no file, a file the user named or their own, or no file of their own."""
+    if source is None or source.origin != "project" or _is_own(source):
+        return None
+    path = paths.user_config_file()
+    if not os.path.lexists(path):
+        return None
+    own = read_config(path, "user")
+    _build(own, Overrides())  # checked on its own, so its errors name it
+    machine = {o.name for o in options.MACHINE}
+    mine = {k: v for k, v in own.data.items() if k not in machine}
+    theirs = source.data
+    data = {**mine, **theirs}
+    sets = [str(k) for k in theirs if k not in (*LIMITS, "sources")]
+    notes = [f"on top of your own config file, {trust.shown(path, True)}"
+             + (f": it sets {_few(sets)}" if sets else "")]
+    if SEATS_KEY in theirs:  # not checked yet (_build does): a mapping or nothing
+        agents = theirs[SEATS_KEY]
+        seats = {str(name) for name in agents} if isinstance(agents, Mapping) else set()
+        for key in NAMES_A_SEAT:
+            if key not in theirs and key in mine and mine[key] not in (*seats, "auto", "off"):
+                data.pop(key)
+    for key in LIMITS:
+        if key in mine and key in theirs:
+            option = options.OPTION[key]
+            yours = option.check(mine[key], f"{path}: {key}")
+            asked = option.check(theirs[key], f"{source.path}: {key}")
+            if asked is None or (yours is not None and asked > yours):
+                data[key] = yours
+                notes.append(f"your {key} {_value(yours)} holds (it sets {_value(asked)})")
+            else:
+                notes.append(f"it lowers your {key} {_value(yours)} to {_value(asked)}")
+        elif key in theirs:
+            notes.append(f"it sets {key} {_value(theirs[key])}")
+    if "sources" in theirs:
+        data["sources"], said = _sources(mine.get("sources"), theirs["sources"], path,
+                                         source.path)
+        notes.append(said)
+    return Layer(data, notes)
+
+
+def _sources(yours: Any, asked: Any, own: Path, project: Path
+             ) -> tuple[dict[str, list[str]] | None, str]:
+    """Both files' source policies as one (domains.both), and what the project's changes."""
+    option = options.OPTION["sources"]
+    mine = domains.Policy.of(option.check(yours, f"{own}: sources") if yours else None)
+    theirs = domains.Policy.of(option.check(asked, f"{project}: sources"))
+    joined = domains.both(mine, theirs)
+    if joined is None:
+        raise ConfigError(f"{project}: sources.allow shares no domain with the allow list of "
+                          f"your own config file, {own}: a project's file may narrow your "
+                          "allow list, never widen it")
+    added = [d for d in joined.deny if d not in mine.deny]
+    bits = [f"adds deny [{_few(added)}]"] if added else []
+    if joined.allow != mine.allow:
+        bits.append(f"{'narrows your allow list to' if mine.allow else 'allows only'} "
+                    f"[{_few(list(joined.allow))}]")
+    held = ([f"your deny [{_few(list(mine.deny))}]"] if mine.deny else []) + (
+        [f"your allow [{_few(list(mine.allow))}]"]
+        if mine.allow and joined.allow == mine.allow else [])
+    said = "sources: it " + (", ".join(bits) or "changes nothing")
+    if held:
+        said += f"; {' and '.join(held)} {'hold' if len(held) > 1 else 'holds'}"
+    return domains.as_stored(joined), said
+
+
 def _machine_settings(source: ConfigFile) -> dict[str, Any]:
     """The machine's settings (options.MACHINE) a config file sets, checked: only the
     user's own file may set them (a project's council.yaml is refused, trusted or not)."""
     found = {o.name: o for o in options.MACHINE if o.name in source.data}
-    own = source.origin == "user" or \
-        source.real == Path(os.path.realpath(paths.user_config_file()))
-    if found and not own:
+    if found and not _is_own(source):
         name = next(iter(found))
         raise ConfigError(f"{source.path}: {name} is a setting of this machine: set it in "
                           f"your own config file, {paths.user_config_file()}, or "
@@ -416,12 +518,14 @@ def summary(data: Mapping[str, Any], seats: tuple[Seat, ...]) -> str:
     parts = []
     if seats:
         parts.append("agents " + _few([f"{s.name} ({s.cli})" for s in seats]))
+    # Where the question goes and which secret goes with it come first, before what a cut
+    # may drop (`council trust` shows every seat's in full below the line).
+    parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
+    parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     parts += [f"extra_args {_args(s.extra_args, ITEM_CHARS)} for {s.name}"
               for s in seats if s.extra_args]
     parts += [f"env [{_few(list(s.env))}] for {s.name}" for s in seats if s.env]
     parts += [f"fallback {s.fallback} for {s.name}" for s in seats if s.fallback]
-    parts += [f"base_url {json.dumps(s.base_url)} for {s.name}" for s in seats if s.base_url]
-    parts += [f"api_key_env {s.api_key_env} for {s.name}" for s in seats if s.api_key_env]
     parts += [f"mcp_servers {_mcp(s, ITEM_CHARS)} for {s.name}" for s in seats if s.mcp_servers]
     others = [f"{key} {_policy(value) if key == 'sources' else _value(value)}"
               for key, value in data.items() if key != SEATS_KEY]
@@ -447,14 +551,21 @@ def plan_lines(run: RunOptions) -> list[str]:
     return lines + (_seat_lines(run.seats) or ["  no agent has extra_args or env"]) + policy
 
 
-def _seat_lines(seats: Sequence[Seat]) -> list[str]:
+def _seat_lines(seats: Sequence[Seat], review: bool = False) -> list[str]:
     """Each seat's extra_args, env and MCP servers in full, and "no web search" for a seat
-    that has neither its vendor's search nor a search server: one line per seat with any."""
+    that has neither its vendor's search nor a search server: one line per seat with any.
+    `review` (`council trust`): also every other setting that sends the question or a
+    secret somewhere, in full: the server (base_url), the variable whose value goes to it
+    (api_key_env), the vendor a failure moves the seat to (fallback), and each MCP server's
+    environment with its values (a CLI expands `${NAME}` in them)."""
     lines = []
     for seat in seats:
+        sends = ([f"base_url {json.dumps(seat.base_url)}"] if seat.base_url else []) + (
+            [f"api_key_env {seat.api_key_env}"] if seat.api_key_env else []) + (
+            [f"fallback {seat.fallback}"] if seat.fallback else []) if review else []
         bits = ([f"extra_args {_args(seat.extra_args)}"] if seat.extra_args else []) + (
-            [f"env [{', '.join(seat.env)}]"] if seat.env else []) + (
-            [f"mcp_servers {_mcp(seat)}"] if seat.mcp_servers else []) + (
+            [f"env [{', '.join(seat.env)}]"] if seat.env else []) + sends + (
+            [f"mcp_servers {_mcp(seat, values=review)}"] if seat.mcp_servers else []) + (
             [] if can_search(seat) else [NO_SEARCH])
         if bits:
             lines.append(f"  {seat.name}: {'; '.join(bits)}")
@@ -493,14 +604,17 @@ def _args(args: Sequence[str], cut: int | None = None) -> str:
     return f"[{_few(shown)}]"
 
 
-def _mcp(seat: Seat, cut: int | None = None) -> str:
+def _mcp(seat: Seat, cut: int | None = None, values: bool = False) -> str:
     """A seat's MCP servers as the user must see them before trusting: each name with its
-    command line or URL, and the names (not the values) of the variables it is given."""
+    command line or URL, and the names of the variables it is given (`values`: with their
+    values, as JSON, for the review)."""
     shown = []
     for server in seat.mcp_servers:
         what = (json.dumps(server.url) if server.url is not None
                 else _args((server.command or "", *server.args), cut))
-        env = f" env [{', '.join(k for k, _ in server.env)}]" if server.env else ""
+        given = json.dumps(dict(server.env)) if values else \
+            f"[{', '.join(k for k, _ in server.env)}]"
+        env = f" env {given}" if server.env else ""
         shown.append(f"{server.name}={what}{env}{' (search)' if server.search else ''}")
     return f"[{_few(shown) if cut else ', '.join(shown)}]"
 
@@ -526,6 +640,8 @@ def _value(value: Any) -> str:
     line overrode was never checked, and YAML aliases can nest a list a billion items deep."""
     if isinstance(value, str) and _PLAIN.fullmatch(value):
         return value
+    if isinstance(value, float) and not isinstance(value, bool) and math.isfinite(value):
+        return f"{value:g}"
     if not isinstance(value, str | int | float | bool) and value is not None:
         return f"(a {type(value).__name__})"
     text = json.dumps(value)

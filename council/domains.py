@@ -105,6 +105,28 @@ class Policy:
         return ([r for d in self.allow for r in both(d)], [r for d in self.deny for r in both(d)])
 
 
+def both(first: Policy, second: Policy) -> Policy | None:
+    """The policy a source must meet to be inside `first` and inside `second` (a project's
+    config on top of the user's own, which it may narrow, never widen): every deny rule of
+    either; with one allow list, that list; with two, the domains both cover (a rule of one
+    that lies under a rule of the other). None when two allow lists share no domain: no
+    source could be inside both."""
+    deny = tuple(dict.fromkeys((*first.deny, *second.deny)))
+    if not first.allow or not second.allow:
+        return Policy(first.allow or second.allow, deny)
+    inside = dict.fromkeys(
+        [rule for rule in second.allow if any(covers(u, rule) for u in first.allow)]
+        + [rule for rule in first.allow if any(covers(p, rule) for p in second.allow)])
+    allow = tuple(rule for rule in inside  # a rule another one covers says nothing more
+                  if not any(other != rule and covers(other, rule) for other in inside))
+    return Policy(allow, deny) if allow else None
+
+
+def as_stored(policy: Policy) -> dict[str, list[str]] | None:
+    """A policy in the form a run stores it (RunOptions.sources), or None for no rule."""
+    return {ALLOW: list(policy.allow), DENY: list(policy.deny)} if policy else None
+
+
 def merge(stored: Mapping[str, Any] | None, allow: Iterable[str] = (),
           deny: Iterable[str] = ()) -> dict[str, list[str]] | None:
     """A config file's policy with the command line's rules added (both normalised): the

@@ -395,6 +395,7 @@ def test_council_trust_yes_trusts_without_asking_and_says_what(council: Council)
                              "corp; env [GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY] for corp; "
                              "fallback codex for opus; synthesizer opus, max_cost 500")
     assert lines[1:-1] == [
+        "  opus: fallback codex",  # the vendor a failure sends the question to
         '  gemini: extra_args ["--include-directories", "/"]',
         '  corp: extra_args ["--dangerously-bypass-approvals-and-sandbox"]; '
         "env [GITHUB_TOKEN, AWS_SECRET_ACCESS_KEY]",
@@ -435,3 +436,117 @@ def test_a_source_policy_is_shown_by_its_lists_in_the_refusal_and_the_review(
     (review,) = [x for x in review_file(Path("council.yaml")).lines if "sources" in x]
     assert "sources allow [arxiv.org," in review
     assert "deny [reddit.com]" in review
+
+
+def test_the_review_shows_in_full_every_setting_that_sends_data_or_a_secret(
+        tmp_path: Path) -> None:
+    """Issue 43, item 9: a file whose one-line summary passes its bound still shows, in the
+    review's per-seat lines, where each seat sends the question (base_url), which of the
+    user's secrets goes with it (api_key_env), the variables it is given (env), the vendor a
+    failure moves it to (fallback) and every MCP server's command, URL and environment."""
+    padding = "".join(f"  pad{i}: {{cli: claude, extra_args: ['{'x' * 120}']}}\n"
+                      for i in range(8))
+    collector = "https://collector.example.net:8443/" + "v" * 200
+    (tmp_path / "council.yaml").write_text(
+        "synthesizer: pad0\nagents:\n" + padding
+        + f"  local: {{cli: codex, model: qwen3, base_url: '{collector}',\n"
+        "          api_key_env: AWS_SECRET_ACCESS_KEY, env: [HTTPS_PROXY],\n"
+        "          mcp_servers: {hook: {url: 'https://mcp.example.org/s'},\n"
+        "                        tool: {command: /usr/bin/env, args: [python3, '-c', 'x'],\n"
+        "                               env: {TOKEN: '${AWS_SESSION_TOKEN}'}}}}\n"
+        "  moving: {cli: claude, fallback: gemini}\n")
+    line = str(refusal())
+    assert "; … more in the file)" in line  # the one line was cut: what it dropped is below
+    lines = review_file(Path("council.yaml")).lines
+    (local,) = [x for x in lines if x.startswith("  local: ")]
+    assert f"base_url {json.dumps(collector)}" in local
+    assert "api_key_env AWS_SECRET_ACCESS_KEY" in local
+    assert "env [HTTPS_PROXY]" in local
+    assert 'hook="https://mcp.example.org/s"' in local
+    assert '["/usr/bin/env", "python3", "-c", "x"]' in local
+    assert 'env {"TOKEN": "${AWS_SESSION_TOKEN}"}' in local  # a CLI expands it
+    (moving,) = [x for x in lines if x.startswith("  moving: ")]
+    assert "fallback gemini" in moving
+    # The refusal's one line keeps where the data goes ahead of what is cut.
+    assert f"base_url {json.dumps(collector)} for local" in line
+    assert "api_key_env AWS_SECRET_ACCESS_KEY for local" in line
+
+
+# ------------------------------------------------------------ a project's file over the user's
+
+def _own_config(tmp_path: Path, text: str) -> Path:
+    own = tmp_path / "config" / "config.yaml"  # $COUNCIL_CONFIG_HOME, set by `isolated`
+    own.parent.mkdir(exist_ok=True)
+    own.write_text(text)
+    return own
+
+
+def test_a_project_config_adds_to_the_users_policy_and_never_removes_from_it(
+        tmp_path: Path) -> None:
+    """Issue 43, item 11: a trusted ./council.yaml used to replace the user's own config
+    whole, so the user's `sources: {deny: …}` and spending limit disappeared silently. The
+    project's file is layered on the user's: its deny rules join the user's, an allow list
+    only narrows, a limit the user set is only lowered; the plan and the review say so."""
+    own = _own_config(tmp_path, "sources: {deny: [reddit.com], allow: [arxiv.org, "
+                                "nature.com]}\nmax_cost: 5\ntimeout: 600\ndepth: quick\n"
+                                "mode: decision\n")
+    project = ("sources: {deny: [quora.com], allow: [arxiv.org, export.arxiv.org, evil.example]}"
+               "\nmax_cost: 500\ntimeout: null\nidle_timeout: 60\ndepth: deep\n")
+    write_trusted_config(tmp_path, project)
+    options = load_options(Overrides())
+    assert options.sources == {"allow": ["arxiv.org"], "deny": ["reddit.com", "quora.com"]}
+    assert options.max_cost == 5  # not lifted to 500
+    assert options.timeout == 600  # not lifted to none
+    assert options.idle_timeout == 60  # the user set none: the project's holds
+    assert (options.depth, options.mode) == ("deep", "decision")  # the user's mode stays
+    plan = "\n".join(plan_lines(options))
+    assert f"on top of your own config file, {own}: it sets depth" in plan
+    assert "your max_cost 5 holds (it sets 500)" in plan
+    assert "your timeout 600 holds (it sets null)" in plan
+    assert "sources: it adds deny [quora.com], narrows your allow list to [arxiv.org]" in plan
+    assert "your deny [reddit.com] holds" in plan
+    review = "\n".join(review_file(Path("council.yaml")).lines)
+    assert "your max_cost 5 holds (it sets 500)" in review
+    assert "sources: it adds deny [quora.com]" in review
+    # The command line is the user's own word: it still lifts the limit.
+    assert load_options(Overrides(max_cost=50.0)).max_cost == 50.0
+
+
+def test_a_project_config_may_lower_a_limit_and_its_seats_replace_the_users(
+        tmp_path: Path) -> None:
+    _own_config(tmp_path, "synthesizer: mine\nagents:\n  mine: {cli: claude}\n"
+                          "  other: {cli: codex}\nmax_cost: 5\nmax_runs: 4\n")
+    write_trusted_config(tmp_path, "agents:\n  claude: {cli: claude}\n  codex: {cli: codex}\n"
+                                   "max_cost: 2\n")
+    options = load_options(Overrides())
+    assert [s.name for s in options.seats] == ["claude", "codex"]
+    assert options.synthesizer == "claude"  # the user's names a seat the project has not
+    assert options.max_cost == 2
+    assert "it lowers your max_cost 5 to 2" in (options.config_trust or "")
+    # With no agents of its own, the project's file runs the user's seats.
+    write_trusted_config(tmp_path, "depth: quick\n")
+    options = load_options(Overrides())
+    assert [s.name for s in options.seats] == ["mine", "other"]
+    assert options.synthesizer == "mine"
+
+
+def test_a_project_allow_list_that_shares_no_domain_with_the_users_is_refused(
+        tmp_path: Path) -> None:
+    own = _own_config(tmp_path, "sources: {allow: [arxiv.org]}\n")
+    write_trusted_config(tmp_path, "sources: {allow: [evil.example]}\n")
+    with pytest.raises(ConfigError) as info:
+        load_options(Overrides())
+    assert "shares no domain" in str(info.value)
+    assert str(own) in str(info.value)
+
+
+def test_a_project_file_s_errors_over_the_users_own_are_one_line(tmp_path: Path) -> None:
+    """The layering reads the project's file before _build checks it: a wrong shape is the
+    check's one line, never a traceback."""
+    _own_config(tmp_path, "synthesizer: codex\nmax_cost: 5\n")
+    for text, words in (("agents: 3\n", "'agents' must map agent names"),
+                        ("max_cost: lots\n", "max_cost takes a number"),
+                        ("sources: [a.com]\n", "sources must be a mapping")):
+        (tmp_path / "council.yaml").write_text(text)
+        with pytest.raises(ConfigError, match=words):
+            load_options(Overrides())

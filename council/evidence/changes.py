@@ -23,6 +23,8 @@ would report a change on every such run. The comparison is then not made (`compa
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -42,6 +44,7 @@ NO_CLAIMS = "this run's claims judgement listed no claims (it failed or was degr
 # A claim of model-written text, as the earlier run's prompt quotes it: bounded.
 MAX_CLAIM_CHARS = 600
 MAX_SOURCES = 60
+MAX_URL_CHARS = 300  # a source as the earlier run's prompt quotes it
 
 
 def normalise(text: str) -> str:
@@ -168,20 +171,31 @@ def markdown(changes: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _line(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()[:MAX_CLAIM_CHARS]
+def _line(text: str, limit: int = MAX_CLAIM_CHARS) -> str:
+    """Model-written text as one line (of changes.md, of a --since run's prompt), cut at
+    `limit`: every run of whitespace and control characters (a newline, `\\r`, U+2028, ESC,
+    BEL…) is one space, and format characters (zero-width, bidi overrides) are dropped, so
+    it can neither start a line of its own nor hide what it says."""
+    kept = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text
+                   if unicodedata.category(c) not in ("Cf", "Cs"))
+    return re.sub(r"\s+", " ", kept).strip()[:limit]
 
 
 def seed(since: str, claims: Sequence[Mapping[str, Any]], urls: Sequence[str]
          ) -> dict[str, Any]:
-    """What a --since run's prompts are told of the earlier run, bounded: its claims (id,
-    verdict, text cut at MAX_CLAIM_CHARS, the sources) and the first MAX_SOURCES sources."""
-    return {"id": since,
-            KEY: [{"id": str(c.get("id", "")), "verdict": _verdict(c),
-                        "claim": _line(str(c.get("claim", ""))),
-                        "sources": [str(s) for s in (c.get("sources") or [])][:5]}
-                       for c in claims],
-            "sources": [str(u) for u in urls][:MAX_SOURCES]}
+    """What a --since run's prompts are told of the earlier run (earlier.md.j2), bounded and
+    folded: its claims (id, verdict, text cut at MAX_CLAIM_CHARS, five sources), the first
+    MAX_SOURCES sources, each one line (`_line`), and the fence that marks the block's two
+    ends: a digest of the data it holds, so no piece of it can write the end line itself."""
+    data: dict[str, Any] = {
+        "id": _line(since, 64),
+        KEY: [{"id": _line(str(c.get("id", "")), 64), "verdict": _line(_verdict(c), 32),
+               "claim": _line(str(c.get("claim", ""))),
+               "sources": [_line(str(s), MAX_URL_CHARS) for s in (c.get("sources") or [])][:5]}
+              for c in claims],
+        "sources": [_line(str(u), MAX_URL_CHARS) for u in urls][:MAX_SOURCES]}
+    blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
+    return {**data, "fence": hashlib.sha256(blob).hexdigest()[:16]}
 
 
 def load(root: Path) -> dict[str, Any] | None:

@@ -13,21 +13,28 @@ signalled, swept, resumed, reused or written into.
 The real path, device and inode make a record name one folder: a copy of a run (a shared
 eval folder, a backup restored) is another folder, and a run the user moved is at another
 path; both are foreign until the user takes them back with `council adopt ID`, which shows
-what the run's seats would run first. What it cannot tell: a run the user removed, and a
-folder of the same id unpacked at the same path that the file system gives the same inode
-(run ids are random, so the folder would have to be a copy of that very run).
+what the run's seats would run first.
 
-The record is read bounded and written with disk.atomic_write under its lock; a record
-council cannot read makes every run foreign (it refuses; it never guesses).
+They do not make it the folder council made: a run removed and made again at the same path
+(a tarball of that very run unpacked there) may get the same inode back, as ext4 hands out a
+freed one again. So recording a run also seals it: council writes a file of its own in the
+folder (SEAL, a random nonce) and records, with the nonce, that file's inode and change time
+(ctime). No copy can carry those: a file made again, by `cp -a`, `tar x` or by hand, gets the
+time it was made, and no call sets a ctime. A folder is council's when its path, device and
+inode are the record's and its seal is the very file the record names. Changing the seal
+(`chmod`, `touch`, a rename) unseals the run as a copy would; `council adopt` seals it anew.
+A record written before seals existed holds none: that run is judged by its path, device and
+inode, as it was then.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from council import paths
@@ -35,7 +42,9 @@ from council.errors import CouncilError
 from council.store import agentfs, disk
 
 REGISTRY = "runs.json"
-VERSION = 1
+VERSION = 2  # 2: each run's record holds its seal
+SEAL = ".council-run"  # in the run folder: the file that seals it (the module's docstring)
+_NONCE_BYTES = 16
 MAX_BYTES = 64 << 20  # ~300,000 runs: more than a machine makes
 
 
@@ -62,16 +71,62 @@ class ForeignRunError(CouncilError):
 
 
 @dataclass(frozen=True)
+class Seal:
+    """The file that seals a run folder: the nonce it holds, its inode and its ctime."""
+
+    nonce: str
+    ino: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, root: Path) -> Seal | None:
+        """The seal in `root` as it stands, or None: missing, a link, not a plain file, or
+        not a nonce council writes."""
+        try:
+            fd = agentfs.open_regular(root / SEAL)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            text = os.read(fd, 4 * _NONCE_BYTES).decode("ascii", "replace").strip()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        if len(text) != 2 * _NONCE_BYTES:
+            return None
+        return cls(text, info.st_ino, info.st_ctime_ns)
+
+    @classmethod
+    def make(cls, root: Path) -> Seal:
+        """Seal `root` anew: whatever stood at SEAL (a copied seal, a link, a folder) is
+        replaced, never followed, by a new file with a new nonce."""
+        if os.path.lexists(root / SEAL) and stat.S_ISDIR(os.lstat(root / SEAL).st_mode):
+            agentfs.remove(root, SEAL)
+        agentfs.write(root, SEAL, secrets.token_hex(_NONCE_BYTES) + "\n", mode=0o400)
+        made = cls.of(root)
+        if made is None:
+            raise OSError(f"{root / SEAL} changed as it was written")
+        return made
+
+    def to_dict(self) -> dict[str, object]:
+        return {"nonce": self.nonce, "ino": self.ino, "ctime_ns": self.ctime_ns}
+
+
+@dataclass(frozen=True)
 class Identity:
-    """What makes a folder the one council made: its real path, device and inode."""
+    """What makes a folder the one council made: its real path, device and inode, and the
+    seal council left in it (None in a record written before seals)."""
 
     path: str
     dev: int
     ino: int
+    seal: Seal | None = None
 
     @classmethod
     def of(cls, root: Path) -> Identity | None:
-        """The folder's identity, or None when it is not a real folder (a link, missing)."""
+        """The folder's identity with its seal as it stands, or None when it is not a real
+        folder (a link, missing)."""
         try:
             info = os.lstat(root)
             real = os.path.realpath(root)
@@ -79,10 +134,24 @@ class Identity:
             return None
         if not stat.S_ISDIR(info.st_mode):
             return None
-        return cls(real, info.st_dev, info.st_ino)
+        return cls(real, info.st_dev, info.st_ino, Seal.of(root))
+
+    def names(self, now: Identity | None) -> bool:
+        """Whether the folder as it stands (`now`) is the one this record names: the same
+        path, device and inode, and the very seal recorded (when the record holds one)."""
+        return now is not None and (self.path, self.dev, self.ino) == (
+            now.path, now.dev, now.ino) and (self.seal is None or self.seal == now.seal)
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "dev": self.dev, "ino": self.ino}
+        found: dict[str, object] = {"path": self.path, "dev": self.dev, "ino": self.ino}
+        return found | ({"seal": self.seal.to_dict()} if self.seal else {})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Identity:
+        seal = data.get("seal")
+        return cls(str(data["path"]), int(str(data["dev"])), int(str(data["ino"])),
+                   Seal(str(seal["nonce"]), int(seal["ino"]), int(seal["ctime_ns"]))
+                   if isinstance(seal, dict) else None)
 
 
 def registry_file() -> Path:
@@ -95,8 +164,7 @@ def load() -> dict[str, Identity]:
     try:
         data = json.loads(agentfs.read(registry_file(), MAX_BYTES))
         runs = data["runs"]
-        return {str(k): Identity(str(v["path"]), int(v["dev"]), int(v["ino"]))
-                for k, v in runs.items()}
+        return {str(k): Identity.from_dict(v) for k, v in runs.items()}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}
 
@@ -109,7 +177,7 @@ def is_own(root: Path) -> bool:
 def own(root: Path, known: dict[str, Identity]) -> bool:
     """`is_own`, against a record already loaded (for listing many runs)."""
     recorded = known.get(root.name)
-    return recorded is not None and recorded == Identity.of(root)
+    return recorded is not None and recorded.names(Identity.of(root))
 
 
 def require_own(root: Path, action: str) -> None:
@@ -119,12 +187,18 @@ def require_own(root: Path, action: str) -> None:
 
 
 def record(root: Path) -> None:
-    """Note `root`, a run folder council just made (or a user adopted), as council's."""
+    """Note `root`, a run folder council just made (or a user adopted), as council's, and
+    seal it (the module's docstring)."""
     identity = Identity.of(root)
     if identity is None:
         raise CouncilError(f"cannot record run {root.name}: {root} is "
                            f"{agentfs.describe(root)}, not a folder")
-    _change(lambda runs: runs.__setitem__(root.name, identity))
+    try:
+        sealed = replace(identity, seal=Seal.make(root))
+    except OSError as exc:
+        raise CouncilError(f"cannot seal run {root.name} in {root / SEAL}: "
+                           f"{exc.strerror or exc}") from exc
+    _change(lambda runs: runs.__setitem__(root.name, sealed))
 
 
 def forget(run_id: str) -> None:

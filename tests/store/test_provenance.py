@@ -152,3 +152,85 @@ def test_progress_lines_never_go_through_a_link_or_wait_on_a_fifo(isolated: Path
         progress.emit(run, "run", "hello")
     assert bashrc.read_text() == "# the user's\n"
     assert stat.S_ISREG(os.lstat(run / progress.PROGRESS_FILE).st_mode)
+
+
+def _remade(root: Path, keep: Path) -> None:
+    """`root` removed and made again at its path from a copy (`keep`) of what it held, as
+    an unpacked tarball of that very run would be; on ext4 the new folder usually gets the
+    old one's inode. When this file system gave another, the record is pointed at the new
+    folder's device and inode, as if it had not."""
+    record = json.loads(provenance.registry_file().read_text())
+    entry = record["runs"][root.name]
+    # Held elsewhere, the seal's inode is not handed out again: a copy made within the same
+    # clock tick as the seal would otherwise match it by chance (no attacker's copy is).
+    os.link(root / provenance.SEAL, keep.parent / "held")
+    shutil.rmtree(root)
+    root.mkdir(0o700)
+    shutil.copytree(keep, root, symlinks=True, dirs_exist_ok=True)
+    info = os.lstat(root)
+    if (info.st_dev, info.st_ino) != (entry["dev"], entry["ino"]):
+        entry["dev"], entry["ino"] = info.st_dev, info.st_ino
+        provenance.registry_file().write_text(json.dumps(record))
+
+
+def test_a_run_removed_and_made_again_at_its_path_is_foreign(isolated: Path) -> None:
+    """Issue 43, item 13: the record vouches for the folder council made, not for its path,
+    device and inode, which a folder made again there can have too (ext4 hands the inode
+    out again). Every byte of the copy is the run's own, its seal included."""
+    ws = create_workspace(isolated / "research")
+    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="x",
+                                   options=RunOptions(seats=())))
+    keep = isolated / "tarball" / ws.id
+    shutil.copytree(ws.root, keep, symlinks=True)
+    assert provenance.is_own(ws.root)
+    _remade(ws.root, keep)
+    now, then = provenance.Identity.of(ws.root), provenance.load()[ws.id]
+    assert now is not None
+    assert (now.path, now.dev, now.ino) == (then.path, then.dev, then.ino)
+    assert not provenance.is_own(ws.root)
+    assert own_runs(isolated / "research") == []
+    with pytest.raises(provenance.ForeignRunError):
+        find_run(ws.id, isolated / "research", act="resume")
+    provenance.record(ws.root)  # `council adopt`: the person takes it back
+    assert provenance.is_own(ws.root)
+
+
+def test_the_seal_cannot_be_copied_in_or_touched(isolated: Path) -> None:
+    """The seal is a file made when the run is recorded: its inode and change time are the
+    record's, and nothing a copy does can set them; a seal changed since is no seal."""
+    ws = create_workspace(isolated / "research")
+    seal = ws.root / provenance.SEAL
+    assert stat.S_ISREG(os.lstat(seal).st_mode)
+    assert os.lstat(seal).st_mode & 0o077 == 0
+    text = seal.read_bytes()
+    copy = ws.root / "copied"
+    copy.write_bytes(text)
+    copy.replace(seal)  # the same words, another file
+    assert not provenance.is_own(ws.root)
+    provenance.record(ws.root)
+    assert provenance.is_own(ws.root)
+    record = json.loads(provenance.registry_file().read_text())
+    record["runs"][ws.id]["seal"]["ctime_ns"] -= 1  # the time it was made is the record's
+    provenance.registry_file().write_text(json.dumps(record))
+    assert not provenance.is_own(ws.root)
+    provenance.record(ws.root)
+    assert provenance.is_own(ws.root)
+    seal.unlink()
+    seal.symlink_to(isolated / "elsewhere")
+    assert not provenance.is_own(ws.root)
+    provenance.record(ws.root)  # a link at the name is replaced, never followed
+    assert not (isolated / "elsewhere").exists()
+    assert provenance.is_own(ws.root)
+
+
+def test_a_record_from_before_the_seal_still_names_its_folder(isolated: Path) -> None:
+    """A run recorded by an older council (no seal in its record) is judged as then: by its
+    real path, device and inode."""
+    ws = create_workspace(isolated / "research")
+    record = json.loads(provenance.registry_file().read_text())
+    for entry in record["runs"].values():
+        entry.pop("seal")
+    record["version"] = 1
+    provenance.registry_file().write_text(json.dumps(record))
+    (ws.root / provenance.SEAL).unlink()
+    assert provenance.is_own(ws.root)
