@@ -190,7 +190,7 @@ def address_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> s
             (ipaddress.IPv4Address(int(address) & 0xFFFFFFFF) if address in NAT64 else None)
         if inner is not None:
             return address_refusal(inner)
-    for kind in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+    for kind in ("loopback", "unspecified", "link_local", "multicast", "reserved", "private"):
         if getattr(address, f"is_{kind}"):
             return f"{address} is a {kind.replace('_', '-')} address"
     if not address.is_global:
