@@ -7,6 +7,7 @@ with its headers, so a test sees what the fetcher sent and what it never asked f
 from __future__ import annotations
 
 import gzip
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -103,6 +104,12 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     state: PageServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (the fetcher cut a page off, or closed its pool) is not an
+        error of the server's."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 @contextmanager
