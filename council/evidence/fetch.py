@@ -346,6 +346,8 @@ class Fetcher:
         self.limits = limits or Limits()
         self.budget = _Budget(self.limits.total_bytes)
         self.slots = anyio.CapacityLimiter(self.limits.concurrency)
+        # Parsing a page costs several times its size in memory: two at a time bound it.
+        self.parsing = anyio.CapacityLimiter(2)
         self.hosts: dict[str, anyio.CapacityLimiter] = {}
         self.direct = httpcore2.AsyncConnectionPool(
             max_connections=self.limits.concurrency * 2, retries=0,
@@ -473,6 +475,9 @@ class Fetcher:
                     decoder: _Decoder) -> tuple[bytes, bool]:
         """The body, decoded, up to the page's and the store's limits; True if cut off."""
         body = bytearray()
+        if self.budget.left <= 0:
+            raise Unfetchable("not fetched: the store's limit of "
+                              f"{self.limits.total_bytes} bytes was reached")
         async for chunk in response.aiter_stream():
             room = min(self.limits.max_bytes - len(body), self.budget.left)
             piece, more = decoder.feed(chunk, room + 1)  # one byte over: is there more?
@@ -484,7 +489,7 @@ class Fetcher:
 
     async def _stored(self, record: Record, body: bytes) -> tuple[Record, str]:
         page = await anyio.to_thread.run_sync(pagetext.extract, body, record.content_type,
-                                              self.limits.max_text)
+                                              self.limits.max_text, limiter=self.parsing)
         text = page.text
         return replace(record, bytes=len(body), sha256=hashlib.sha256(body).hexdigest(),
                        text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
@@ -582,8 +587,7 @@ def _judge(before: Record, after: Record) -> Refetched:
         return Refetched(Change.GONE, after)
     if not after.ok:
         return Refetched(Change.UNKNOWN, before, after.error)
-    if after.text_sha256 is None:  # a 304: the earlier record, re-dated
-        return Refetched(Change.UNCHANGED, after)
+    # a 304 came back as the earlier record, re-dated: its hashes are the earlier ones
     same = after.text_sha256 == before.text_sha256 if before.text_chars or after.text_chars \
         else after.sha256 == before.sha256
     return Refetched(Change.UNCHANGED if same and before.ok else Change.CHANGED, after)

@@ -25,6 +25,8 @@ What is checked, and the choices made:
   (the one holding most of its content words, at least CLAIM_MATCH of them); it is cited
   when that sentence (or a citation right after it) links a source of sources.json. A
   claim no sentence states is listed apart and not in the percentage.
+- A quote or number not found in sources whose stored text was cut off at the store's
+  limits (`truncated`) is not checked, rather than failed: it may be in the part not read.
 - Sources: a cited source whose record says gone (404, 410) or whose page marks itself
   retracted (pagetext.py) is named.
 
@@ -102,6 +104,8 @@ class Fetched(Protocol):
     def retracted(self) -> str | None: ...
     @property
     def gone(self) -> bool: ...
+    @property
+    def truncated(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -484,6 +488,13 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
             folded[url] = _words(texts[url])
         return folded[url]
 
+    records = list(records)
+    cut = {r.canonical or canonical(r.url) for r in records if r.truncated}
+
+    def verdict(hit: bool, stored: Iterable[str]) -> bool | None:
+        """Found; not found; or None when every source searched was cut off."""
+        return True if hit else None if all(u in cut for u in stored) else False
+
     said = sentences(report, numbered)
     stated: dict[int, list[Mapping[str, Any]]] = {}
     citations = []
@@ -511,8 +522,8 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
                 continue
             stored = [(u, w) for u in cited if (w := words_of(u)) is not None]
             where = next((u for u, w in stored if quote_found(body, w)), None)
-            quotes.append(Quote(body, a, b, cited, None if not stored else where is not None,
-                                where))
+            quotes.append(Quote(body, a, b, cited, None if not stored else
+                                verdict(where is not None, (u for u, _ in stored)), where))
         of_claims = stated.get(i, [])
         extra = tuple(c for claim in of_claims for u in claim.get("sources") or []
                       if (c := canonical(str(u))))
@@ -522,13 +533,15 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
         masked = sentence.masked
         for qa, qb in sentence.quotes:  # a quote is checked whole, not its numbers
             masked = masked[:qa - sentence.start] + " " * (qb - qa) + masked[qb - sentence.start:]
-        pages = [texts[u] for u in behind if u in texts]
+        stored_urls = [u for u in behind if u in texts]
+        pages = [texts[u] for u in stored_urls]
         for m, value in _values(masked):
             if not _counted(m):
                 continue
             start, end = sentence.start + m.start(), sentence.start + m.end()
             numbers.append(Number(report[start:end].strip(), start, end, behind,
-                                  number_traced(value, pages) if pages else None,
+                                  verdict(number_traced(value, pages), stored_urls)
+                                  if pages else None,
                                   str(of_claims[0].get("id")) if of_claims else None))
 
     cited_anywhere = {u for s in said for u in s.sources} | {

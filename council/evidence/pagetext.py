@@ -14,6 +14,7 @@ tokenizing it."""
 from __future__ import annotations
 
 import codecs
+import io
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -38,6 +39,8 @@ VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "l
                   "source", "track", "wbr"})
 # <main>/<article> text is the page's when it holds at least this share of the body's.
 MAIN_SHARE = 0.25
+FEED = 1 << 18  # characters of markup handed to the parser at a time
+ENOUGH = 3  # parsing stops when the body's text is this many times the text kept
 
 # A page that marks itself retracted: its title (or first heading) begins so, or its
 # metadata says so. "Retraction Watch" or "Retraction notice for …" names another article's
@@ -97,11 +100,17 @@ def extract(body: bytes, content_type: str | None, limit: int) -> Page:
 
 
 def html_text(markup: str, limit: int) -> Page:
+    """Fed in slices, and no further once the body has given far more text than is kept:
+    a huge page costs a bounded amount of memory and time."""
     parser = _Text()
-    parser.feed(markup)
-    parser.close()
-    body = _paragraphs("".join(parser.body))
-    main = _paragraphs("".join(parser.main))
+    for at in range(0, len(markup), FEED):
+        parser.feed(markup[at:at + FEED])
+        if parser.chars > ENOUGH * limit:
+            break
+    else:
+        parser.close()
+    body = _paragraphs(parser.body.getvalue())
+    main = _paragraphs(parser.main.getvalue())
     text = main if main and len(main) >= MAIN_SHARE * len(body) else body
     title = " ".join("".join(parser.title).split()) or None
     heading = " ".join("".join(parser.heading).split()) or None
@@ -130,8 +139,9 @@ class _Text(HTMLParser):
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.body: list[str] = []
-        self.main: list[str] = []
+        self.body = io.StringIO()
+        self.main = io.StringIO()
+        self.chars = 0
         self.title: list[str] = []
         self.heading: list[str] = []
         self.retracted: str | None = None
@@ -200,9 +210,9 @@ class _Text(HTMLParser):
     def _data(self, data: str) -> None:
         if self.skipping:
             return
-        self.body.append(data)
+        self.chars += self.body.write(data)
         if self.in_main:
-            self.main.append(data)
+            self.main.write(data)
 
     def _meta(self, attrs: dict[str, str | None]) -> None:
         name = (attrs.get("name") or attrs.get("property") or "").lower()

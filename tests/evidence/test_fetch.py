@@ -277,9 +277,12 @@ async def test_a_compressed_page_is_bounded_by_what_it_inflates_to(
 async def test_the_store_as_a_whole_is_bounded_in_bytes_and_count(
         web: PageServer, store: Path) -> None:
     urls = [web.add(f"/p{i}", Page(size=600 << 10)) for i in range(5)]
-    records = await fetched(urls, store, total_bytes=1 << 20, max_urls=4)
+    records = await fetched(urls, store, total_bytes=1 << 20, max_urls=4, concurrency=1)
     assert sum(r.bytes for r in records) == 1 << 20
-    assert records[4].error == "not fetched: over the store's limit of 4 sources"
+    assert [r.truncated for r in records[:2]] == [False, True]
+    assert [r.error for r in records[2:]] == [
+        f"not fetched: the store's limit of {1 << 20} bytes was reached"] * 2 + [
+        "not fetched: over the store's limit of 4 sources"]
     assert len(web.asked()) == 4
 
 

@@ -56,6 +56,7 @@ class Rec:
     url: str
     status: int | None = 200
     retracted: str | None = None
+    truncated: bool = False
 
     @property
     def canonical(self) -> str:
@@ -131,6 +132,15 @@ def test_nothing_stored_means_nothing_checked_not_everything_failed() -> None:
                            "claim sentences cited")
     assert {q.found for q in r.quotes} == {None}
     assert mark(REPORT, r).count(integrity.MARK) == 2  # the uncited claims only
+
+
+def test_what_is_not_found_in_a_page_cut_off_is_not_checked_rather_than_failed() -> None:
+    r = check(REPORT, CLAIMS, SOURCES, TEXTS, [Rec(FLEET, truncated=True),
+                                               Rec(SURVEY, truncated=True)])
+    quotes = {q.text: q.found for q in r.quotes}
+    assert quotes["the fleet is entirely electric now"] is None
+    assert {n.text: n.traced for n in r.numbers}["9.1%"] is None
+    assert {n.text: n.traced for n in r.numbers}["40%"] is True
 
 
 def test_a_retracted_source_is_named() -> None:
