@@ -267,8 +267,7 @@ WINDOWS = {"session": "five_hour", "weekly": "seven_day", "monthly": "month",
            "monthly spend": "month"}
 CREDIT = _re.compile(r"credit balance is too low|out of (?:extra usage|credits)", _re.I)
 CLAUDE_AUTH = _re.compile(r"Invalid API key|/login|OAuth token (?:has )?expired|"
-                          r"authentication_(?:error|failed)|permission_error|"
-                          r"\b40[13]\b", _re.I)
+                          r"authentication_(?:error|failed)|permission_error", _re.I)
 # The API-key form of a plan's limit: a 429 whose retry-after (9000 s) claude will not wait.
 ACCOUNT_LIMIT = "your account's rate limit"
 
