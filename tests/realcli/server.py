@@ -1076,7 +1076,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _fault(self, api: str, fault: Mapping[str, Any], model: str,
                record: dict[str, Any]) -> None:
         name = str(fault["name"])
-        record["answer"] = f"fault {name}"
+        record.update(answer=f"fault {name}", model=model)
         if name in FAULTS[api]:
             status, payload, headers = fault_answer(api, fault, model, time.time())
             self._send_json(status, payload, headers)
