@@ -104,7 +104,8 @@ and headers each vendor sends), from a chosen request on, for a count or a time:
   closes before the response ends.
 - ``stall``: nothing is sent, not even headers, until the client gives up (it closes the
   connection) or ``release_stalls()`` is called. ``stall_stream`` sends the headers and the
-  first events, then nothing. No sleep: the handler waits on an event and on the socket.
+  first events, then nothing. No sleep: the handler waits on an event and on the socket, and
+  a test waits for a stall to start or end with ``wait_stalls()``.
 - A request's turn (``from_turn``) is the report turn it works on: the turn it would write, or
   for the answer to a write's result, the turn just written.
 - The log line of a faulted request says ``fault <name>`` in ``answer``.
@@ -1098,6 +1099,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _stall(self, record: dict[str, Any]) -> None:
         """Answer nothing until the client closes the connection or the test releases it;
         logged when it ends, with who ended it."""
+        with self.server.stalls:
+            self.server.stalls_started += 1
+            self.server.stalls.notify_all()
         ended = "released"
         while not self.server.release.is_set():
             readable, _, _ = select.select([self.connection], [], [], 0.2)
@@ -1112,6 +1116,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.log({"time": time.time(), "api": record.get("api"),
                          "path": record.get("path"), "stall_ended": ended,
                          "stalled_s": round(time.time() - float(record["time"]), 1)})
+        with self.server.stalls:
+            self.server.stalls_ended.append(ended)
+            self.server.stalls.notify_all()
 
     # ---- per api
     def _anthropic(self, body: Mapping[str, Any], settings: Mapping[str, Any],
@@ -1374,6 +1381,9 @@ class _Server(ThreadingHTTPServer):
         self.faults_sent: dict[str, int] = {}
         self.fault_started: dict[str, float] = {}  # per api, when its first fault was sent
         self.release = threading.Event()  # ends every stall
+        self.stalls = threading.Condition()  # notified as a stall starts and as it ends
+        self.stalls_started = 0
+        self.stalls_ended: list[str] = []  # how each ended: "client gave up", "released"
 
     def take_fault(self, api: str, settings: Mapping[str, Any], body: Mapping[str, Any],
                    model: str | None) -> dict[str, Any] | None:
@@ -1395,10 +1405,11 @@ class _Server(ThreadingHTTPServer):
             sent = self.faults_sent.get(api, 0)
             if fault["count"] is not None and sent >= int(fault["count"]):
                 return None
-            started = self.fault_started.setdefault(api, time.monotonic())
-            if (fault["seconds"] is not None
+            started = self.fault_started.get(api)  # the first fault starts the clock
+            if (started is not None and fault["seconds"] is not None
                     and time.monotonic() - started > float(fault["seconds"])):
                 return None
+            self.fault_started.setdefault(api, time.monotonic())
             self.faults_sent[api] = sent + 1
             return fault
 
@@ -1460,6 +1471,16 @@ class ScriptedServer:
                                         name="scripted-model-server", daemon=True)
         self._thread.start()
         return self
+
+    def wait_stalls(self, started: int = 0, ended: int = 0, timeout: float = 30) -> list[str]:
+        """Wait until at least `started` stalls began and `ended` ended (each is notified, no
+        polling); how the ended ones ended."""
+        assert self._server is not None, "server not started"
+        server = self._server
+        with server.stalls:
+            server.stalls.wait_for(lambda: server.stalls_started >= started
+                                   and len(server.stalls_ended) >= ended, timeout)
+            return list(server.stalls_ended)
 
     def release_stalls(self) -> None:
         """Let every stalled request end (its client gets no answer: the connection closes)."""

@@ -57,10 +57,6 @@ def answers(server: ScriptedServer, api: str) -> list[str]:
     return [str(r.get("answer")) for r in server.records(api) if "answer" in r]
 
 
-def stalls(server: ScriptedServer) -> list[str]:
-    return [str(r["stall_ended"]) for r in server.records() if "stall_ended" in r]
-
-
 # --------------------------------------------------------------------------- claude
 # (fault, kind, exit code, the start of claude's result text, requests)
 CLAUDE: list[tuple[dict[str, Any], Kind, int, str, int]] = [
@@ -100,7 +96,7 @@ def test_claude_reads_each_fault(fault: dict[str, Any], kind: Kind, code: int, s
         assert found.wait is not None
         assert 1.0 <= found.wait < 2.0  # retry-after: 1, as claude's own retry waited it
     if fault["name"] == "stall":
-        assert stalls(server) == ["client gave up"] * 2
+        assert server.wait_stalls(ended=2) == ["client gave up"] * 2
 
 
 def test_claude_survives_one_cut_stream(server: ScriptedServer, cli_env: dict[str, str],
@@ -126,7 +122,7 @@ def test_claude_gives_up_on_a_stream_gone_silent(server: ScriptedServer,
     assert run.returncode == 1, run.describe()
     assert found is not None
     assert found.kind is Kind.NO_ANSWER, run.describe()
-    assert stalls(server)[0] == "client gave up"
+    assert server.wait_stalls(ended=1)[0] == "client gave up"
     assert not [e for e in run.events() if e.get("subtype") == "api_retry"]
 
 
@@ -279,5 +275,5 @@ def test_gemini_gives_up_on_a_request_that_never_answers(
     assert found is not None
     assert found.kind is Kind.NO_ANSWER, run.describe()
     assert found.message == "[API Error: exception TypeError: fetch failed sending request]"
-    assert stalls(server) == ["client gave up"]
+    assert server.wait_stalls(ended=1) == ["client gave up"]
     assert 50 < run.seconds < 100
