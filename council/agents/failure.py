@@ -13,7 +13,6 @@ import enum
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from email.utils import parsedate_to_datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 
@@ -89,6 +88,8 @@ def retry_after(value: str | None, now: datetime) -> float | None:
         return None
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
         return float(text)
+    from email.utils import parsedate_to_datetime  # ~30 ms, and only for the date form
+
     try:
         when = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):
