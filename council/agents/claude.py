@@ -242,3 +242,130 @@ def _tokens_in(usage: dict[str, object]) -> int:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+# --------------------------------------------------------------------------- failures
+# What claude printed when its vendor said no, read into one Failure (agents/failure.py).
+# Seen with claude 2.1.332 against the scripted server (tests/realcli/test_faults_real.py):
+# every API failure ends in a `result` with `is_error: true` (subtype "success"), exit 1,
+# `api_error_status` (401, 429, 529; null for a cut or a timeout) and `api_error_type` or
+# `api_error` ("connection_failed"); each retry of its own is an `api_retry` event whose
+# `retry_delay_ms` follows the vendor's retry-after. A subscription login adds
+# `rate_limit_event`s (`rate_limit_info.status` "rejected", `resetsAt`, `rateLimitType`) and
+# answers in words: "You've hit your session limit · resets 3:50pm (Asia/Tokyo)" (bundle).
+import re as _re  # noqa: E402
+from dataclasses import replace as _replace  # noqa: E402
+from datetime import datetime as _datetime  # noqa: E402
+from datetime import tzinfo as _tzinfo  # noqa: E402
+
+from council.agents.failure import Failure, Kind, epoch, one_line, resets, try_again_in  # noqa: E402
+
+SUBSCRIPTION_LIMIT = _re.compile(r"You(?:'|’)ve hit your (?:(session|weekly|monthly spend|"
+                                 r"monthly|fast|Opus|Sonnet) )?limit|usage limit reached", _re.I)
+OLD_LIMIT = _re.compile(r"Claude AI usage limit reached\|(\d+)")
+WINDOWS = {"session": "five_hour", "weekly": "seven_day", "monthly": "month",
+           "monthly spend": "month"}
+CREDIT = _re.compile(r"credit balance is too low|out of (?:extra usage|credits)", _re.I)
+CLAUDE_AUTH = _re.compile(r"Invalid API key|/login|OAuth token (?:has )?expired|"
+                          r"authentication_(?:error|failed)|permission_error", _re.I)
+# The API-key form of a plan's limit: a 429 whose retry-after (9000 s) claude will not wait.
+ACCOUNT_LIMIT = "your account's rate limit"
+
+
+def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+             now: _datetime, tz: _tzinfo | None = None) -> Failure | None:
+    """The failure claude's stream-json `events`, `stderr` and exit code say, or None when the
+    process did not fail. `now` and `tz` (default: now's) read a reset's clock time."""
+    seen = list(events)
+    results = [e for e in seen if e.get("type") == "result"]
+    result = results[-1] if results else {}
+    if not result.get("is_error") and returncode in (0, None):
+        return None
+    said = [e for e in seen if e.get("type") == "assistant" and e.get("is_api_error_message")]
+    said_last = said[-1] if said else {}
+    retries = [e for e in seen if e.get("type") == "system" and e.get("subtype") == "api_retry"]
+    limits = [e.get("rate_limit_info") if isinstance(e.get("rate_limit_info"), dict) else e
+              for e in seen if e.get("type") == "rate_limit_event"]
+    errors = result.get("errors") or []
+    text = str(result.get("result") or "; ".join(map(str, errors)) or _said_text(said_last)
+               or _last_line(stderr) or f"claude exited with code {returncode}")
+    status = _first_int(result.get("api_error_status"), said_last.get("api_error_status"),
+                        retries[-1].get("error_status") if retries else None)
+    kinds = " ".join(str(v) for v in (result.get("api_error_type"), result.get("api_error"),
+                                      said_last.get("api_error_type"),
+                                      said_last.get("api_error"), said_last.get("error"))
+                     if v)
+    base = Failure(Kind.CRASH, one_line(text), status=status,
+                   models=tuple(answered_models(seen)))
+    rejected = [x for x in limits if isinstance(x, dict) and x.get("status") == "rejected"]
+    if rejected:
+        limit = rejected[-1]
+        window = limit.get("rateLimitType")
+        return _replace(base, kind=Kind.PLAN_LIMIT, resets_at=epoch(limit.get("resetsAt")),
+                       window=str(window) if window else None)
+    if SUBSCRIPTION_LIMIT.search(text):
+        old = OLD_LIMIT.search(text)
+        word = SUBSCRIPTION_LIMIT.search(text)
+        window = WINDOWS.get((word.group(1) or "").lower()) if word else None
+        return _replace(base, kind=Kind.PLAN_LIMIT,
+                       resets_at=epoch(old.group(1)) if old else resets(text, now, tz),
+                       window=window)
+    if CREDIT.search(text):
+        return _replace(base, kind=Kind.QUOTA)
+    if status in (401, 403) or CLAUDE_AUTH.search(f"{kinds} {text}"):
+        return _replace(base, kind=Kind.AUTH)
+    if status == 429 or "rate_limit" in kinds:
+        if ACCOUNT_LIMIT in text:
+            return _replace(base, kind=Kind.PLAN_LIMIT)
+        delays = [r.get("retry_delay_ms") for r in retries if r.get("error_status") == 429]
+        wait = try_again_in(text)
+        if wait is None and delays and isinstance(delays[-1], int | float):
+            wait = round(float(delays[-1]) / 1000, 1)
+        return _replace(base, kind=Kind.RATE_LIMIT, wait=wait)
+    if (status is not None and status >= 500) or "overloaded" in kinds or \
+            _re.search(r"\b5\d\d\b|Overloaded|server-side issue", text):
+        return _replace(base, kind=Kind.OVERLOADED)
+    if "connection_failed" in kinds or _re.search(
+            r"Connection to the API was lost|ECONNRESET|socket (?:hang up|closed)", text):
+        return _replace(base, kind=Kind.STREAM_CUT)
+    if _re.search(r"Request timed out|timed? ?out|Unable to connect to API", text, _re.I):
+        return _replace(base, kind=Kind.NO_ANSWER)
+    return base
+
+
+def answered_models(events: Iterable[dict[str, Any]]) -> list[str]:
+    """The models that answered, in the order claude first names them: each result's
+    `modelUsage` (and `model_usage_since_last_result`), by its `canonicalModel` where given;
+    before any result, the assistant messages' models (not claude's own `<synthetic>` ones)."""
+    named: dict[str, None] = {}
+    fallback: dict[str, None] = {}
+    for event in events:
+        if event.get("type") == "result":
+            for key in ("modelUsage", "model_usage_since_last_result"):
+                usage = event.get(key)
+                for model, figures in (usage.items() if isinstance(usage, dict) else ()):
+                    canonical = figures.get("canonicalModel") if isinstance(figures, dict) \
+                        else None
+                    named[str(canonical or model)] = None
+        elif event.get("type") == "assistant":
+            message = event.get("message") or {}
+            model = message.get("model") if isinstance(message, dict) else None
+            if isinstance(model, str) and model and not model.startswith("<"):
+                fallback[model] = None
+    return list(named or fallback)
+
+
+def _said_text(event: dict[str, Any]) -> str:
+    message = event.get("message") or {}
+    blocks = message.get("content") if isinstance(message, dict) else None
+    return " ".join(str(b.get("text")) for b in blocks or []
+                    if isinstance(b, dict) and b.get("text"))
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in (text or "").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _first_int(*values: object) -> int | None:
+    return next((v for v in values if isinstance(v, int) and not isinstance(v, bool)), None)

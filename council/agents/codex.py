@@ -349,3 +349,94 @@ class CodexUsage:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+# --------------------------------------------------------------------------- failures
+# What codex printed when its vendor said no, read into one Failure (agents/failure.py).
+# Seen with codex 0.171.0 against the scripted server (tests/realcli/test_faults_real.py):
+# `--json` ends a failed turn with `turn.failed` (`error.message`) and exit 1; each retry
+# of its own is an `error` event "Reconnecting... n/m (<cause>)". A ChatGPT plan's limit reads
+# "You’ve hit your usage limit. … or try again at 7:15 PM." (the same day) or "… at Dec 1st,
+# 2026 12:24 AM.", in codex's local time; a 429 without a usage type loses the vendor's body:
+# "exceeded retry limit, last status: 429 Too Many Requests".
+import re as _re  # noqa: E402
+from dataclasses import replace as _replace  # noqa: E402
+from datetime import datetime as _datetime  # noqa: E402
+from datetime import timedelta as _timedelta  # noqa: E402
+from datetime import tzinfo as _tzinfo  # noqa: E402
+
+from council.agents.failure import Failure, Kind, one_line, try_again_at, try_again_in  # noqa: E402
+
+USAGE_LIMIT = _re.compile(r"hit your usage limit|usage_limit_reached|usage limit has been "
+                          r"reached", _re.I)
+CODEX_QUOTA = _re.compile(r"Quota exceeded|insufficient_quota|exceeded your current quota|"
+                          r"out of credits", _re.I)
+CODEX_AUTH = _re.compile(r"Unauthorized|Forbidden|invalid_api_key|Incorrect API key|"
+                         r"refresh token|Missing environment variable|log ?in again|"
+                         r"not logged in", _re.I)
+CODEX_STATUS = _re.compile(r"(?:unexpected status|last status:?)\s+(\d{3})")
+
+
+def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+             now: _datetime, tz: _tzinfo | None = None) -> Failure | None:
+    """The failure codex's `--json` `events`, `stderr` and exit code say, or None when the
+    turn did not fail. `now` and `tz` (codex's local zone; default: now's) read a reset."""
+    failed: str | None = None
+    notices: list[str] = []
+    for event in events:
+        kind = event.get("type")
+        if kind == "turn.failed":
+            error = event.get("error")
+            failed = str(error.get("message") if isinstance(error, dict) else error)
+        elif kind == "turn.completed":
+            failed = None
+        elif kind == "error" and event.get("message"):
+            notices.append(str(event["message"]))
+    if failed is None and returncode in (0, None):
+        return None
+    lines = [line for line in (stderr or "").splitlines() if line.strip()]
+    text = failed or (notices[-1] if notices else "") or (lines[-1] if lines else "") or \
+        f"codex exited with code {returncode}"
+    # The last retry notice names the cause a generic final message may hide.
+    said = " ".join([text, *notices[-1:]])
+    found = CODEX_STATUS.search(said)
+    status = int(found.group(1)) if found else None
+    base = Failure(Kind.CRASH, one_line(text), status=status)
+    if USAGE_LIMIT.search(said):
+        wait = try_again_in(said)
+        at = try_again_at(said, now, tz)
+        if at is None and wait is not None:
+            at = now + _timedelta(seconds=wait)
+        return _replace(base, kind=Kind.PLAN_LIMIT, resets_at=at, wait=wait)
+    if CODEX_QUOTA.search(said):
+        return _replace(base, kind=Kind.QUOTA)
+    if _re.search(r"at capacity", said, _re.I):
+        return _replace(base, kind=Kind.OVERLOADED)
+    if status in (401, 403) or CODEX_AUTH.search(said):
+        return _replace(base, kind=Kind.AUTH)
+    if status == 429 or _re.search(r"Too Many Requests|Rate limit|rate_limit_exceeded", said,
+                                   _re.I):
+        return _replace(base, kind=Kind.RATE_LIMIT, wait=try_again_in(said))
+    if _re.search(r"idle timeout|timed out|timeout", said, _re.I):
+        return _replace(base, kind=Kind.NO_ANSWER)
+    if "stream disconnected before completion" in said:
+        return _replace(base, kind=Kind.STREAM_CUT)
+    if (status is not None and status >= 500) or _re.search(
+            r"Service Unavailable|overloaded|high demand|Internal Server Error", said, _re.I):
+        return _replace(base, kind=Kind.OVERLOADED)
+    if _re.search(r"Connection failed|error sending request|waiting for network", said, _re.I):
+        return _replace(base, kind=Kind.NO_ANSWER)
+    return base
+
+
+def answered_models(events: Iterable[dict[str, Any]]) -> list[str]:
+    """The models codex says answered. codex 0.171's `exec --json` names none (its events
+    carry no model), so this is [] there; an event's `model` (or a reroute's `to_model`),
+    should a later codex add one, is taken as said."""
+    named: dict[str, None] = {}
+    for event in events:
+        for key in ("model", "to_model"):
+            value = event.get(key)
+            if isinstance(value, str) and value:
+                named[value] = None
+    return list(named)

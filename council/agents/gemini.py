@@ -217,3 +217,108 @@ class GeminiUsage:
 
     def total(self) -> Usage:
         return self.sum
+
+
+# --------------------------------------------------------------------------- failures
+# What gemini printed when its vendor said no, read into one Failure (agents/failure.py).
+# Seen with gemini 0.61.0 against the scripted server (tests/realcli/test_faults_real.py):
+# `-o stream-json` ends with a `result` of `status: "error"` whose `error.message` is
+# "[API Error: …]", and exits with the HTTP status modulo 256 (173 for 429, 247 for 503, 145
+# for 401); stderr names the error's class (TerminalQuotaError for a daily quota,
+# RetryableQuotaError for a per-minute one, with "Suggested retry after 60s"). A cut stream
+# is "[API Error: terminated]" and a request that never answers "[API Error: exception
+# TypeError: fetch failed sending request]" after about 60 s, both exit 1. A seat on a model
+# of a chain (flash-lite) out of quota answers on the next one and exits 0: `stats.models`.
+import re as _re  # noqa: E402
+from dataclasses import replace as _replace  # noqa: E402
+from datetime import datetime as _datetime  # noqa: E402
+from datetime import tzinfo as _tzinfo  # noqa: E402
+
+from council.agents.failure import (  # noqa: E402
+    Failure,
+    Kind,
+    next_pacific_midnight,
+    one_line,
+    try_again_in,
+)
+
+# The HTTP status each `-o stream-json` exit code stands for (HTTP_EXIT_CODES' words).
+EXIT_STATUS = {173: 429, 247: 503, 244: 500, 145: 401, 147: 403, 144: 400}
+GEMINI_AUTH = _re.compile(r"UNAUTHENTICATED|PERMISSION_DENIED|ACCESS_TOKEN_EXPIRED|"
+                          r"API key not valid|API_KEY_INVALID|invalid authentication|"
+                          r"Invalid auth method", _re.I)
+DAILY = _re.compile(r"exhausted your daily quota|PerDay|Daily", _re.I)
+GEMINI_QUOTA = _re.compile(r"limit:\s*0(?![\d.])|INSUFFICIENT_G1_CREDITS_BALANCE|"
+                           r"QUOTA_EXHAUSTED|TerminalQuotaError", _re.I)
+CAPACITY = _re.compile(r"exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED|"
+                       r"MODEL_CAPACITY_EXCEEDED", _re.I)
+RETRY_DELAY_MS = _re.compile(r"retryDelayMs:\s*(\d+)")
+GEMINI_STATUS = _re.compile(r"\"code\":\s*(\d{3})|\bstatus:\s*(\d{3})\b")
+
+
+def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+             now: _datetime, tz: _tzinfo | None = None) -> Failure | None:
+    """The failure gemini's stream-json `events`, `stderr` and exit code say, or None when
+    the process did not fail (it may still have answered on another model: answered_models).
+    `now` dates a daily quota's reset (midnight Pacific, Google's); `tz` is unused."""
+    seen = list(events)
+    results = [e for e in seen if e.get("type") == "result"]
+    result = results[-1] if results else {}
+    error = result.get("error") if result.get("status") == "error" else None
+    if error is None and returncode in (0, None):
+        return None
+    message = str(error.get("message") if isinstance(error, dict) else error or "")
+    errors = [line for line in (stderr or "").splitlines() if "Error" in line]
+    text = message or (errors[-1] if errors else "") or f"gemini exited with code {returncode}"
+    said = f"{text}\n{stderr or ''}"
+    found = GEMINI_STATUS.search(said)
+    status = EXIT_STATUS.get(returncode or 0) or (
+        int(found.group(1) or found.group(2)) if found else None)
+    base = Failure(Kind.CRASH, one_line(text), status=status,
+                   models=tuple(answered_models(seen)))
+    wait = try_again_in(said)
+    if wait is None and (delay := RETRY_DELAY_MS.search(said)):
+        wait = int(delay.group(1)) / 1000
+    if CAPACITY.search(said):
+        return _replace(base, kind=Kind.OVERLOADED, wait=wait)
+    if DAILY.search(text) or ("TerminalQuotaError" in said and DAILY.search(said)):
+        return _replace(base, kind=Kind.QUOTA, window="day",
+                        resets_at=next_pacific_midnight(now))
+    if GEMINI_QUOTA.search(said):
+        return _replace(base, kind=Kind.QUOTA, wait=wait)
+    if status in (401, 403) or returncode == 41 or GEMINI_AUTH.search(said):
+        return _replace(base, kind=Kind.AUTH)
+    # gemini throws a 503 as a RetryableQuotaError too: the status decides first.
+    if (status is not None and status >= 500) or _re.search(
+            r"overloaded|UNAVAILABLE|INTERNAL", text):
+        return _replace(base, kind=Kind.OVERLOADED, wait=wait)
+    if status == 429 or _re.search(r"RESOURCE_EXHAUSTED|exceeded your current quota|"
+                                   r"RetryableQuotaError", said):
+        return _replace(base, kind=Kind.RATE_LIMIT, wait=wait, window="minute")
+    if _re.search(r"\bterminated\b|other side closed|ECONNRESET|premature close", said):
+        return _replace(base, kind=Kind.STREAM_CUT)
+    if _re.search(r"fetch failed|ETIMEDOUT|timed? ?out|ECONNREFUSED|INVALID_STREAM", said,
+                  _re.I) or (isinstance(error, dict) and error.get("type") == "INVALID_STREAM"):
+        return _replace(base, kind=Kind.NO_ANSWER)
+    return base
+
+
+def answered_models(events: Iterable[dict[str, Any]]) -> list[str]:
+    """The models that answered: each `result`'s `stats.models` with tokens to its name
+    (gemini lists the asked model with none when another one answered in its place), in
+    order. `-o json`'s shape (`tokens.total`) is read too."""
+    named: dict[str, None] = {}
+    for event in events:
+        stats = event.get("stats") if event.get("type") in ("result", None) else None
+        models = stats.get("models") if isinstance(stats, dict) else None
+        for model, figures in (models.items() if isinstance(models, dict) else ()):
+            if isinstance(figures, dict) and _tokens(figures) > 0:
+                named[str(model)] = None
+    return list(named)
+
+
+def _tokens(figures: dict[str, Any]) -> int:
+    nested = figures.get("tokens")
+    total = (nested.get("total") if isinstance(nested, dict) else None) \
+        or figures.get("total_tokens") or figures.get("input_tokens") or 0
+    return total if isinstance(total, int) else 0

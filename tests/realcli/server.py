@@ -35,7 +35,8 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "tool_calls": [],      # anthropic: a main session's calls of the tools it was offered
      "verdicts": {},        # claim id → the verdict every verifier gives it
      "answers": [],         # [{"contains": str, "text": str}]: replies to report-less prompts
-     "write": null}         # a text every report write puts in place of the scripted one
+     "write": null,         # a text every report write puts in place of the scripted one
+     "fault": null}         # a vendor's refusal, from a chosen request on (below)
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
 first report write, each agent's model asks for one write per hostile path, each with the
@@ -86,6 +87,30 @@ would. A codex ``probe`` of a tool codex 0.171 defers (an MCP tool, offered only
          "until": "phase: done"},
         {"tool": "mcp__council__get_report", "args": {"run_id": "{run_id}"}}]}}
 
+``fault`` answers model requests with one of the vendor's own refusals (FAULTS: the bodies
+and headers each vendor sends), from a chosen request on, for a count or a time::
+
+    {"openai": {"fault": {"name": "usage_limit",  # a name of FAULTS[api], or "cut", "stall"
+                          "from": 1,       # the api's Nth model request (1: the first) on
+                          "from_turn": null,  # or: the first request of report turn N on
+                          "count": null,   # only so many faulted requests, then normal ones
+                          "seconds": null, # or only for so long after the first fault
+                          "models": null,  # only requests for these models (gemini's chain)
+                          "retry_after": null, "resets_in": null, "retry_delay": null}}}
+
+- ``retry_after`` (seconds) replaces a fault's Retry-After header, or adds one; ``resets_in``
+  (seconds from now) sets the reset a plan limit names; ``retry_delay`` a Google RetryInfo's
+  ``retryDelay`` (``"60s"``).
+- ``cut``: the stream starts (HTTP 200, the first events, part of a text) and the connection
+  closes before the response ends.
+- ``stall``: nothing is sent, not even headers, until the client gives up (it closes the
+  connection) or ``release_stalls()`` is called. ``stall_stream`` sends the headers and the
+  first events, then nothing. No sleep: the handler waits on an event and on the socket, and
+  a test waits for a stall to start or end with ``wait_stalls()``.
+- A request's turn (``from_turn``) is the report turn it works on: the turn it would write, or
+  for the answer to a write's result, the turn just written.
+- The log line of a faulted request says ``fault <name>`` in ``answer``.
+
 Each request is logged as one JSON line. Stdlib only.
 
     with ScriptedServer({"anthropic": {"finish_after": 3}}, log_path) as srv:
@@ -100,7 +125,9 @@ import itertools
 import json
 import os
 import re
+import select
 import shlex
+import socket
 import stat
 import threading
 import time
@@ -119,7 +146,7 @@ CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
                             "status_count": None, "retry_after": None, "probe": [],
                             "after_report": [], "reports": {}, "tool_calls": [],
-                            "answers": [], "write": None, "verdicts": {}}
+                            "answers": [], "write": None, "verdicts": {}, "fault": None}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -730,6 +757,176 @@ def error_body(api: str, status: int) -> dict[str, Any]:
     return {"error": {"code": status, "message": message, "status": google_status}}
 
 
+# --------------------------------------------------------------------------- vendor faults
+# Each vendor's refusals as ../shared/notes/vendor-faults.md recorded them: (status, body,
+# headers). `{reset}` in a header or body is the reset's epoch seconds, `{resets_in}` the
+# seconds until it, `{retry_delay}` a RetryInfo delay; `retry_after` headers are replaced by the
+# fault's own when it gives one.
+ANTHROPIC_RATE = ("This request would exceed the rate limit for your organization "
+                  "(7f3a1c2e-0000-4000-8000-000000000000) of 50,000 input tokens per minute. "
+                  "For details, refer to: https://docs.anthropic.com/en/api/rate-limits. You can "
+                  "see the response headers for current usage. Please reduce the prompt length "
+                  "or the maximum tokens requested, or try again later. You may also contact "
+                  "sales at https://www.anthropic.com/contact-sales to discuss your options for "
+                  "a rate limit increase.")
+OPENAI_QUOTA = ("You exceeded your current quota, please check your plan and billing details. "
+                "For more information on this error, read the docs: "
+                "https://platform.openai.com/docs/guides/error-codes/api-errors.")
+OPENAI_RATE = ("Rate limit reached for gpt-5.5 in organization org-mock on tokens per min "
+               "(TPM): Limit 30000, Used 27000, Requested 6000. Please try again in 7.0s. Visit "
+               "https://platform.openai.com/account/rate-limits to learn more.")
+GOOGLE_QUOTA = ("You exceeded your current quota, please check your plan and billing details. "
+                "For more information on this error, head to: "
+                "https://ai.google.dev/gemini-api/docs/rate-limits. To monitor your current "
+                "usage, head to: https://ai.dev/usage?tab=rate-limit. ")
+
+
+def google_quota(quota_id: str, metric: str, limit: int) -> dict[str, Any]:
+    """Google's 429 RESOURCE_EXHAUSTED with its QuotaFailure, Help and RetryInfo details."""
+    return {"error": {
+        "code": 429,
+        "message": GOOGLE_QUOTA + f"\n* Quota exceeded for metric: {metric}, limit: {limit}, "
+                   "model: {model}\nPlease retry in {retry_delay}.",
+        "status": "RESOURCE_EXHAUSTED",
+        "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure",
+             "violations": [{"quotaMetric": metric, "quotaId": quota_id,
+                             "quotaDimensions": {"location": "global", "model": "{model}"},
+                             "quotaValue": str(limit)}]},
+            {"@type": "type.googleapis.com/google.rpc.Help",
+             "links": [{"description": "Learn more about Gemini API quotas",
+                        "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo",
+             "retryDelay": "{retry_delay}"}]}}
+
+
+FAULTS: dict[str, dict[str, tuple[int, dict[str, Any], dict[str, str]]]] = {
+    "anthropic": {
+        "rate_limit": (429, {"type": "error", "error": {
+            "type": "rate_limit_error", "message": ANTHROPIC_RATE},
+            "request_id": "req_011CMockRateLimit"},
+            {"retry-after": "8", "x-should-retry": "true"}),
+        "plan_limit": (429, {"type": "error", "error": {
+            "type": "rate_limit_error",
+            "message": "This request would exceed your account's rate limit. "
+                       "Please try again later."},
+            "request_id": "req_011CMockPlanLimit"},
+            {"anthropic-ratelimit-unified-status": "rejected",
+             "anthropic-ratelimit-unified-reset": "{reset}",
+             "anthropic-ratelimit-unified-representative-claim": "five_hour",
+             "retry-after": "{resets_in}"}),
+        "overloaded": (529, {"type": "error", "error": {
+            "type": "overloaded_error", "message": "Overloaded"}}, {}),
+        "auth": (401, {"type": "error", "error": {
+            "type": "authentication_error", "message": "invalid x-api-key"}}, {}),
+    },
+    "openai": {
+        "usage_limit": (429, {"error": {
+            "type": "usage_limit_reached", "message": "The usage limit has been reached",
+            "plan_type": "plus", "resets_at": "{reset}", "resets_in_seconds": "{resets_in}"}},
+            {}),
+        "quota": (429, {"error": {"message": OPENAI_QUOTA, "type": "insufficient_quota",
+                                  "param": None, "code": "insufficient_quota"}}, {}),
+        "rate_limit": (429, {"error": {"message": OPENAI_RATE, "type": "tokens",
+                                       "param": None, "code": "rate_limit_exceeded"}}, {}),
+        "overloaded": (503, {"error": {"message": "The server is overloaded or not ready yet.",
+                                       "type": "server_error", "param": None, "code": None}},
+                       {}),
+        "auth": (401, {"error": {
+            "message": "Incorrect API key provided: dummy. You can find your API key at "
+                       "https://platform.openai.com/account/api-keys.",
+            "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}, {}),
+    },
+    "gemini": {
+        "minute_quota": (429, google_quota(
+            "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+            "generativelanguage.googleapis.com/generate_content_free_tier_requests", 10), {}),
+        "daily_quota": (429, google_quota(
+            "GenerateRequestsPerDayPerProjectPerModel-FreeTier",
+            "generativelanguage.googleapis.com/generate_content_free_tier_requests", 250), {}),
+        "overloaded": (503, {"error": {"code": 503, "message": "The model is overloaded. "
+                                       "Please try again later.", "status": "UNAVAILABLE"}}, {}),
+        "auth": (401, {"error": {
+            "code": 401,
+            "message": "Request had invalid authentication credentials. Expected OAuth 2 "
+                       "access token, login cookie or other valid authentication credential.",
+            "status": "UNAUTHENTICATED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                         "reason": "ACCESS_TOKEN_EXPIRED",
+                         "domain": "googleapis.com",
+                         "metadata": {"service": "generativelanguage.googleapis.com",
+                                      "method": "google.ai.generativelanguage.v1beta."
+                                                "GenerativeService.StreamGenerateContent"}}]}},
+            {}),
+    },
+}
+# Faults every api has: they are made of its own stream, not of an error body.
+STREAM_FAULTS = ("cut", "stall", "stall_stream")
+FAULT_DEFAULTS: dict[str, Any] = {"name": None, "from": 1, "from_turn": None, "count": None,
+                                  "seconds": None, "models": None, "retry_after": None,
+                                  "resets_in": 9000, "retry_delay": "60s"}
+
+
+def fault_answer(api: str, fault: Mapping[str, Any], model: str, now: float
+                 ) -> tuple[int, Any, dict[str, str]]:
+    """A named HTTP fault of `api` as (status, body, headers), its placeholders filled."""
+    status, body, headers = FAULTS[api][str(fault["name"])]
+    resets_in = int(fault["resets_in"])
+    values = {"{reset}": str(int(now) + resets_in), "{resets_in}": str(resets_in),
+              "{retry_delay}": str(fault["retry_delay"]), "{model}": model}
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, str):
+            if value in ("{reset}", "{resets_in}"):  # a number in the vendor's JSON
+                return int(values[value])
+            for key, text in values.items():
+                value = value.replace(key, text)
+            return value
+        if isinstance(value, Mapping):
+            return {k: fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [fill(v) for v in value]
+        return value
+
+    filled_headers = {name: str(fill(text)) for name, text in headers.items()}
+    if fault["retry_after"] is not None:
+        filled_headers["retry-after"] = str(fault["retry_after"])
+    return status, fill(body), filled_headers
+
+
+def request_turn(api: str, body: Mapping[str, Any], model: str | None) -> int:
+    """The report turn a model request works on: the one it would write (a prompt, a hook's
+    continuation), or the one just written (the answer to a write's result)."""
+    conv = {"anthropic": anthropic_conversation, "openai": openai_conversation}.get(api)
+    found = conv(body) if conv else gemini_conversation(body, model)
+    return found.t if found.last_is_tool_result else found.t + 1
+
+
+def cut_stream(api: str, model: str) -> Iterator[bytes]:
+    """The first events of a streamed text answer, up to part of its text."""
+    if api == "anthropic":
+        events = list(anthropic_events(model, None, "A partial answer that never ends"))
+        yield from events[:3]  # message_start, content_block_start, the first delta
+    elif api == "openai":
+        yield from list(openai_events(model, None, "A partial answer that never ends"))[:3]
+    else:
+        chunk = {"candidates": [{"content": {"role": "model",
+                                             "parts": [{"text": "A partial answer "}]},
+                                 "index": 0}], "modelVersion": model}
+        yield ("data: " + json.dumps(chunk) + "\r\n\r\n").encode()
+
+
+def is_model_request(api: str, path: str, method: str) -> bool:
+    """A request that asks the model for an answer (not a count, a listing, a websocket)."""
+    if method != "POST":
+        return False
+    if api == "anthropic":
+        return urlsplit(path).path.endswith("/messages")
+    if api == "openai":
+        return urlsplit(path).path.endswith("/responses")
+    return api == "gemini" and (":generateContent" in path or ":streamGenerateContent" in path)
+
+
 # --------------------------------------------------------------------------- the server
 def load_script(script: Mapping[str, Any] | str | Path | None) -> dict[str, Any]:
     if script is None:
@@ -790,7 +987,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(raw)
         self.wfile.flush()
 
-    def _send_sse(self, chunks: Iterator[bytes]) -> None:
+    def _send_sse(self, chunks: Iterator[bytes], end: bool = True) -> None:
+        """A 200 event stream of `chunks`; `end` False leaves it unfinished (a cut stream)."""
         self._flush_log()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -800,8 +998,9 @@ class _Handler(BaseHTTPRequestHandler):
         for chunk in chunks:
             self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
             self.wfile.flush()
-        self.wfile.write(b"0\r\n\r\n")
-        self.wfile.flush()
+        if end:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
 
     # ---- dispatch
     def do_GET(self) -> None:
@@ -836,7 +1035,13 @@ class _Handler(BaseHTTPRequestHandler):
         if settings["delay"]:
             time.sleep(float(settings["delay"]))
         try:
-            if api in APIS and settings["status"] and self.server.take_error(api, settings):
+            fault = model = None
+            if api in APIS and is_model_request(api, self.path, method):
+                model = self._model(api, path, body)
+                fault = self.server.take_fault(api, settings, body, model)
+            if fault is not None:
+                self._fault(api, fault, model or "mock-model", record)
+            elif api in APIS and settings["status"] and self.server.take_error(api, settings):
                 status = int(settings["status"])
                 record["answer"] = f"status {status}"
                 headers = ({"retry-after": str(settings["retry_after"])}
@@ -868,6 +1073,60 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         finally:
             self._flush_log()
+
+    # ---- faults
+    @staticmethod
+    def _model(api: str, path: str, body: Mapping[str, Any]) -> str | None:
+        if api == "gemini":
+            match = re.search(r"/models/([^/:]+):", path)
+            return match.group(1) if match else None
+        return str(body["model"]) if body.get("model") else None
+
+    def _fault(self, api: str, fault: Mapping[str, Any], model: str,
+               record: dict[str, Any]) -> None:
+        name = str(fault["name"])
+        record.update(answer=f"fault {name}", model=model)
+        if name in FAULTS[api]:
+            status, payload, headers = fault_answer(api, fault, model, time.time())
+            self._send_json(status, payload, headers)
+        elif name == "cut":
+            self._send_sse(cut_stream(api, model), end=False)
+            self.close_connection = True
+        elif name == "stall_stream":
+            self._send_sse(cut_stream(api, model), end=False)
+            self._stall(record)
+            self.close_connection = True
+        elif name == "stall":
+            self._flush_log()
+            self._stall(record)
+            self.close_connection = True
+        else:
+            raise ValueError(f"no fault {name!r} for {api}: {sorted(FAULTS[api])}, "
+                             f"{', '.join(STREAM_FAULTS)}")
+
+    def _stall(self, record: dict[str, Any]) -> None:
+        """Answer nothing until the client closes the connection or the test releases it;
+        logged when it ends, with who ended it."""
+        with self.server.stalls:
+            self.server.stalls_started += 1
+            self.server.stalls.notify_all()
+        ended = "released"
+        while not self.server.release.is_set():
+            readable, _, _ = select.select([self.connection], [], [], 0.2)
+            if readable:
+                try:
+                    gone = self.connection.recv(1, socket.MSG_PEEK) == b""
+                except OSError:
+                    gone = True
+                if gone:
+                    ended = "client gave up"
+                    break
+        self.server.log({"time": time.time(), "api": record.get("api"),
+                         "path": record.get("path"), "stall_ended": ended,
+                         "stalled_s": round(time.time() - float(record["time"]), 1)})
+        with self.server.stalls:
+            self.server.stalls_ended.append(ended)
+            self.server.stalls.notify_all()
 
     # ---- per api
     def _anthropic(self, body: Mapping[str, Any], settings: Mapping[str, Any],
@@ -1134,6 +1393,41 @@ class _Server(ThreadingHTTPServer):
         self.log_bodies = log_bodies
         self._lock = threading.Lock()
         self.errors_sent: dict[str, int] = {}
+        self.model_requests: dict[str, int] = {}  # per api, every model request so far
+        self.faults_sent: dict[str, int] = {}
+        self.fault_started: dict[str, float] = {}  # per api, when its first fault was sent
+        self.release = threading.Event()  # ends every stall
+        self.stalls = threading.Condition()  # notified as a stall starts and as it ends
+        self.stalls_started = 0
+        self.stalls_ended: list[str] = []  # how each ended: "client gave up", "released"
+
+    def take_fault(self, api: str, settings: Mapping[str, Any], body: Mapping[str, Any],
+                   model: str | None) -> dict[str, Any] | None:
+        """The scripted fault this model request of `api` gets, or None (counted either way:
+        `from` is the api's Nth model request)."""
+        given = settings.get("fault")
+        with self._lock:
+            number = self.model_requests[api] = self.model_requests.get(api, 0) + 1
+            if not given:
+                return None
+            fault = {**FAULT_DEFAULTS, **given}
+            if number < int(fault["from"]):
+                return None
+            if fault["models"] is not None and model not in fault["models"]:
+                return None
+            if (fault["from_turn"] is not None
+                    and request_turn(api, body, model) < int(fault["from_turn"])):
+                return None
+            sent = self.faults_sent.get(api, 0)
+            if fault["count"] is not None and sent >= int(fault["count"]):
+                return None
+            started = self.fault_started.get(api)  # the first fault starts the clock
+            if (started is not None and fault["seconds"] is not None
+                    and time.monotonic() - started > float(fault["seconds"])):
+                return None
+            self.fault_started.setdefault(api, time.monotonic())
+            self.faults_sent[api] = sent + 1
+            return fault
 
     def take_error(self, api: str, settings: Mapping[str, Any]) -> bool:
         """Whether this request of `api` gets the scripted error (`status_count` limits it
@@ -1194,8 +1488,24 @@ class ScriptedServer:
         self._thread.start()
         return self
 
+    def wait_stalls(self, started: int = 0, ended: int = 0, timeout: float = 30) -> list[str]:
+        """Wait until at least `started` stalls began and `ended` ended (each is notified, no
+        polling); how the ended ones ended."""
+        assert self._server is not None, "server not started"
+        server = self._server
+        with server.stalls:
+            server.stalls.wait_for(lambda: server.stalls_started >= started
+                                   and len(server.stalls_ended) >= ended, timeout)
+            return list(server.stalls_ended)
+
+    def release_stalls(self) -> None:
+        """Let every stalled request end (its client gets no answer: the connection closes)."""
+        if self._server is not None:
+            self._server.release.set()
+
     def stop(self) -> None:
         if self._server is not None:
+            self._server.release.set()
             self._server.shutdown()
             self._server.server_close()
             self._server = None
