@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import domains, graph, options, paths, trust
+from council import domains, options, paths, trust
 from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
@@ -236,11 +236,11 @@ def _build(source: ConfigFile | None, overrides: Overrides
         seats = tuple(replace(s, max_iterations=value["max_iterations"]) for s in seats)
         for seat in seats:
             seat.validate("--max-iterations")
-    else:  # the depth caps the turns a cap nobody gave (graph.DEPTH_TURNS)
+    else:  # the depth caps the turns a cap nobody gave (options.DEPTH_TURNS)
         given = {str(name) for name, spec in (agents or {}).items()
                  if isinstance(spec, Mapping) and "max_iterations" in spec}
         seats = tuple(s if s.name in given else replace(
-            s, max_iterations=graph.depth_turns(value["depth"], s.max_iterations))
+            s, max_iterations=options.depth_turns(value["depth"], s.max_iterations))
             for s in seats)
 
     names = [s.name for s in seats]

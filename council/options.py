@@ -24,7 +24,6 @@ from typing import Any
 
 from council import domains
 from council.errors import ConfigError, UsageError
-from council.graph import DEEP, DEPTH_TURNS, DEPTHS, QUICK, STANDARD
 
 # Where an option may be given. Each option that is a RunOptions field is also stored in the
 # run's state.yaml and read back from it.
@@ -38,6 +37,25 @@ PROFILES = ("production", "test")  # config.PROFILES holds each one's seats
 # Seed 003's research modes: what the question is for changes what counts as done.
 MODES = ("exploratory", "compliance", "decision")
 DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
+
+# How much of the graph a run pays for (`--depth`): each phase declares the depths that run it
+# (graph.Phase.depths), and the graph's skip rules read that (graph.skipped). docs/phases.md gives
+# the reasons, measured on the scripted model.
+QUICK, STANDARD, DEEP = "quick", "standard", "deep"
+DEPTHS = (QUICK, STANDARD, DEEP)
+# The turns a seat gets at most per phase at a depth, unless its cap was given (--max-iterations,
+# or an agent's max_iterations in a config file: the user's word wins). Only research and
+# refinement loop that long (the other phases' own caps are lower), so on the production profile
+# (10 turns a seat) this is what makes standard cost at most 65% of deep's requests and quick at
+# most twice one agent's (tests/evidence/test_estimate.py). deep keeps the profile's cap, so a
+# bare `council` compares with older eval results; the test profile's 2 turns are below them all.
+DEPTH_TURNS: Mapping[str, int | None] = {QUICK: 5, STANDARD: 7, DEEP: None}
+
+
+def depth_turns(depth: str, own: int) -> int:
+    """A seat's cap at `depth` when its own cap (`own`) is the profile's, not the user's."""
+    cap = DEPTH_TURNS[depth]
+    return own if cap is None else min(own, cap)
 
 
 class Invalid(ValueError):

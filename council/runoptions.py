@@ -302,7 +302,7 @@ class RunOptions:
     max_report_bytes: int = _DEFAULT["max_report_bytes"]
     dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
     max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
-    depth: str = _DEFAULT["depth"]  # quick | standard | deep (graph.DEPTHS); older runs: deep
+    depth: str = _DEFAULT["depth"]  # quick | standard | deep (options.DEPTHS); older runs: deep
     since: str | None = _DEFAULT["since"]  # the earlier run's id (`council run --since`)
     # The source policy (domains.py): {allow: [...], deny: [...]}, normalised; None: none.
     sources: dict[str, list[str]] | None = _DEFAULT["sources"]
