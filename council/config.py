@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import domains, options, paths, trust
+from council import domains, options, paths, runoptions, trust
 from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
@@ -259,7 +259,7 @@ def _build(source: ConfigFile | None, overrides: Overrides
         raise UsageError(f"{_label('dissent', overrides, where)} must be auto, off or an "
                          f"agent of this council ({', '.join(names)})")
 
-    fields_ = {option.name: value[option.name] for option in options.FIELDS}
+    fields_ = {option.name: value[option.name] for option in runoptions.FIELDS}
     fields_["sources"] = domains.merge(value["sources"], value["allow_domain"] or (),
                                        value["deny_domain"] or ())
     return RunOptions(**{
