@@ -22,7 +22,7 @@ import anyio
 from council.errors import PhaseFailedError
 from council.evidence import changes
 from council.evidence.finalreport import contributions
-from council.graph import BY_NAME, GRAPH, SHORT, Phase, counted
+from council.graph import GRAPH, SHORT, Phase, counted
 from council.runoptions import RunOptions, Seat
 from council.seat import failover
 from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
@@ -137,7 +137,7 @@ def seat_task(phase: Phase, seat: Seat, prompt: str, inputs: Mapping[str, Path] 
     """What `phase` asks of `seat`: its prompt, the files copied into its folder, and its
     turns, as the phase caps them (`own`: what stands for the seat's own max_iterations)."""
     turns = phase.turns(seat.max_iterations if own is None else own)
-    return SeatTask(replace(seat, max_iterations=turns), phase.name, prompt, turns,
+    return SeatTask(replace(seat, max_iterations=turns), phase, prompt, turns,
                     inputs or {}, previous)
 
 
@@ -159,14 +159,14 @@ async def _seat_turn(ctx: RunContext, task: SeatTask) -> AgentPhase:
     limiter = ctx.limiter
     if limiter is None:
         return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task),
-                              ctx.limits(BY_NAME[task.phase]))
+                              ctx.limits(task.phase))
     if limiter.available_tokens < 1:
         ctx.owner.update(lambda s: _queue(s, task))
-        events.emit(ctx.ws.root, task.phase, f"queued: all {limiter.total_tokens:g} process "
+        events.emit(ctx.ws.root, task.phase.name, f"queued: all {limiter.total_tokens:g} process "
                     "slots (--max-parallel) are in use", agent=task.seat.name)
     async with limiter:
         return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task),
-                              ctx.limits(BY_NAME[task.phase]))
+                              ctx.limits(task.phase))
 
 
 def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
@@ -174,13 +174,13 @@ def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
     between this and the runner writing the seat's loop file)."""
     cut = within_budget(task, ctx.owner.state.budget_exhausted)
     if cut is not task:
-        events.emit(ctx.ws.root, task.phase, "the run's budget is reached: one turn",
+        events.emit(ctx.ws.root, task.phase.name, "the run's budget is reached: one turn",
                     agent=task.seat.name)
     return cut
 
 
 def _queue(state: RunState, task: SeatTask) -> None:
-    record = state.agents[task.seat.name].phase(task.phase)
+    record = state.agents[task.seat.name].phase(task.phase.name)
     if record.status != SeatStatus.RUNNING:
         record.status = SeatStatus.QUEUED
 
@@ -201,8 +201,9 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
                 record.error)
             if step == "retry":  # a rate limit: pause, then go on where it stopped
                 retries += 1
-                events.emit(ctx.ws.root, task.phase, f"rate-limited; trying again in {wait:g} s "
-                            f"(retry {retries} of {failover.RETRIES})", agent=task.seat.name)
+                events.emit(ctx.ws.root, task.phase.name, f"rate-limited; trying again in "
+                            f"{wait:g} s (retry {retries} of {failover.RETRIES})",
+                            agent=task.seat.name)
                 await anyio.sleep(wait)
                 task = replace(task, previous=record)
                 continue
