@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 
 import anyio
 
+from council import graph
 from council.errors import PhaseFailedError
 from council.evidence import changes
-from council.evidence.finalreport import contributions
 from council.graph import GRAPH, SHORT, Phase, counted
 from council.runoptions import RunOptions, Seat
 from council.seat import failover
@@ -94,14 +94,12 @@ class RunContext:
         return [seat for seat in state.options.seats
                 if seat.name not in dropped]
 
-    def contributors(self) -> tuple[str, list[Seat]]:
+    def contributors(self) -> tuple[Phase, list[Seat]]:
         """The phase whose reports the phases after it build on, and the seats that wrote
-        one: the one rule (finalreport.contributions, graph.feeding) the host's hand-off and the
-        completeness score use too."""
-        state = self.owner.state
-        phase, names = contributions(state)
-        return phase, [seat for seat in state.options.seats
-                       if seat.name in names]
+        one: the one rule (graph.feeding) the host's hand-off and the completeness score use
+        too (finalreport.contributions)."""
+        phase = graph.feeding(self.owner.state.steps, lambda p: bool(self.usable(p)))
+        return phase, self.usable(phase)
 
     def usable(self, phase: Phase) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
@@ -130,6 +128,20 @@ def survivors(ctx: RunContext, phase: Phase, total: int) -> list[Seat]:
     events.emit(ctx.ws.root, phase.name,
                 f"finished: {len(usable)} of {counted(total, 'agent')} produced a report")
     return usable
+
+
+def reports(ws: Workspace, phase: Phase, seats: Sequence[Seat]) -> dict[str, Path]:
+    """What `seats` published in `phase`, by the name each is copied under into a seat's
+    inputs folder (ws.peers_dir): the reports a later phase hands its seats to read."""
+    return {ws.output_name(s.name, phase): ws.published_output(s.name, phase) for s in seats}
+
+
+def listed(ws: Workspace, phase: Phase, seats: Sequence[Seat], folder: Path
+           ) -> list[dict[str, Any]]:
+    """Those reports as a prompt names them: each seat's name, cli and model, and where its
+    copy is in `folder` (the seat's inputs folder, or the run folder for a host's session)."""
+    return [{"name": s.name, "cli": s.cli, "model": s.model,
+             "path": str(folder / ws.output_name(s.name, phase))} for s in seats]
 
 
 def seat_task(phase: Phase, seat: Seat, prompt: str, inputs: Mapping[str, Path] | None = None,
@@ -251,7 +263,7 @@ async def ask_json(ctx: RunContext, phase: Phase, seats: Sequence[Seat], render:
             candidates.pop(0)
             continue
         try:
-            text = read_report(ctx.ws.published_output(seat.name, phase.name)) or ""
+            text = read_report(ctx.ws.published_output(seat.name, phase)) or ""
             return validate(json.loads(text), attempt == phase.attempts), None
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError too
             error = feedback = f"invalid {phase.name} file: {exc}"
