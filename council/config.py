@@ -193,6 +193,32 @@ def _named(source: ConfigFile, seats: tuple[Seat, ...]) -> dict[str, str]:
     return dict(sorted(named.items()))
 
 
+def _configured(agents: Any, where: str) -> tuple[Seat, ...]:
+    """The seats a config file's `agents:` defines, checked; none when it has no such key."""
+    if agents is None:
+        return ()
+    if not isinstance(agents, Mapping) or not agents:
+        raise ConfigError(f"{where}: '{SEATS_KEY}' must map agent names to settings")
+    return tuple(Seat.from_dict(str(name), spec or {}, f"{where}: {SEATS_KEY}.{name}")
+                 for name, spec in agents.items())
+
+
+def _capped(seats: tuple[Seat, ...], value: Mapping[str, Any], agents: Any
+            ) -> tuple[Seat, ...]:
+    """The seats with their turns capped: by --max-iterations, else by the depth where the
+    config file gave the seat no cap of its own (options.DEPTH_TURNS)."""
+    if value["max_iterations"] is not None:
+        seats = tuple(replace(s, max_iterations=value["max_iterations"]) for s in seats)
+        for seat in seats:
+            seat.validate("--max-iterations")
+        return seats
+    given = {str(name) for name, spec in (agents or {}).items()
+             if isinstance(spec, Mapping) and "max_iterations" in spec}
+    return tuple(s if s.name in given else replace(
+        s, max_iterations=options.depth_turns(value["depth"], s.max_iterations))
+        for s in seats)
+
+
 def _build(source: ConfigFile | None, overrides: Overrides
            ) -> tuple[RunOptions, tuple[Seat, ...]]:
     """The options, checked, and the seats the config file itself defines."""
@@ -208,20 +234,9 @@ def _build(source: ConfigFile | None, overrides: Overrides
     profile = value["profile"]
 
     agents = data.get(SEATS_KEY)
-    configured: tuple[Seat, ...] = ()
-    if agents is None:
-        seats = PROFILES[profile]
-    else:
-        if not isinstance(agents, Mapping) or not agents:
-            raise ConfigError(f"{where}: '{SEATS_KEY}' must map agent names to settings")
-        seats = tuple(
-            Seat.from_dict(str(name), spec or {}, f"{where}: {SEATS_KEY}.{name}")
-            for name, spec in agents.items()
-        )
-        configured = seats
-        if overrides.get("test"):
-            seats = tuple(_cheapen(seat) for seat in seats)
-
+    configured = _configured(agents, where)
+    seats = PROFILES[profile] if agents is None else tuple(
+        _cheapen(seat) for seat in configured) if overrides.get("test") else configured
     chosen = value["agents"]
     if chosen:
         known = {s.name: s for s in seats}
@@ -232,17 +247,7 @@ def _build(source: ConfigFile | None, overrides: Overrides
             )
         seats = tuple(known[a] for a in dict.fromkeys(chosen))
 
-    if value["max_iterations"] is not None:
-        seats = tuple(replace(s, max_iterations=value["max_iterations"]) for s in seats)
-        for seat in seats:
-            seat.validate("--max-iterations")
-    else:  # the depth caps the turns a cap nobody gave (options.DEPTH_TURNS)
-        given = {str(name) for name, spec in (agents or {}).items()
-                 if isinstance(spec, Mapping) and "max_iterations" in spec}
-        seats = tuple(s if s.name in given else replace(
-            s, max_iterations=options.depth_turns(value["depth"], s.max_iterations))
-            for s in seats)
-
+    seats = _capped(seats, value, agents)
     names = [s.name for s in seats]
     synthesizer = value["synthesizer"]
     if "synthesizer" not in overrides and chosen and synthesizer not in names:

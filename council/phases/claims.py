@@ -28,7 +28,7 @@ from council.evidence.claimcheck import (
     mark_outside,
     validate_claims,
 )
-from council.evidence.coverage import SCOPE, Coverage, validate_coverage
+from council.evidence.coverage import SCOPE, Coverage, Scope, validate_coverage
 from council.evidence.coverage import load as load_scope
 from council.graph import Phase
 from council.phases import RunContext, ask_json, listed, reports
@@ -97,6 +97,17 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
     claims, coverage, coverage_error = answer
     if coverage_error:
         events.emit(ws.root, name, f"coverage not judged: {coverage_error}")
+    data = _judgement(name, claims, found, coverage, coverage_error)
+    if again and earlier is not None and "questions" in earlier:
+        data["before"] = {"questions": earlier["questions"],
+                          "dimensions": earlier.get("dimensions", [])}
+    return _write(ctx, data, name)
+
+
+def _judgement(name: str, claims: list[Claim], found: Scope | None,
+               coverage: Coverage | None, coverage_error: str | None) -> dict[str, Any]:
+    """claims.json as the phase `name` judged it: its claims, not verified yet, and the
+    coverage of the scope's sub-questions and dimensions, or why it was not judged."""
     data: dict[str, Any] = {"status": EXTRACTED, JUDGED_BY: name,
                             KEY: [{**c.to_dict(), "verdict": "UNVERIFIED", "evidence": "",
                                    "verifier": None} for c in claims]}
@@ -110,10 +121,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
         data["dimensions"] = [
             {"id": did, "dimension": text, "covered": coverage.dimensions[did]}
             for did, text in found.dimensions.items()]
-    if again and earlier is not None and "questions" in earlier:
-        data["before"] = {"questions": earlier["questions"],
-                          "dimensions": earlier.get("dimensions", [])}
-    return _write(ctx, data, name)
+    return data
 
 
 def _write(ctx: RunContext, data: dict[str, Any], phase: str,
