@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import domains, graph, options, paths, trust
+from council import domains, options, paths, runoptions, trust
 from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
@@ -201,6 +201,32 @@ def _named(source: ConfigFile, seats: tuple[Seat, ...]) -> dict[str, str]:
     return dict(sorted(named.items()))
 
 
+def _configured(agents: Any, where: str) -> tuple[Seat, ...]:
+    """The seats a config file's `agents:` defines, checked; none when it has no such key."""
+    if agents is None:
+        return ()
+    if not isinstance(agents, Mapping) or not agents:
+        raise ConfigError(f"{where}: '{SEATS_KEY}' must map agent names to settings")
+    return tuple(Seat.from_dict(str(name), spec or {}, f"{where}: {SEATS_KEY}.{name}")
+                 for name, spec in agents.items())
+
+
+def _capped(seats: tuple[Seat, ...], value: Mapping[str, Any], agents: Any
+            ) -> tuple[Seat, ...]:
+    """The seats with their turns capped: by --max-iterations, else by the depth where the
+    config file gave the seat no cap of its own (options.DEPTH_TURNS)."""
+    if value["max_iterations"] is not None:
+        seats = tuple(replace(s, max_iterations=value["max_iterations"]) for s in seats)
+        for seat in seats:
+            seat.validate("--max-iterations")
+        return seats
+    given = {str(name) for name, spec in (agents or {}).items()
+             if isinstance(spec, Mapping) and "max_iterations" in spec}
+    return tuple(s if s.name in given else replace(
+        s, max_iterations=options.depth_turns(value["depth"], s.max_iterations))
+        for s in seats)
+
+
 def _build(source: ConfigFile | None, overrides: Overrides, layer: Layer | None = None
            ) -> tuple[RunOptions, tuple[Seat, ...]]:
     """The options, checked, and the seats the config file itself defines. `layer`: the
@@ -217,22 +243,12 @@ def _build(source: ConfigFile | None, overrides: Overrides, layer: Layer | None 
     profile = value["profile"]
 
     agents = data.get(SEATS_KEY)
-    configured: tuple[Seat, ...] = ()
-    if agents is None:
-        seats = PROFILES[profile]
-    else:
-        if not isinstance(agents, Mapping) or not agents:
-            raise ConfigError(f"{where}: '{SEATS_KEY}' must map agent names to settings")
-        seats = tuple(
-            Seat.from_dict(str(name), spec or {}, f"{where}: {SEATS_KEY}.{name}")
-            for name, spec in agents.items()
-        )
-        # The seats the file itself defines (not the user's own, under a project's file):
-        # what its trust covers.
-        configured = seats if source is None or SEATS_KEY in source.data else ()
-        if overrides.get("test"):
-            seats = tuple(_cheapen(seat) for seat in seats)
-
+    defined = _configured(agents, where)
+    seats = PROFILES[profile] if agents is None else tuple(
+        _cheapen(seat) for seat in defined) if overrides.get("test") else defined
+    # The seats the file itself defines (not the user's own, under a project's file): what
+    # its trust covers.
+    configured = defined if source is None or SEATS_KEY in source.data else ()
     chosen = value["agents"]
     if chosen:
         known = {s.name: s for s in seats}
@@ -243,17 +259,7 @@ def _build(source: ConfigFile | None, overrides: Overrides, layer: Layer | None 
             )
         seats = tuple(known[a] for a in dict.fromkeys(chosen))
 
-    if value["max_iterations"] is not None:
-        seats = tuple(replace(s, max_iterations=value["max_iterations"]) for s in seats)
-        for seat in seats:
-            seat.validate("--max-iterations")
-    else:  # the depth caps the turns a cap nobody gave (graph.DEPTH_TURNS)
-        given = {str(name) for name, spec in (agents or {}).items()
-                 if isinstance(spec, Mapping) and "max_iterations" in spec}
-        seats = tuple(s if s.name in given else replace(
-            s, max_iterations=graph.depth_turns(value["depth"], s.max_iterations))
-            for s in seats)
-
+    seats = _capped(seats, value, agents)
     names = [s.name for s in seats]
     synthesizer = _synthesizer(value["synthesizer"], names, overrides,
                                "synthesizer" in data and not chosen, where)
@@ -265,7 +271,7 @@ def _build(source: ConfigFile | None, overrides: Overrides, layer: Layer | None 
         raise UsageError(f"{_label('dissent', overrides, where)} must be auto, off or an "
                          f"agent of this council ({', '.join(names)})")
 
-    fields_ = {option.name: value[option.name] for option in options.FIELDS}
+    fields_ = {option.name: value[option.name] for option in runoptions.FIELDS}
     fields_["sources"] = domains.merge(value["sources"], value["allow_domain"] or (),
                                        value["deny_domain"] or ())
     return RunOptions(**{

@@ -27,15 +27,22 @@ anew, so verification checks the gap fill's findings too and the report states c
 and after.
 
 Every decision here is a pure function of the options and a few facts of the run, so it is
-tested without processes. The module imports nothing of council's own: state.py reads the
-phase names from it, and everything imports state.
+tested without processes. The module imports only what a run's options are (options.py,
+runoptions.py: its facts read RunOptions itself, restating none of its fields), which import
+no phase: state.py reads the phase names from it, and everything imports state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+
+# The depths are the --depth option's words (options.py); each phase says which run it.
+from council.options import DEEP as DEEP
+from council.options import DEPTHS as DEPTHS
+from council.options import QUICK as QUICK
+from council.options import STANDARD as STANDARD
+from council.runoptions import RunOptions, Seat
 
 FULL = "full"  # runs for every seat (research, refinement) and gets the whole per-phase time
 SHORT = "short"  # a one- or two-turn answer: a quarter of the per-phase time
@@ -49,77 +56,10 @@ FILES = "files"  # read, write and edit files in its own folder, search them
 # A --since run's synthesis (issue 35): read and edit files, never write one whole, so the
 # earlier final report is patched and a paragraph nothing touched stays byte-identical.
 EDIT = "edit"
-# How much of the graph a run pays for (`--depth`, options.py): each phase declares the depths
-# that run it (Phase.depths), and the skip rules read that (`skipped`). docs/phases.md gives
-# the reasons, measured on the scripted model.
-QUICK, STANDARD, DEEP = "quick", "standard", "deep"
-DEPTHS = (QUICK, STANDARD, DEEP)
-# The turns a seat gets at most per phase at a depth, unless its cap was given (--max-iterations,
-# or an agent's max_iterations in a config file: the user's word wins). Only research and
-# refinement loop that long (the other phases' own caps are lower), so on the production profile
-# (10 turns a seat) this is what makes standard cost at most 65% of deep's requests and quick at
-# most twice one agent's (tests/evidence/test_estimate.py). deep keeps the profile's cap, so a
-# bare `council` compares with older eval results; the test profile's 2 turns are below them all.
-DEPTH_TURNS: Mapping[str, int | None] = {QUICK: 5, STANDARD: 7, DEEP: None}
-
-
-def depth_turns(depth: str, own: int) -> int:
-    """A seat's cap at `depth` when its own cap (`own`) is the profile's, not the user's."""
-    cap = DEPTH_TURNS[depth]
-    return own if cap is None else min(own, cap)
-
-
-class SeatView(Protocol):
-    """What the graph reads of a seat (runoptions.Seat)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def cli(self) -> str: ...
-    @property
-    def model(self) -> str | None: ...
-    @property
-    def effort(self) -> str | None: ...
-    @property
-    def max_iterations(self) -> int: ...
-    @property
-    def base_url(self) -> str | None: ...
-    @property
-    def context_window(self) -> int | None: ...
-
-
-class Options(Protocol):
-    """What the graph reads of a run's options (runoptions.RunOptions): a protocol rather than
-    an import, so the graph stays below config.py and state.py can read it."""
-
-    @property
-    def seats(self) -> Sequence[SeatView]: ...
-    @property
-    def synthesizer(self) -> str: ...
-    @property
-    def synthesis_max_iterations(self) -> int: ...
-    @property
-    def verify(self) -> bool: ...
-    @property
-    def debate(self) -> str: ...
-    @property
-    def dissent(self) -> str: ...
-    @property
-    def mode(self) -> str: ...
-    @property
-    def timeout(self) -> float | None: ...
-    @property
-    def max_cost(self) -> float | None: ...
-    @property
-    def max_tokens(self) -> int | None: ...
-    @property
-    def max_parallel(self) -> int | None: ...
-    @property
-    def depth(self) -> str: ...
-    @property
-    def since(self) -> str | None: ...
-    @property
-    def profile(self) -> str: ...
+# The names evidence/estimate.py still writes its annotations with: the types themselves, no
+# restatement of their fields (the lead's merge turns them into RunOptions and Seat).
+Options = RunOptions
+SeatView = Seat
 
 
 @dataclass(frozen=True)
@@ -127,7 +67,7 @@ class Facts:
     """What a skip decision may look at. None means "not known yet": at planning time a
     phase whose skip depends on it is planned (it may run)."""
 
-    options: Options
+    options: RunOptions
     survivors: int | None = None  # seats whose latest report can be built on
     budget_exhausted: str | None = None  # why the budget stopped the run's loops
     gaps: int | None = None  # gaps the first coverage judgement found (gapfill, recheck)
@@ -163,7 +103,7 @@ class Phase:
     depths: tuple[str, ...] = DEPTHS  # the depths that run it (`--depth`)
     # An option a user gave that runs it at a depth that leaves it out (--debate force runs
     # the antagonist at standard): the user's explicit word beats the depth's default.
-    forced: Callable[[Options], bool] | None = None
+    forced: Callable[[RunOptions], bool] | None = None
 
     def __post_init__(self) -> None:
         for key, default in (("label", self.name), ("step", self.label or self.name),
@@ -221,7 +161,7 @@ def _checked(facts: Facts) -> str | None:
     return None
 
 
-def verification_off(options: Options) -> str:
+def verification_off(options: RunOptions) -> str:
     """Why a run's verification is off, and how a user turns it on: the test profile turns it
     off by default (the suite relies on that), and a user reading "claims not checked" at
     depth standard must learn it was the profile, not the depth. No parentheses: the reason
@@ -231,7 +171,7 @@ def verification_off(options: Options) -> str:
     return "verification is off; --verify turns it on"
 
 
-def claims_unchecked(options: Options) -> str | None:
+def claims_unchecked(options: RunOptions) -> str | None:
     """Why a run with these options does not check its claims, or None when it plans to: the
     plan's depth line and the final report's header say it (evidence/finalreport.py)."""
     why = skipped(VERIFICATION, Facts(options))
@@ -241,7 +181,7 @@ def claims_unchecked(options: Options) -> str | None:
     return why
 
 
-def unchecked(options: Options) -> str | None:
+def unchecked(options: RunOptions) -> str | None:
     """Why a run with these options has no checking phases (scope, claims, verification), or
     None when it has them: such a run cannot measure what the completeness score weighs most,
     so it is not scored (evidence/score.py). The depth counts: quick runs none of them."""
@@ -336,25 +276,25 @@ def skip_synthesis(facts: Facts) -> str | None:
     return None
 
 
-def _debates(options: Options) -> bool:
+def _debates(options: RunOptions) -> bool:
     """The antagonist runs at any depth when the user forces the debate, or the research is
     for compliance (which is always challenged)."""
     return options.debate == "force" or options.mode == "compliance"
 
 
-def _dissenter_named(options: Options) -> bool:
+def _dissenter_named(options: RunOptions) -> bool:
     """A dissent seat named with --dissent AGENT runs at any depth."""
     return options.dissent not in ("auto", "off")
 
 
-def _since(options: Options) -> bool:
+def _since(options: RunOptions) -> bool:
     """A --since run lists and verifies claims at any depth and in any profile: what changed
     is judged on the claims, and without them every earlier claim would read as retracted
     (`council run` refuses --since with an explicit --no-verify)."""
     return options.since is not None
 
 
-def by_depth(phase: Phase, options: Options) -> str | None:
+def by_depth(phase: Phase, options: RunOptions) -> str | None:
     """Why the run's depth leaves `phase` out, or None: the depth runs it, or an option the
     user gave forces it (Phase.forced)."""
     if options.depth in phase.depths or (phase.forced is not None and phase.forced(options)):
@@ -454,14 +394,14 @@ def before(phase: Phase) -> Phase:
     return [p for p in GRAPH[:GRAPH.index(phase)] if p.feeds][-1]
 
 
-def planned(options: Options) -> list[str]:
+def planned(options: RunOptions) -> list[str]:
     """The phases a run with these options can have, in graph order (some may still be
     skipped on the way: too few survivors, a spent budget, no gaps)."""
     facts = Facts(options)
     return [p.name for p in GRAPH if skipped(p, facts) is None]
 
 
-def plan(options: Options) -> list[str]:
+def plan(options: RunOptions) -> list[str]:
     """What a run will do before it spends anything: agents, models, loops, the phase graph
     (`a ∥ b`: at the same time), limits."""
     names = set(planned(options))
@@ -504,7 +444,7 @@ def plan(options: Options) -> list[str]:
     return lines
 
 
-def depth_line(options: Options, names: set[str]) -> str:
+def depth_line(options: RunOptions, names: set[str]) -> str:
     """The plan's words on the depth: which it is, and whether the claims get checked."""
     why = claims_unchecked(options)
     checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names

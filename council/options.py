@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from council import domains
 from council.errors import ConfigError, UsageError
-from council.graph import DEEP, DEPTH_TURNS, DEPTHS, QUICK, STANDARD
 
 # Where an option may be given. Each option that is a RunOptions field is also stored in the
 # run's state.yaml and read back from it.
@@ -38,6 +37,25 @@ PROFILES = ("production", "test")  # config.PROFILES holds each one's seats
 # Seed 003's research modes: what the question is for changes what counts as done.
 MODES = ("exploratory", "compliance", "decision")
 DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
+
+# How much of the graph a run pays for (`--depth`): each phase declares the depths that run it
+# (graph.Phase.depths), and the graph's skip rules read that (graph.skipped). docs/phases.md gives
+# the reasons, measured on the scripted model.
+QUICK, STANDARD, DEEP = "quick", "standard", "deep"
+DEPTHS = (QUICK, STANDARD, DEEP)
+# The turns a seat gets at most per phase at a depth, unless its cap was given (--max-iterations,
+# or an agent's max_iterations in a config file: the user's word wins). Only research and
+# refinement loop that long (the other phases' own caps are lower), so on the production profile
+# (10 turns a seat) this is what makes standard cost at most 65% of deep's requests and quick at
+# most twice one agent's (tests/evidence/test_estimate.py). deep keeps the profile's cap, so a
+# bare `council` compares with older eval results; the test profile's 2 turns are below them all.
+DEPTH_TURNS: Mapping[str, int | None] = {QUICK: 5, STANDARD: 7, DEEP: None}
+
+
+def depth_turns(depth: str, own: int) -> int:
+    """A seat's cap at `depth` when its own cap (`own`) is the profile's, not the user's."""
+    cap = DEPTH_TURNS[depth]
+    return own if cap is None else min(own, cap)
 
 
 class Invalid(ValueError):
@@ -269,7 +287,16 @@ class SourceRules(_TakesWhatItChecks):
                 "additionalProperties": False}
 
 
-Kind = Number | Choice | Flag | Text | Names | File | Domains | SourceRules
+class Kind(Protocol):
+    """A type of option's values and its check, as each surface needs it: a config file's
+    value (check), a command line's or a host command's word (read), an MCP client's JSON
+    (take), and its JSON Schema. The kinds above are the run options'; a seat's keys have
+    their own (runoptions.py)."""
+
+    def check(self, value: Any) -> Any: ...
+    def read(self, word: str) -> Any: ...
+    def take(self, value: Any) -> Any: ...
+    def schema(self) -> dict[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -295,7 +322,10 @@ class Option:
     default: Any  # a value, or PerProfile; None: not set (optional)
     help: str  # "{default}" in it is the default, as a user reads it
     given: frozenset[str] = frozenset()  # where a user may give it: CLI, CONFIG, HOST
-    field: bool = True  # a RunOptions field, stored in state.yaml (False: it shapes others)
+    # Whether an option is a RunOptions field (stored in state.yaml) is said by that field,
+    # which carries it (runoptions.FIELDS). Accepted here and unused, for the callers that
+    # still say field=False (hosts/mcptools.py's own arguments); goes once they do not.
+    field: InitVar[bool] = True
     optional: bool = False  # None is a value ("no limit", "none given")
     metavar: str | None = None
     # What a run stored before this option existed did, if not its default (a run without a
@@ -372,10 +402,10 @@ RUN_AND_CONFIG = frozenset({CLI, CONFIG})
 OPTIONS: tuple[Option, ...] = (
     Option("test", Flag(), False,
            "Cheapest models and 2 iterations per agent: for trying council out.",
-           COMMANDS, field=False),
+           COMMANDS),
     Option("agents", Names(), None, "The agents to run, by name: comma-separated on a command "
            "line (default: each one installed and logged in).",
-           COMMANDS, field=False, optional=True),
+           COMMANDS, optional=True),
     Option("synthesizer", Text(), "claude",
            "Agent that writes the final report (default {default}).", RUN_AND_CONFIG),
     # A wall-clock limit by default (finding 7 of issue 31): an agent that never ends its
@@ -390,7 +420,7 @@ OPTIONS: tuple[Option, ...] = (
            "Stop an agent that shows no output or report change for this many seconds "
            "(default {default}).", RUN_AND_CONFIG, optional=True),
     Option("max_iterations", Number("a whole number, at least 1", 1, above=False, whole=True),
-           None, "Override every agent's iteration cap.", frozenset({CLI}), field=False,
+           None, "Override every agent's iteration cap.", frozenset({CLI}),
            optional=True),  # in a config file, each agent's own (runoptions.Seat)
     Option("max_cost", Number("a positive number of US dollars", 0), None,
            "Budget in USD: once spent, agents stop after their current turn and the run goes "
@@ -443,14 +473,14 @@ OPTIONS: tuple[Option, ...] = (
            "Sources may come only from this domain and its subdomains (repeatable; joins "
            "`sources: allow` in the config file): claude's WebFetch is held to them, and "
            "sources.json and report.html flag any other cited source.",
-           frozenset({CLI}), field=False, optional=True, metavar="DOMAIN"),
+           frozenset({CLI}), optional=True, metavar="DOMAIN"),
     Option("deny_domain", Domains(), None,
            "Sources must not come from this domain or its subdomains (repeatable; joins "
            "`sources: deny`; deny wins over allow).",
-           frozenset({CLI}), field=False, optional=True, metavar="DOMAIN"),
+           frozenset({CLI}), optional=True, metavar="DOMAIN"),
     Option("config", File(), None,
            "Council config file (default ./council.yaml once trusted with `council trust`, "
-           "then ~/.config/council/config.yaml).", frozenset({CLI}), field=False,
+           "then ~/.config/council/config.yaml).", frozenset({CLI}),
            optional=True),
     # Only in a config file:
     Option("profile", Choice(PROFILES), "production",
@@ -494,11 +524,10 @@ MACHINE: tuple[Option, ...] = (
     Option("max_runs", Number("a whole number, at least 1", 1, above=False, whole=True), 2,
            "Council runs at once on this machine, across projects and MCP servers (default "
            "{default}); a run past it is refused, naming the runs that are active. `council "
-           "eval`'s runs have their own limits.", frozenset({USER}), field=False),
+           "eval`'s runs have their own limits.", frozenset({USER})),
 )
 
 OPTION: Mapping[str, Option] = {option.name: option for option in OPTIONS}
-FIELDS = tuple(option for option in OPTIONS if option.field)
 
 # The options an MCP client gives start_research (hosts/mcptools.py), in its order. A client
 # is a model, not the user: it may say what a run researches and how much it may spend, never
@@ -515,11 +544,6 @@ def given_on(source: str) -> tuple[Option, ...]:
 def for_mcp() -> tuple[Option, ...]:
     """The options an MCP client may give (MCP_CLIENT), declared here."""
     return tuple(OPTION[name] for name in MCP_CLIENT)
-
-
-def defaults(profile: str) -> dict[str, Any]:
-    """Each RunOptions field's default for a profile."""
-    return {option.name: option.default_for(profile) for option in FIELDS}
 
 
 class Overrides(dict[str, Any]):
@@ -555,15 +579,3 @@ def _pick(option: Option, overrides: Mapping[str, Any], config: Mapping[str, Any
     if CONFIG in option.given and option.name in config:
         return option.check(config[option.name], f"{where}: {option.name}")
     return option.default_for(profile)
-
-
-def stored(data: Mapping[str, Any], where: str) -> dict[str, Any]:
-    """The RunOptions fields of a run's stored options, each checked; a key an older council
-    did not write takes its default for the run's profile."""
-    profile_option = OPTION["profile"]
-    profile = (profile_option.check(data["profile"], f"{where}: profile")
-               if "profile" in data else profile_option.default)
-    return {option.name: (option.check(data[option.name], f"{where}: {option.name}")
-                          if option.name in data else option.default_for(profile)
-                          if option.older is None else option.older)
-            for option in FIELDS}

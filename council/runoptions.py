@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 from council import options
@@ -26,7 +26,153 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # An MCP server's name: a TOML bare key (codex splits a `-c` key at every dot, so no dot) and
 # part of a tool's name (claude's `mcp__<server>__<tool>`), so no double underscore either.
 MCP_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,39}$")
-MCP_KEYS = {"command", "args", "env", "url", "search"}
+
+
+# ---------------------------------------------------------------- the keys of a seat
+
+KEY = "council.key"  # a seat's or an MCP server's field metadata: its key's kind and help
+
+
+class _KeyKind:
+    """The kind of a seat's key or an MCP server's (a config file's `agents:` section): its
+    refusal says what was expected, as it always has, and `dump` is its value as state.yaml
+    stores it. An options.Kind, so each key is an options.Option (`keys`)."""
+
+    def check(self, value: Any) -> Any:
+        raise NotImplementedError
+
+    def read(self, word: str) -> Any:
+        return self.check(word)
+
+    def take(self, value: Any) -> Any:
+        return self.check(value)
+
+    def schema(self) -> dict[str, Any]:
+        return {}
+
+    def dump(self, value: Any) -> Any:
+        return value
+
+    def check_at(self, value: Any, where: str) -> Any:
+        try:
+            return self.check(value)
+        except options.Invalid as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+
+
+class _Word(_KeyKind):
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            raise options.Invalid("expected a non-empty string")
+        return value
+
+
+class _Name(_KeyKind):
+    """A seat's name: the key it is listed under (Seat.validate checks its form)."""
+
+    def check(self, value: Any) -> Any:
+        return str(value)
+
+
+class _Whole(_KeyKind):
+    def check(self, value: Any) -> Any:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise options.Invalid("expected a whole number")
+        return value
+
+
+class _Switch(_KeyKind):
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, bool):
+            raise options.Invalid("expected true or false")
+        return value
+
+
+class _Words(_KeyKind):
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise options.Invalid("expected a list of strings")
+        return tuple(value)
+
+    def dump(self, value: Any) -> Any:
+        return list(value)
+
+
+class _Variables(_KeyKind):
+    """Environment variables with their values, kept sorted by name."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            raise options.Invalid("expected a mapping of names to strings")
+        for key in value:
+            if not ENV_NAME.fullmatch(key):
+                raise options.Invalid(f"{key!r} is not an environment variable name")
+        return tuple(sorted(value.items()))
+
+    def dump(self, value: Any) -> Any:
+        return dict(value)
+
+
+class _Servers(_KeyKind):
+    """A seat's MCP servers, by name: each one read with its own keys (McpServer)."""
+
+    def check(self, value: Any) -> Any:
+        return self.check_at(value, "mcp_servers")
+
+    def check_at(self, value: Any, where: str) -> Any:
+        if value is None:
+            return ()
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping of server names to settings")
+        return tuple(McpServer.from_dict(str(name), spec if spec is not None else {},
+                                         f"{where}.{name}") for name, spec in value.items())
+
+    def dump(self, value: Any) -> Any:
+        return {server.name: server.to_dict() for server in value}
+
+
+def _key(kind: _KeyKind, help: str, default: Any = MISSING, optional: bool = False) -> Any:
+    """A field that is a key of a seat or an MCP server: its kind, its help and whether None
+    is a value, in its metadata; `keys` makes the key's options.Option of it."""
+    return field(default=default, metadata={KEY: (kind, help, optional)})
+
+
+def keys(cls: type) -> tuple[options.Option, ...]:
+    """The keys of a seat or an MCP server, in their fields' order, each an options.Option
+    given in a config file: from_dict reads them, to_dict writes them and reject_unknown
+    knows them by these."""
+    out = []
+    for f in fields(cls):
+        kind, help, optional = f.metadata[KEY]
+        default = None if f.default is MISSING else f.default
+        out.append(options.Option(f.name, kind, default, help, frozenset({options.CONFIG}),
+                                  optional=optional))
+    return tuple(out)
+
+
+def _kind(key: options.Option) -> _KeyKind:
+    assert isinstance(key.kind, _KeyKind)
+    return key.kind
+
+
+def _read(table: Sequence[options.Option], data: Mapping[str, Any], where: str
+          ) -> dict[str, Any]:
+    """Each key of `table` that `data` gives, checked (its refusal names it: `{where}.model:
+    expected a non-empty string`), else its default; a key with no default is required."""
+    out = {}
+    for key in table:
+        given = key.name in data
+        value = data[key.name] if given else key.default
+        if given or (key.default is None and not key.optional):
+            value = (None if value is None and key.optional
+                     else _kind(key).check_at(value, f"{where}.{key.name}"))
+        out[key.name] = value
+    return out
+
+
+def _dump(table: Sequence[options.Option], value: Any) -> dict[str, Any]:
+    return {key.name: _kind(key).dump(getattr(value, key.name)) for key in table}
 
 
 @dataclass(frozen=True)
@@ -36,114 +182,86 @@ class McpServer:
     URL of one already running. `search: true` says its tools search the web: a seat whose
     vendor has no web search (a self-hosted one) can search through it (can_search)."""
 
-    name: str
-    command: str | None = None
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    url: str | None = None
-    search: bool = False
+    name: str = _key(_Name(), "The server's name: the key it is listed under.")
+    command: str | None = _key(_Word(), "The command that starts it.", None, optional=True)
+    args: tuple[str, ...] = _key(_Words(), "The command's arguments.", ())
+    env: tuple[tuple[str, str], ...] = _key(
+        _Variables(), "The only environment variables it gets besides the basics.", ())
+    url: str | None = _key(_Word(), "The URL of a server already running.", None,
+                           optional=True)
+    search: bool = _key(_Switch(), "Its tools search the web (can_search).", False)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = ({"url": self.url} if self.url is not None else
-                                {"command": self.command, "args": list(self.args),
-                                 "env": dict(self.env)})
-        return {**data, "search": self.search}
+        data = _dump(MCP_KEYS, self)
+        del data["name"]
+        for key in (("command", "args", "env") if self.url is not None else ("url",)):
+            del data[key]
+        return data
 
     @classmethod
     def from_dict(cls, name: str, data: Any, where: str) -> McpServer:
         if not MCP_NAME.fullmatch(name):
             raise ConfigError(f"{where}: MCP server name {name!r} must be letters, digits, "
                               "'-' or single '_' (at most 40)")
-        reject_unknown(data, MCP_KEYS, where)
+        reject_unknown(data, MCP_ALLOWED, where)
         if ("command" in data) == ("url" in data):
             raise ConfigError(f"{where}: give either command (with args and env) or url")
-        search = data.get("search", False)
-        if not isinstance(search, bool):
-            raise ConfigError(f"{where}.search: expected true or false")
-        if "url" in data:
-            if "args" in data or "env" in data:
-                raise ConfigError(f"{where}: a url server takes no args or env")
-            url = _str(data["url"], f"{where}.url")
-            if not re.fullmatch(r"https?://[^\s\x00-\x1f]+", url):
-                raise ConfigError(f"{where}.url: expected an http:// or https:// URL")
-            return cls(name, url=url, search=search)
-        env = data.get("env", {})
-        if not isinstance(env, Mapping) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-            raise ConfigError(f"{where}.env: expected a mapping of names to strings")
-        for key in env:
-            if not ENV_NAME.fullmatch(key):
-                raise ConfigError(f"{where}.env: {key!r} is not an environment variable name")
-        return cls(name, command=_str(data["command"], f"{where}.command"),
-                   args=tuple(_str_list(data.get("args", []), f"{where}.args")),
-                   env=tuple(sorted(env.items())), search=search)
+        if "url" in data and ("args" in data or "env" in data):
+            raise ConfigError(f"{where}: a url server takes no args or env")
+        server = cls(**_read(MCP_KEYS, {**data, "name": name}, where))
+        if server.url is not None and not re.fullmatch(r"https?://[^\s\x00-\x1f]+", server.url):
+            raise ConfigError(f"{where}.url: expected an http:// or https:// URL")
+        return server
+
+
+MCP_KEYS = keys(McpServer)
+MCP_ALLOWED = {key.name for key in MCP_KEYS} - {"name"}  # its name is the key it is under
 
 
 @dataclass(frozen=True)
 class Seat:
-    """One agent of the council."""
+    """One agent of the council. Each field is a key of the agent in a config file's
+    `agents:` section and in state.yaml (SEAT_KEYS)."""
 
-    name: str
-    cli: str
-    model: str | None = None
-    effort: str | None = None
-    max_iterations: int = 10
-    extra_args: tuple[str, ...] = ()
-    # The CLI this seat moves to when its own fails for good (auth, quota, rate limits).
-    fallback: str | None = None
-    # More of council's environment variables this seat's CLI may see, by name (a corporate
-    # proxy's, say): each CLI otherwise gets only an allow-list (agents/environment.py).
-    env: tuple[str, ...] = ()
-    # A server the user runs (Ollama, LM Studio, llama.cpp's server, a LiteLLM gateway): the
-    # seat's CLI talks to it instead of its vendor, with no vendor login (agents/selfhosted.py).
-    base_url: str | None = None
-    context_window: int | None = None  # the window that server gives the seat's model
-    api_key_env: str | None = None  # the variable holding that server's key, if it wants one
-
-    # The MCP servers this seat's CLI starts (or reaches), and no other (docs/containment.md).
-    mcp_servers: tuple[McpServer, ...] = ()
+    name: str = _key(_Name(), "The agent's name: the key it is listed under.")
+    cli: str = _key(_Word(), "Its CLI: claude, codex or gemini (the name's own, for those).")
+    model: str | None = _key(_Word(), "Its model (the CLI's default if none).", None,
+                             optional=True)
+    effort: str | None = _key(_Word(), "Its reasoning effort (EFFORTS).", None, optional=True)
+    max_iterations: int = _key(_Whole(), "Its turns at most per phase.", 10)
+    extra_args: tuple[str, ...] = _key(_Words(), "More arguments for its CLI.", ())
+    fallback: str | None = _key(
+        _Word(), "The CLI this seat moves to when its own fails for good (auth, quota, rate "
+        "limits).", None, optional=True)
+    env: tuple[str, ...] = _key(
+        _Words(), "More of council's environment variables this seat's CLI may see, by name "
+        "(a corporate proxy's, say): each CLI otherwise gets only an allow-list "
+        "(agents/environment.py).", ())
+    base_url: str | None = _key(
+        _Word(), "A server the user runs (Ollama, LM Studio, llama.cpp's server, a LiteLLM "
+        "gateway): the seat's CLI talks to it instead of its vendor, with no vendor login "
+        "(agents/selfhosted.py).", None, optional=True)
+    context_window: int | None = _key(
+        _Whole(), "The window that server gives the seat's model.", None, optional=True)
+    api_key_env: str | None = _key(
+        _Word(), "The variable holding that server's key, if it wants one.", None,
+        optional=True)
+    mcp_servers: tuple[McpServer, ...] = _key(
+        _Servers(), "The MCP servers this seat's CLI starts (or reaches), and no other "
+        "(docs/containment.md).", ())
 
     @property
     def self_hosted(self) -> bool:
         return self.base_url is not None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "cli": self.cli,
-            "model": self.model,
-            "effort": self.effort,
-            "max_iterations": self.max_iterations,
-            "extra_args": list(self.extra_args),
-            "fallback": self.fallback,
-            "env": list(self.env),
-            "base_url": self.base_url,
-            "context_window": self.context_window,
-            "api_key_env": self.api_key_env,
-            "mcp_servers": {s.name: s.to_dict() for s in self.mcp_servers},
-        }
+        return _dump(SEAT_KEYS, self)
 
     @classmethod
     def from_dict(cls, name: str, data: Mapping[str, Any], where: str) -> Seat:
-        allowed = {"name", "cli", "model", "effort", "max_iterations", "extra_args", "fallback",
-                   "env", "base_url", "context_window", "api_key_env", "mcp_servers"}
-        reject_unknown(data, allowed, where)
-        cli = data.get("cli", name if name in CLIS else None)
-        seat = cls(
-            name=name,
-            cli=_str(cli, f"{where}.cli"),
-            model=_opt_str(data.get("model"), f"{where}.model"),
-            effort=_opt_str(data.get("effort"), f"{where}.effort"),
-            max_iterations=_int(data.get("max_iterations", 10), f"{where}.max_iterations"),
-            extra_args=tuple(_str_list(data.get("extra_args", []), f"{where}.extra_args")),
-            fallback=_opt_str(data.get("fallback"), f"{where}.fallback"),
-            env=tuple(_str_list(data.get("env", []), f"{where}.env")),
-            base_url=_opt_str(data.get("base_url"), f"{where}.base_url"),
-            context_window=(None if data.get("context_window") is None else
-                            _int(data.get("context_window"), f"{where}.context_window")),
-            api_key_env=_opt_str(data.get("api_key_env"), f"{where}.api_key_env"),
-            mcp_servers=_mcp_servers(data.get("mcp_servers", {}), f"{where}.mcp_servers"),
-        )
+        reject_unknown(data, {key.name for key in SEAT_KEYS}, where)
+        named = {"cli": name} if name in CLIS else {}  # a seat named claude runs claude
+        seat = cls(**_read(SEAT_KEYS, {**named, **data, "name": name}, where))
         seat.validate(where)
         return seat
 
@@ -199,6 +317,9 @@ class Seat:
                               "environment variable name")
 
 
+SEAT_KEYS = keys(Seat)
+
+
 def url_problem(url: str) -> str | None:
     """What is wrong with a seat's base_url, or None: http or https, a host, no user or
     password, no query or fragment (each CLI appends its own path)."""
@@ -218,15 +339,6 @@ def url_problem(url: str) -> str | None:
     if parts.query or parts.fragment or any(c.isspace() for c in url):
         return f"{url!r} must be the server's address only (no query, fragment or spaces)"
     return None
-
-
-def _mcp_servers(value: Any, where: str) -> tuple[McpServer, ...]:
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where}: expected a mapping of server names to settings")
-    return tuple(McpServer.from_dict(str(name), spec if spec is not None else {},
-                                     f"{where}.{name}") for name, spec in value.items())
 
 
 def has_vendor_search(seat: Seat) -> bool:
@@ -275,37 +387,44 @@ PROFILES: dict[str, tuple[Seat, ...]] = {
         Seat("gemini", "gemini", model="flash-lite", max_iterations=2),
     ),
 }
-_DEFAULT = options.defaults("production")
+OPTION = "council.option"  # a RunOptions field's metadata: its options.Option
+
+
+def _option(name: str) -> Any:
+    """A RunOptions field that is the option `name` of options.py: its default (the
+    production profile's) and, in its metadata, the Option itself."""
+    option = options.OPTION[name]
+    return field(default=option.default_for("production"), metadata={OPTION: option})
 
 
 @dataclass(frozen=True)
 class RunOptions:
     """Everything a run needs besides the topic; stored in state.yaml so resume sees it. Each
-    field but the seats is an option of options.py, which gives its type, check, help and
-    default (here the production profile's: load_options and from_dict give a test run its
-    own)."""
+    field but the seats carries its option of options.py (FIELDS), which gives its type,
+    check, help and default (here the production profile's: load_options and from_dict give
+    a test run its own)."""
 
     seats: tuple[Seat, ...]
-    synthesizer: str = _DEFAULT["synthesizer"]
-    profile: str = _DEFAULT["profile"]
-    timeout: float | None = _DEFAULT["timeout"]
-    grace_period: float = _DEFAULT["grace_period"]
-    idle_timeout: float | None = _DEFAULT["idle_timeout"]
-    max_cost: float | None = _DEFAULT["max_cost"]  # USD for the whole run
-    max_tokens: int | None = _DEFAULT["max_tokens"]
-    verify: bool = _DEFAULT["verify"]  # scope, claim verification and gap fill
-    debate: str = _DEFAULT["debate"]  # the antagonist: auto | force | off
-    mode: str = _DEFAULT["mode"]  # exploratory | compliance | decision
-    synthesis_max_iterations: int = _DEFAULT["synthesis_max_iterations"]
-    config_file: str | None = _DEFAULT["config_file"]
-    config_trust: str | None = _DEFAULT["config_trust"]
-    max_report_bytes: int = _DEFAULT["max_report_bytes"]
-    dissent: str = _DEFAULT["dissent"]  # auto | off | a seat's name
-    max_parallel: int | None = _DEFAULT["max_parallel"]  # CLI processes at once; None: all
-    depth: str = _DEFAULT["depth"]  # quick | standard | deep (graph.DEPTHS); older runs: deep
-    since: str | None = _DEFAULT["since"]  # the earlier run's id (`council run --since`)
+    synthesizer: str = _option("synthesizer")
+    profile: str = _option("profile")
+    timeout: float | None = _option("timeout")
+    grace_period: float = _option("grace_period")
+    idle_timeout: float | None = _option("idle_timeout")
+    max_cost: float | None = _option("max_cost")  # USD for the whole run
+    max_tokens: int | None = _option("max_tokens")
+    verify: bool = _option("verify")  # scope, claim verification and gap fill
+    debate: str = _option("debate")  # the antagonist: auto | force | off
+    mode: str = _option("mode")  # exploratory | compliance | decision
+    synthesis_max_iterations: int = _option("synthesis_max_iterations")
+    config_file: str | None = _option("config_file")
+    config_trust: str | None = _option("config_trust")
+    max_report_bytes: int = _option("max_report_bytes")
+    dissent: str = _option("dissent")  # auto | off | a seat's name
+    max_parallel: int | None = _option("max_parallel")  # CLI processes at once; None: all
+    depth: str = _option("depth")  # quick | standard | deep (options.DEPTHS); older runs: deep
+    since: str | None = _option("since")  # the earlier run's id (`council run --since`)
     # The source policy (domains.py): {allow: [...], deny: [...]}, normalised; None: none.
-    sources: dict[str, list[str]] | None = _DEFAULT["sources"]
+    sources: dict[str, list[str]] | None = _option("sources")  # noqa: RUF009 - a field()
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:
@@ -315,7 +434,7 @@ class RunOptions:
 
     def to_dict(self) -> dict[str, Any]:
         return {"seats": [s.to_dict() for s in self.seats],
-                **{f.name: getattr(self, f.name) for f in fields(self) if f.name != "seats"}}
+                **{option.name: getattr(self, option.name) for option in FIELDS}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunOptions:
@@ -331,10 +450,32 @@ class RunOptions:
             raise ConfigError("options.seats: expected a list of agents")
         seats = tuple(Seat.from_dict(str(s.get("name")), s, f"options.seats[{i}]")
                       for i, s in enumerate(raw))
-        return cls(seats=seats, **options.stored(data, "options"))
+        return cls(seats=seats, **stored(data, "options"))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> RunOptions:
         return self  # frozen, and every field is a value: a copy of a run's state shares it
+
+
+# The options a run keeps, in RunOptions' order: the Option each field carries.
+FIELDS: tuple[options.Option, ...] = tuple(f.metadata[OPTION] for f in fields(RunOptions)
+                                           if OPTION in f.metadata)
+
+
+def defaults(profile: str) -> dict[str, Any]:
+    """Each RunOptions field's default for a profile."""
+    return {option.name: option.default_for(profile) for option in FIELDS}
+
+
+def stored(data: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The RunOptions fields of a run's stored options, each checked; a key an older council
+    did not write takes its default for the run's profile."""
+    profile_option = options.OPTION["profile"]
+    profile = (profile_option.check(data["profile"], f"{where}: profile")
+               if "profile" in data else profile_option.default)
+    return {option.name: (option.check(data[option.name], f"{where}: {option.name}")
+                          if option.name in data else option.default_for(profile)
+                          if option.older is None else option.older)
+            for option in FIELDS}
 
 
 def reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> None:
@@ -349,25 +490,3 @@ def reject_unknown(data: Mapping[str, Any], allowed: set[str], where: str) -> No
         hint = f": did you mean {close[0]!r}?" if close else ""
         raise ConfigError(f"{where}: unknown setting {unknown[0]!r}{hint} "
                           f"(known: {', '.join(sorted(allowed))})")
-
-
-def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}: expected a non-empty string")
-    return value
-
-
-def _opt_str(value: Any, where: str) -> str | None:
-    return None if value is None else _str(value, where)
-
-
-def _int(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}: expected a whole number")
-    return value
-
-
-def _str_list(value: Any, where: str) -> Sequence[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a list of strings")
-    return value

@@ -52,7 +52,7 @@ def test_the_synthesis_the_hand_off_and_the_score_name_the_same_reports(
         # The synthesis: its contributors, and the reports its prompt names.
         ctx = RunContext(ws, owner, options, "q")
         source, seats = ctx.contributors()
-        assert (source, [s.name for s in seats]) == ("research", ["claude", "codex"])
+        assert (source, [s.name for s in seats]) == (graph.RESEARCH, ["claude", "codex"])
         task = synthesis.task(ctx, graph.SYNTHESIS, seats[0], seats, source)
         assert set(task.inputs) == {"claude-report.md", "codex-report.md"}
 
@@ -74,7 +74,7 @@ def test_a_finished_refinement_feeds_what_follows(tmp_path: Path) -> None:
     assert report.contributions(load_state(ws.root)) == ("refinement", ["claude"])
     with owned(ws.root) as owner:
         source, seats = RunContext(ws, owner, options, "q").contributors()
-    assert (source, [s.name for s in seats]) == ("refinement", ["claude"])
+    assert (source, [s.name for s in seats]) == (graph.REFINEMENT, ["claude"])
     assert "claude-refined.md" in handover.handover(ws, load_state(ws.root))
 
 

@@ -18,8 +18,8 @@ from council import cli, options
 from council.config import PROFILES, Overrides, load_options
 from council.errors import ConfigError, UsageError
 from council.hosts.flow import CommandArgs, check_request, grammar, parse_request
-from council.options import CLI, CONFIG, FIELDS, HOST, OPTIONS, Option, PerProfile
-from council.runoptions import RunOptions
+from council.options import CLI, CONFIG, HOST, OPTIONS, Option, PerProfile
+from council.runoptions import FIELDS, RunOptions
 
 ROOT = Path(__file__).parents[1]
 # `council run`'s own options, which are not the run's: the topic, how to ask, where runs go.
@@ -40,7 +40,7 @@ def test_every_option_has_one_default_and_one_check(option: Option) -> None:
     assert option.help_text()
     assert "{" not in option.help_text()
     assert option.given <= {CLI, CONFIG, HOST}
-    assert option.given or option.field, "an option no one gives is one the run keeps"
+    assert option.given or option in FIELDS, "an option no one gives is one the run keeps"
     for profile in PROFILES:
         default = option.default_for(profile)
         if default is None:
@@ -294,7 +294,7 @@ def test_a_run_has_a_time_limit_by_default_and_its_plan_says_it(tmp_path: Path) 
 
 TOY = Option("toy", options.Number("a whole number from 1 to 9", 1, above=False, whole=True,
                                    maximum=9), None, "A toy option, for this test.",
-             options.EVERYWHERE, field=False, optional=True)
+             options.EVERYWHERE, optional=True)
 
 
 @pytest.fixture

@@ -126,35 +126,35 @@ def read(ws: Workspace, state: RunState) -> RunFiles:
     outputs: dict[tuple[str, str], str] = {}
     drafts: dict[str, Any] = {}
     for name, rec in state.agents.items():
-        for phase, ap in rec.phases.items():
-            if not ap.usable or phase not in graph.BY_NAME:
+        for recorded, ap in rec.phases.items():
+            phase = graph.BY_NAME.get(recorded)  # a record names its phase
+            if not ap.usable or phase is None:
                 continue
             text = _text(ws.published_output(name, phase))
             if text is None:
                 continue
-            outputs[(name, phase)] = text
-            if not graph.BY_NAME[phase].per_seat and phase not in drafts:
-                drafts[phase] = _loads(text)
+            outputs[(name, phase.name)] = text
+            if not phase.per_seat and phase.name not in drafts:
+                drafts[phase.name] = _loads(text)
     return RunFiles(outputs, _text(ws.final_report), _json(ws.root / SCOPE),
                     _json(ws.root / CLAIMS), _json(ws.root / GAPS), drafts)
 
 
 # ------------------------------------------------------------------------------ cost
 
-def ran(state: RunState, files: RunFiles) -> list[str]:
+def ran(state: RunState, files: RunFiles) -> list[graph.Phase]:
     """The phases that ran, in graph order."""
     steps = state.steps or {}
     had = {p for rec in state.agents.values() for p in rec.phases}
-    out = [p.name for p in graph.GRAPH
-           if steps.get(p.name) == graph.DONE or p.name in had]
-    if graph.SYNTHESIS.name not in out and files.final_report is not None:
-        out.append(graph.SYNTHESIS.name)
+    out = [p for p in graph.GRAPH if steps.get(p.name) == graph.DONE or p.name in had]
+    if graph.SYNTHESIS not in out and files.final_report is not None:
+        out.append(graph.SYNTHESIS)
     return out
 
 
-def _records(state: RunState, phase: str) -> list[tuple[str, AgentPhase]]:
+def _records(state: RunState, phase: graph.Phase) -> list[tuple[str, AgentPhase]]:
     return [(name, ap) for name, rec in state.agents.items()
-            if (ap := rec.phases.get(phase)) is not None]
+            if (ap := rec.phases.get(phase.name)) is not None]
 
 
 def _wall(records: list[AgentPhase], epoch: Callable[[str | None], float | None]
@@ -167,9 +167,9 @@ def _wall(records: list[AgentPhase], epoch: Callable[[str | None], float | None]
                                                                    if s is not None))
 
 
-def _requests(names: list[str], phase: str,
+def _requests(names: list[str], phase: graph.Phase,
               reported: Mapping[tuple[str, str], int | None]) -> int | None:
-    counts = [reported.get((name, phase)) for name in names]
+    counts = [reported.get((name, phase.name)) for name in names]
     if not counts or any(c is None for c in counts):
         return None
     return sum(c for c in counts if c is not None)
@@ -186,7 +186,7 @@ def accounts(state: RunState, files: RunFiles,
         records = _records(state, phase)
         effect = EFFECTS.get(phase, _outputs)(phase, state, files)
         out.append(PhaseAccount(
-            phase, sum(ap.iteration for _, ap in records),
+            phase.name, sum(ap.iteration for _, ap in records),
             total(ap.usage for _, ap in records),
             _wall([ap for _, ap in records], epoch),
             _requests([name for name, _ in records], phase, requests),
@@ -196,35 +196,35 @@ def accounts(state: RunState, files: RunFiles,
 
 # ------------------------------------------------------------------------------ effects
 
-def _outputs(phase: str, state: RunState, files: RunFiles) -> Effect:
-    return {"outputs": sum(1 for (_, p) in files.outputs if p == phase)}
+def _outputs(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
+    return {"outputs": sum(1 for (_, p) in files.outputs if p == phase.name)}
 
 
-def _reports(files: RunFiles, phase: str) -> dict[str, str]:
-    return {seat: text for (seat, p), text in files.outputs.items() if p == phase}
+def _reports(files: RunFiles, phase: graph.Phase) -> dict[str, str]:
+    return {seat: text for (seat, p), text in files.outputs.items() if p == phase.name}
 
 
 def _urls(text: str) -> set[str]:
     return {c for u in sources.extract(text) if (c := sources.canonical(u))}
 
 
-def _scope(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _scope(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     data = files.scope if isinstance(files.scope, dict) and files.scope.get("status") == "ok" \
         else {}
     return {"questions": len(_list(data.get("questions"))),
             "dimensions": len(_list(data.get("dimensions")))}
 
 
-def _research(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _research(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     reports = _reports(files, phase)
     return {"reports": len(reports),
             "sources": len(set().union(*map(_urls, reports.values()))),
             "claims_made": sum(len(list(regression.cited_claims(t))) for t in reports.values())}
 
 
-def _refinement(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _refinement(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     refined = _reports(files, phase)
-    earlier = _reports(files, graph.before(graph.BY_NAME[phase]).name)
+    earlier = _reports(files, graph.before(phase))
     added = dropped = changed = new = 0
     for seat, after in refined.items():
         before = earlier.get(seat)
@@ -283,25 +283,25 @@ def _closed(files: RunFiles) -> int | None:
                if gid in (answered if kind == "question" else covered))
 
 
-def _claims(phase: str, state: RunState, files: RunFiles) -> Effect:
-    draft = files.drafts.get(phase)
+def _claims(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
+    draft = files.drafts.get(phase.name)
     return {"claims_listed": len(claimcheck.listed(draft if isinstance(draft, dict) else None)),
             **_coverage(_first_judgement(files)), "gaps_found": len(_planned_gaps(files))}
 
 
-def _gapfill(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _gapfill(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     gap_reports = _reports(files, phase)
     feeding = graph.feeding(state.steps, lambda p: any(k[1] == p.name for k in files.outputs))
-    known = set().union(*map(_urls, _reports(files, feeding.name).values()))
+    known = set().union(*map(_urls, _reports(files, feeding).values()))
     found = set().union(*map(_urls, gap_reports.values()))
     return {"gaps": len(_planned_gaps(files)), "reports": len(gap_reports),
             "sources_new": len(found - known), "gaps_closed": _closed(files)}
 
 
-def _recheck(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _recheck(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     claims = files.claims if isinstance(files.claims, dict) else {}
-    after = claims if claims.get("judged_by") == phase else None
-    draft = files.drafts.get(phase)
+    after = claims if claims.get("judged_by") == phase.name else None
+    draft = files.drafts.get(phase.name)
     return {**_coverage(claims.get("before") if after else _first_judgement(files), "_before"),
             **_coverage(after, "_after"), "gaps_closed": _closed(files),
             "claims_listed": len(claimcheck.listed(draft if isinstance(draft, dict) else None))}
@@ -311,7 +311,7 @@ SOFTENED = ("OVERSTATED",)
 DROPPED = ("UNSUPPORTED", "CONTRADICTED")
 
 
-def _verification(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _verification(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     claims = files.claims if isinstance(files.claims, dict) else None
     verdicts = [str(c.get("verdict")) for c in claimcheck.listed(claims) if isinstance(c, dict)]
     return {"claims_checked": len(verdicts),
@@ -384,15 +384,15 @@ def answered(raised: list[str], final_report: str | None) -> int | None:
     return regression.kept(raised, section)
 
 
-def _opposition(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _opposition(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     """Points the memo (the dissent's, the antagonist's) raised, and how many the final
     report takes up."""
-    memo = next((t for (_, p), t in files.outputs.items() if p == phase), None)
+    memo = next((t for (_, p), t in files.outputs.items() if p == phase.name), None)
     raised = points(memo or "")
     return {"points": len(raised), "answered": answered(raised, files.final_report)}
 
 
-def _synthesis(phase: str, state: RunState, files: RunFiles) -> Effect:
+def _synthesis(phase: graph.Phase, state: RunState, files: RunFiles) -> Effect:
     report = files.final_report or ""
     body = sources.remove_section(sources.remove_section(report, sources.SOURCES_HEADING),
                                   DROPPED_SECTION)
@@ -401,16 +401,15 @@ def _synthesis(phase: str, state: RunState, files: RunFiles) -> Effect:
     if not listed:
         feeding = graph.feeding(state.steps,
                                 lambda p: any(k[1] == p.name for k in files.outputs))
-        listed = [c for t in _reports(files, feeding.name).values()
+        listed = [c for t in _reports(files, feeding).values()
                   for c in regression.cited_claims(t)]
     return {"claims_given": len(listed), "claims_carried": regression.kept(listed, body),
             "sources_cited": len(_urls(body))}
 
 
-EFFECTS: Mapping[str, Callable[[str, RunState, RunFiles], Effect]] = {
-    graph.SCOPE.name: _scope, graph.RESEARCH.name: _research,
-    graph.DISSENT.name: _opposition, graph.REFINEMENT.name: _refinement,
-    graph.CLAIMS.name: _claims, graph.GAPFILL.name: _gapfill, graph.RECHECK.name: _recheck,
-    graph.VERIFICATION.name: _verification, graph.ANTAGONIST.name: _opposition,
-    graph.SYNTHESIS.name: _synthesis,
+EFFECTS: Mapping[graph.Phase, Callable[[graph.Phase, RunState, RunFiles], Effect]] = {
+    graph.SCOPE: _scope, graph.RESEARCH: _research, graph.DISSENT: _opposition,
+    graph.REFINEMENT: _refinement, graph.CLAIMS: _claims, graph.GAPFILL: _gapfill,
+    graph.RECHECK: _recheck, graph.VERIFICATION: _verification,
+    graph.ANTAGONIST: _opposition, graph.SYNTHESIS: _synthesis,
 }

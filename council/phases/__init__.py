@@ -19,10 +19,10 @@ from typing import Any, TypeVar
 
 import anyio
 
+from council import graph
 from council.errors import PhaseFailedError
 from council.evidence import changes
-from council.evidence.finalreport import contributions
-from council.graph import BY_NAME, GRAPH, SHORT, Phase, counted
+from council.graph import GRAPH, SHORT, Phase, counted
 from council.runoptions import RunOptions, Seat
 from council.seat import failover
 from council.seat.runner import Limits, SeatTask, fail_seat, run_seat
@@ -94,14 +94,12 @@ class RunContext:
         return [seat for seat in state.options.seats
                 if seat.name not in dropped]
 
-    def contributors(self) -> tuple[str, list[Seat]]:
+    def contributors(self) -> tuple[Phase, list[Seat]]:
         """The phase whose reports the phases after it build on, and the seats that wrote
-        one: the one rule (finalreport.contributions, graph.feeding) the host's hand-off and the
-        completeness score use too."""
-        state = self.owner.state
-        phase, names = contributions(state)
-        return phase, [seat for seat in state.options.seats
-                       if seat.name in names]
+        one: the one rule (graph.feeding) the host's hand-off and the completeness score use
+        too (finalreport.contributions)."""
+        phase = graph.feeding(self.owner.state.steps, lambda p: bool(self.usable(p)))
+        return phase, self.usable(phase)
 
     def usable(self, phase: Phase) -> list[Seat]:
         """Seats whose output for `phase` exists and can be built on."""
@@ -132,12 +130,26 @@ def survivors(ctx: RunContext, phase: Phase, total: int) -> list[Seat]:
     return usable
 
 
+def reports(ws: Workspace, phase: Phase, seats: Sequence[Seat]) -> dict[str, Path]:
+    """What `seats` published in `phase`, by the name each is copied under into a seat's
+    inputs folder (ws.peers_dir): the reports a later phase hands its seats to read."""
+    return {ws.output_name(s.name, phase): ws.published_output(s.name, phase) for s in seats}
+
+
+def listed(ws: Workspace, phase: Phase, seats: Sequence[Seat], folder: Path
+           ) -> list[dict[str, Any]]:
+    """Those reports as a prompt names them: each seat's name, cli and model, and where its
+    copy is in `folder` (the seat's inputs folder, or the run folder for a host's session)."""
+    return [{"name": s.name, "cli": s.cli, "model": s.model,
+             "path": str(folder / ws.output_name(s.name, phase))} for s in seats]
+
+
 def seat_task(phase: Phase, seat: Seat, prompt: str, inputs: Mapping[str, Path] | None = None,
               previous: AgentPhase | None = None, own: int | None = None) -> SeatTask:
     """What `phase` asks of `seat`: its prompt, the files copied into its folder, and its
     turns, as the phase caps them (`own`: what stands for the seat's own max_iterations)."""
     turns = phase.turns(seat.max_iterations if own is None else own)
-    return SeatTask(replace(seat, max_iterations=turns), phase.name, prompt, turns,
+    return SeatTask(replace(seat, max_iterations=turns), phase, prompt, turns,
                     inputs or {}, previous)
 
 
@@ -159,14 +171,14 @@ async def _seat_turn(ctx: RunContext, task: SeatTask) -> AgentPhase:
     limiter = ctx.limiter
     if limiter is None:
         return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task),
-                              ctx.limits(BY_NAME[task.phase]))
+                              ctx.limits(task.phase))
     if limiter.available_tokens < 1:
         ctx.owner.update(lambda s: _queue(s, task))
-        events.emit(ctx.ws.root, task.phase, f"queued: all {limiter.total_tokens:g} process "
+        events.emit(ctx.ws.root, task.phase.name, f"queued: all {limiter.total_tokens:g} process "
                     "slots (--max-parallel) are in use", agent=task.seat.name)
     async with limiter:
         return await run_seat(ctx.ws, ctx.owner, _budgeted(ctx, task),
-                              ctx.limits(BY_NAME[task.phase]))
+                              ctx.limits(task.phase))
 
 
 def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
@@ -174,13 +186,13 @@ def _budgeted(ctx: RunContext, task: SeatTask) -> SeatTask:
     between this and the runner writing the seat's loop file)."""
     cut = within_budget(task, ctx.owner.state.budget_exhausted)
     if cut is not task:
-        events.emit(ctx.ws.root, task.phase, "the run's budget is reached: one turn",
+        events.emit(ctx.ws.root, task.phase.name, "the run's budget is reached: one turn",
                     agent=task.seat.name)
     return cut
 
 
 def _queue(state: RunState, task: SeatTask) -> None:
-    record = state.agents[task.seat.name].phase(task.phase)
+    record = state.agents[task.seat.name].phase(task.phase.name)
     if record.status != SeatStatus.RUNNING:
         record.status = SeatStatus.QUEUED
 
@@ -201,8 +213,9 @@ async def run_parallel(ctx: RunContext, tasks: Sequence[SeatTask]) -> dict[str, 
                 record.error)
             if step == "retry":  # a rate limit: pause, then go on where it stopped
                 retries += 1
-                events.emit(ctx.ws.root, task.phase, f"rate-limited; trying again in {wait:g} s "
-                            f"(retry {retries} of {failover.RETRIES})", agent=task.seat.name)
+                events.emit(ctx.ws.root, task.phase.name, f"rate-limited; trying again in "
+                            f"{wait:g} s (retry {retries} of {failover.RETRIES})",
+                            agent=task.seat.name)
                 await anyio.sleep(wait)
                 task = replace(task, previous=record)
                 continue
@@ -250,7 +263,7 @@ async def ask_json(ctx: RunContext, phase: Phase, seats: Sequence[Seat], render:
             candidates.pop(0)
             continue
         try:
-            text = read_report(ctx.ws.published_output(seat.name, phase.name)) or ""
+            text = read_report(ctx.ws.published_output(seat.name, phase)) or ""
             return validate(json.loads(text), attempt == phase.attempts), None
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError too
             error = feedback = f"invalid {phase.name} file: {exc}"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from council import prompts
 from council.evidence import claimcheck
 from council.graph import Phase
-from council.phases import RunContext, run_parallel, seat_task
+from council.phases import RunContext, listed, reports, run_parallel, seat_task
 from council.phases.chooser import Role, choose
 from council.store import events, loop
 from council.store.workspace import CLAIMS, DISSENT
@@ -29,23 +29,21 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     pending = dict(ctx.to_run(phase, [seat]))
     if seat not in pending:
         return  # a resumed run that had finished its antagonist
-    folder = ws.peers_dir(seat.name, phase.name)
-    inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
-              for s in contributors}
+    folder = ws.peers_dir(seat.name, phase)
+    inputs = reports(ws, source_phase, contributors)
     dissent = ws.root / DISSENT
     if dissent.is_file():
         inputs[DISSENT] = dissent
-    listed = claimcheck.load(ws.root / CLAIMS)
+    claims = claimcheck.load(ws.root / CLAIMS)
     prompt = prompts.render(
         phase.prompt, topic=ctx.topic, marker=loop.MARKER,
-        claims=claimcheck.listed(listed),
+        claims=claimcheck.listed(claims),
         dissent=str(folder / DISSENT) if DISSENT in inputs else None,
-        reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
-                 for s in contributors],
-        report_path=str(ws.working_output(seat.name, phase.name)))
+        reports=listed(ws, source_phase, contributors, folder),
+        report_path=str(ws.working_output(seat.name, phase)))
     events.emit(ws.root, phase.name, f"started: {seat.name} attacks the consensus")
     task = seat_task(phase, seat, prompt, inputs, pending[seat])
     record = (await run_parallel(ctx, [task]))[seat.name]
-    events.emit(ws.root, phase.name, f"finished: {ws.published_output(seat.name, phase.name).name}"
+    events.emit(ws.root, phase.name, f"finished: {ws.published_output(seat.name, phase).name}"
                 if record.usable else f"failed ({record.error}): the synthesis goes on without "
                 "counterpoints")

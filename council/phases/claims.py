@@ -28,10 +28,10 @@ from council.evidence.claimcheck import (
     mark_outside,
     validate_claims,
 )
-from council.evidence.coverage import SCOPE, Coverage, validate_coverage
+from council.evidence.coverage import SCOPE, Coverage, Scope, validate_coverage
 from council.evidence.coverage import load as load_scope
 from council.graph import Phase
-from council.phases import RunContext, ask_json
+from council.phases import RunContext, ask_json, listed, reports
 from council.phases.chooser import writer
 from council.phases.gapfill import published
 from council.runoptions import Seat
@@ -57,8 +57,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
     source_phase, contributors = ctx.contributors()
     names = [s.name for s in contributors]
     extractor = writer(ctx.options.synthesizer, ctx.seats(), contributors)
-    inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
-              for s in contributors}
+    inputs = reports(ws, source_phase, contributors)
     gaps = published(ctx.ws) if again else []
     inputs.update({path.name: path for _, path in gaps})
     found = load_scope(ws.root / SCOPE)
@@ -66,14 +65,13 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
     seeded = ctx.earlier()  # a --since run: the earlier run's claims, listed again by id
 
     def render(seat: Seat, error: str | None) -> tuple[str, dict[str, Path]]:
-        folder = ws.peers_dir(seat.name, name)
+        folder = ws.peers_dir(seat.name, phase)
         return prompts.render(
             phase.prompt, topic=ctx.topic, agents=names, max_claims=MAX_CLAIMS, error=error,
-            reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
-                     for s in contributors],
+            reports=listed(ws, source_phase, contributors, folder),
             gap_reports=[{"name": seat, "path": str(folder / path.name)} for seat, path in gaps],
             scope=found, earlier=seeded,
-            report_path=str(ws.working_output(seat.name, name))), inputs
+            report_path=str(ws.working_output(seat.name, phase))), inputs
 
     def validate(data: Any, last: bool) -> tuple[list[Claim], Coverage | None, str | None]:
         claims = validate_claims(data, names)
@@ -99,6 +97,17 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
     claims, coverage, coverage_error = answer
     if coverage_error:
         events.emit(ws.root, name, f"coverage not judged: {coverage_error}")
+    data = _judgement(name, claims, found, coverage, coverage_error)
+    if again and earlier is not None and "questions" in earlier:
+        data["before"] = {"questions": earlier["questions"],
+                          "dimensions": earlier.get("dimensions", [])}
+    return _write(ctx, data, name)
+
+
+def _judgement(name: str, claims: list[Claim], found: Scope | None,
+               coverage: Coverage | None, coverage_error: str | None) -> dict[str, Any]:
+    """claims.json as the phase `name` judged it: its claims, not verified yet, and the
+    coverage of the scope's sub-questions and dimensions, or why it was not judged."""
     data: dict[str, Any] = {"status": EXTRACTED, JUDGED_BY: name,
                             KEY: [{**c.to_dict(), "verdict": "UNVERIFIED", "evidence": "",
                                    "verifier": None} for c in claims]}
@@ -112,10 +121,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
         data["dimensions"] = [
             {"id": did, "dimension": text, "covered": coverage.dimensions[did]}
             for did, text in found.dimensions.items()]
-    if again and earlier is not None and "questions" in earlier:
-        data["before"] = {"questions": earlier["questions"],
-                          "dimensions": earlier.get("dimensions", [])}
-    return _write(ctx, data, name)
+    return data
 
 
 def _write(ctx: RunContext, data: dict[str, Any], phase: str,

@@ -41,11 +41,11 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     prompt = prompts.render(
         phase.prompt, topic=ctx.topic, mode=ctx.options.mode,
         scope=load_scope(ws.root / SCOPE), marker=loop.MARKER,
-        report_path=str(ws.working_output(seat.name, phase.name)))
+        report_path=str(ws.working_output(seat.name, phase)))
     events.emit(ws.root, phase.name, f"started: {seat.name} builds the opposing case beside "
                 "the research")
     task = seat_task(phase, seat, prompt, previous=pending[seat])
     record = (await run_parallel(ctx, [task]))[seat.name]
-    events.emit(ws.root, phase.name, f"finished: {ws.published_output(seat.name, phase.name).name}"
+    events.emit(ws.root, phase.name, f"finished: {ws.published_output(seat.name, phase).name}"
                 if record.usable else f"failed ({record.error}): the council goes on without "
                 "a dissent memo")

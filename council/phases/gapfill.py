@@ -17,7 +17,7 @@ from council import graph, prompts
 from council.evidence import claimcheck
 from council.evidence.score import STATUS_VALUE, closures
 from council.graph import Phase
-from council.phases import RunContext, run_parallel, seat_task
+from council.phases import RunContext, listed, reports, run_parallel, seat_task
 from council.runoptions import Seat
 from council.store import agentfs, events, loop
 from council.store.disk import atomic_write
@@ -79,7 +79,7 @@ def published(ws: Workspace) -> list[tuple[str, Path]]:
     """The gap fill's published reports, (seat, path): what the recheck reads beside the
     reports the first judgement read (graph.Facts.gap_reports counts them)."""
     return [(seat, path) for seat in load_plan(ws.root / GAPS)
-            if (path := ws.published_output(seat, graph.GAPFILL.name)).is_file()]
+            if (path := ws.published_output(seat, graph.GAPFILL)).is_file()]
 
 
 def count(verification: Mapping[str, Any] | None) -> int:
@@ -105,17 +105,15 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         f"started: {sum(map(len, plan.values()))} gap(s), " if len(pending) == len(plan)
         else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
         f"{seat} ({', '.join(g['id'] for g in batch)})" for seat, batch in plan.items()))
-    inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
-              for s in contributors}
+    inputs = reports(ws, source_phase, contributors)
     tasks = []
     for seat, previous in ctx.to_run(phase, seats):
-        folder = ws.peers_dir(seat.name, name)
+        folder = ws.peers_dir(seat.name, phase)
         prompt = prompts.render(
             phase.prompt, topic=ctx.topic, mode=ctx.options.mode, marker=loop.MARKER,
             gaps=plan[seat.name],
-            reports=[{"name": s.name, "path": str(folder / ws.output_name(s.name, source_phase))}
-                     for s in contributors],
-            report_path=str(ws.working_output(seat.name, name)))
+            reports=listed(ws, source_phase, contributors, folder),
+            report_path=str(ws.working_output(seat.name, phase)))
         tasks.append(seat_task(phase, seat, prompt, inputs, previous))
     await run_parallel(ctx, tasks)
     state = ctx.owner.state

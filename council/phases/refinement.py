@@ -7,7 +7,7 @@ from __future__ import annotations
 from council import graph, prompts
 from council.evidence import regression, sources
 from council.graph import Phase
-from council.phases import RunContext, announce, run_parallel, seat_task, survivors
+from council.phases import RunContext, announce, listed, reports, run_parallel, seat_task, survivors
 from council.runoptions import Seat
 from council.seat.runner import SeatTask
 from council.store import events, loop
@@ -18,27 +18,22 @@ from council.store.workspace import DISSENT
 def tasks(ctx: RunContext, phase: Phase, seats: list[Seat]) -> list[SeatTask]:
     """The refinement of each of `seats` (the research's survivors) that has not finished it
     yet."""
-    ws, source = ctx.ws, graph.before(phase).name
+    ws, source = ctx.ws, graph.before(phase)
     result = []
     for seat, previous in ctx.to_run(phase, seats):
-        inputs_dir = ws.peers_dir(seat.name, phase.name)
-        inputs = {ws.output_name(s.name, source): ws.published_output(s.name, source)
-                  for s in seats}
+        inputs_dir = ws.peers_dir(seat.name, phase)
+        inputs = reports(ws, source, seats)
         dissent = ws.root / DISSENT
         if dissent.is_file():  # the dissenter's memo: every agent weighs the opposing case
             inputs[DISSENT] = dissent
-        peers = [
-            {"name": s.name, "cli": s.cli,
-             "path": str(inputs_dir / ws.output_name(s.name, source))}
-            for s in seats if s.name != seat.name
-        ]
+        peers = listed(ws, source, [s for s in seats if s.name != seat.name], inputs_dir)
         result.append(seat_task(phase, seat, prompts.render(
             phase.prompt,
             topic=ctx.topic,
             mode=ctx.options.mode,
             own_report=str(inputs_dir / ws.output_name(seat.name, source)),
             peers=peers,
-            report_path=str(ws.working_output(seat.name, phase.name)),
+            report_path=str(ws.working_output(seat.name, phase)),
             marker=loop.MARKER,
             dissent=str(inputs_dir / DISSENT) if DISSENT in inputs else None,
         ), inputs, previous))
@@ -57,14 +52,14 @@ async def run(ctx: RunContext, phase: Phase) -> None:
 def record_regressions(ctx: RunContext, phase: Phase) -> None:
     """No silent regression: sources and cited claims an agent dropped between its research
     and refined reports go into state.yaml, progress.log and the synthesis's methodology."""
-    ws, source = ctx.ws, graph.before(phase).name
+    ws, source = ctx.ws, graph.before(phase)
 
     def change(state: RunState) -> list[tuple[str, int, int]]:
         found = []
         for name, rec in state.agents.items():
             ap = rec.phases.get(phase.name)
             before = loop.read_report(ws.published_output(name, source))
-            after = loop.read_report(ws.published_output(name, phase.name))
+            after = loop.read_report(ws.published_output(name, phase))
             if ap is None or not ap.usable or before is None or after is None:
                 continue
             # The first few of each, then how many more: a pasted appendix can drop 15,000

@@ -21,7 +21,7 @@ def tasks(ctx: RunContext, phase: Phase, scope: Scope | None = None) -> list[Sea
             mode=ctx.options.mode,
             scope=scope,
             earlier=ctx.earlier(),
-            report_path=str(ctx.ws.working_output(seat.name, phase.name)),
+            report_path=str(ctx.ws.working_output(seat.name, phase)),
             marker=loop.MARKER,
         ), previous=previous)
         for seat, previous in ctx.to_run(phase, ctx.seats())

@@ -45,7 +45,7 @@ async def find(ctx: RunContext, phase: Phase) -> Scope | None:
         return prompts.render(
             phase.prompt, topic=ctx.topic, mode=ctx.options.mode, error=error,
             questions=QUESTIONS, dimensions=DIMENSIONS,
-            report_path=str(ws.working_output(seat.name, phase.name))), {}
+            report_path=str(ws.working_output(seat.name, phase))), {}
 
     events.emit(ws.root, phase.name, f"started: {first.name} splits the question")
     found, error = await ask_json(ctx, phase, candidates, render,

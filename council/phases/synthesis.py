@@ -16,17 +16,18 @@ from council.errors import PhaseFailedError
 from council.evidence import claimcheck, finalreport, ledger, regression, score
 from council.evidence.ledger import format_usage
 from council.graph import Phase, counted
-from council.phases import RunContext, gapfill, run_parallel, seat_task
+from council.phases import RunContext, gapfill, listed, reports, run_parallel, seat_task
 from council.phases.chooser import writer
 from council.runoptions import RunOptions, Seat, no_search
 from council.seat import seatfolder
 from council.seat.runner import SeatTask
 from council.store import events, loop
 from council.store.state import MAIN_SESSION, RunState
-from council.store.workspace import COUNTERPOINTS, DISSENT, GAPS, Workspace
+from council.store.workspace import COUNTERPOINTS, DISSENT, GAPS, PhaseLike, Workspace, phase_of
 
 
-def methodology(state: RunState, contributors: list[Seat], source_phase: str) -> list[str]:
+def methodology(state: RunState, contributors: list[Seat], source_phase: PhaseLike
+                ) -> list[str]:
     """Facts the final report must state: who took part, with what, and what failed."""
     lines = [f"{len(contributors)} of {counted(len(state.agents), 'agent')} contributed to "
              "this report "
@@ -59,7 +60,7 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: str) ->
     if state.budget_exhausted:
         lines.append(f"The run's budget cut the research short ({state.budget_exhausted}): "
                      "agents stopped after their current turn.")
-    elif source_phase == first.name:
+    elif phase_of(source_phase) is first:
         lines.append(f"{last.label.capitalize()} did not run (fewer than two agents finished "
                      f"{first.label}); the synthesis uses the {first.label} reports.")
     if state.completeness:
@@ -81,22 +82,19 @@ def dropped_claims(state: RunState) -> list[dict[str, Any]]:
 
 
 def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: list[Seat],
-           source_phase: str, report_path: Path, folder: Path | None = None,
+           source_phase: PhaseLike, report_path: Path, folder: Path | None = None,
            patch: bool = False) -> str:
     """The synthesis's prompt, the one builder for whoever writes the final report: a seat of
     the run (`folder`: its inputs folder, where its copies of the reports are) or the host's
     own session under the Claude Code plugin (handover.py; no folder: the run folder, where
     the reports were published). Either way it writes to `report_path`."""
     where = folder if folder is not None else ws.root
-    listed = [{"name": s.name, "cli": s.cli, "model": s.model,
-               "path": str(where / ws.output_name(s.name, source_phase))}
-              for s in contributors]
     facts = finalreport.verification_facts(ws)  # claims.json, read once
     return prompts.render(
         graph.SYNTHESIS.prompt,
         topic=state.topic,
         mode=options.mode,
-        contributors=listed,
+        contributors=listed(ws, phase_of(source_phase), contributors, where),
         total_agents=len(state.agents),
         report_path=str(report_path),
         methodology=methodology(state, contributors, source_phase),
@@ -115,23 +113,21 @@ def prompt(ws: Workspace, state: RunState, options: RunOptions, contributors: li
 
 
 def task(ctx: RunContext, phase: Phase, synthesizer: Seat, contributors: list[Seat],
-         source_phase: str) -> SeatTask:
+         source_phase: Phase) -> SeatTask:
     ws = ctx.ws
     state = ctx.owner.state
-    inputs_dir = ws.peers_dir(synthesizer.name, phase.name)
-    inputs = {ws.output_name(s.name, source_phase): ws.published_output(s.name, source_phase)
-              for s in contributors}
+    inputs_dir = ws.peers_dir(synthesizer.name, phase)
+    inputs = reports(ws, source_phase, contributors)
     if counterpoints(ws):  # read from the synthesiser's own folder, like the reports
         inputs[COUNTERPOINTS] = ws.root / COUNTERPOINTS
     if (ws.root / DISSENT).is_file():
         inputs[DISSENT] = ws.root / DISSENT
     for gap in gap_reports(ws, state, contributors, inputs_dir):
         if gap["path"]:
-            inputs[Path(gap["path"]).name] = ws.published_output(gap["name"],
-                                                                 graph.GAPFILL.name)
+            inputs[Path(gap["path"]).name] = ws.published_output(gap["name"], graph.GAPFILL)
     patch = ctx.options.since is not None
     text = prompt(ws, state, ctx.options, contributors, source_phase,
-                  ws.working_output(synthesizer.name, phase.name), inputs_dir, patch)
+                  ws.working_output(synthesizer.name, phase), inputs_dir, patch)
     pending = dict(ctx.to_run(phase, [synthesizer]))
     previous = pending.get(synthesizer)
     if patch and previous is None:  # not over the edits of an interrupted attempt
@@ -190,7 +186,7 @@ def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],
     out = []
     for name, batch in gapfill.load_plan(ws.root / GAPS).items():
         ap = state.agents[name].phases.get(graph.GAPFILL.name) if name in state.agents else None
-        published = ws.published_output(name, graph.GAPFILL.name)
+        published = ws.published_output(name, graph.GAPFILL)
         usable = ap is not None and ap.usable and published.is_file()
         out.append({"name": name, "gaps": [f"{g.get('id')}: {g.get('text')}" for g in batch],
                     "path": str(folder / published.name if folder else published)

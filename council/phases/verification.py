@@ -49,7 +49,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     for seat, batch in plan.items():
         prompt = prompts.render(
             phase.prompt, topic=ctx.topic, claims=[c.to_dict() for c in batch],
-            report_path=str(ws.working_output(seat, name)))
+            report_path=str(ws.working_output(seat, phase)))
         tasks.append(seat_task(phase, seats[seat], prompt))
     results = await run_parallel(ctx, tasks)
     verdicts: dict[str, Verdict] = {}
@@ -57,7 +57,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         if not results[seat].usable:
             continue
         try:
-            text = read_report(ws.published_output(seat, name)) or ""
+            text = read_report(ws.published_output(seat, phase)) or ""
             verdicts.update(validate_verdicts(json.loads(text), [c.id for c in batch], seat))
         except ValueError as exc:
             events.emit(ws.root, name, f"invalid verdicts file: {exc}", agent=seat)

@@ -39,7 +39,7 @@ async def run_graph(ctx: RunContext) -> None:
     """Run every phase of the graph that has not ended yet. A PhaseFailedError (every agent
     failed in research, the synthesis failed) stops the phases still running and is raised."""
     ended = {name: anyio.Event() for name in NAMES}
-    running: list[str] = []
+    running: list[Phase] = []
     failures: list[PhaseFailedError] = []
 
     async def one(phase: Phase, group: anyio.abc.TaskGroup) -> None:
@@ -60,25 +60,25 @@ async def run_graph(ctx: RunContext) -> None:
         raise failures[0]
 
 
-async def _run_phase(ctx: RunContext, phase: Phase, running: list[str]) -> None:
+async def _run_phase(ctx: RunContext, phase: Phase, running: list[Phase]) -> None:
     ws, owner = ctx.ws, ctx.owner
     state = owner.state
     if (state.steps or {}).get(phase.name) is not None:
         return  # ended in an earlier attempt at this run
     why = graph.skipped(phase, facts(ctx, state))
     if why is not None:
-        _end(ctx, phase.name, f"skipped: {why}")
+        _end(ctx, phase, f"skipped: {why}")
         events.emit(ws.root, phase.name, f"skipped: {why}")
         return
-    running.append(phase.name)
+    running.append(phase)
     set_phase(ws, owner, _shown(running))
     try:
         await runner(phase)(ctx, phase)
     finally:
-        running.remove(phase.name)
+        running.remove(phase)
     if phase is graph.SYNTHESIS and not ctx.synthesise:
         return  # handed to the plugin's session, which writes it (handover.py)
-    _end(ctx, phase.name, DONE)
+    _end(ctx, phase, DONE)
     if running:
         set_phase(ws, owner, _shown(running))
 
@@ -100,14 +100,14 @@ def facts(ctx: RunContext, state: RunState) -> Facts:
                  gap_reports=len(gapfill.published(ctx.ws)) if filled == DONE else None)
 
 
-def _shown(running: list[str]) -> str:
+def _shown(running: list[Phase]) -> str:
     """state.phase while phases run side by side: the first of them in graph order."""
-    return min(running, key=NAMES.index)
+    return min(running, key=GRAPH.index).name
 
 
-def _end(ctx: RunContext, name: str, what: str) -> None:
+def _end(ctx: RunContext, phase: Phase, what: str) -> None:
     def change(state: RunState) -> None:
-        state.steps = {**(state.steps or {}), name: what}
+        state.steps = {**(state.steps or {}), phase.name: what}
 
     ctx.owner.update(change)
 

@@ -28,7 +28,7 @@ def check(ws: Workspace, owner: StateOwner) -> str | None:
     why, newly, seats = owner.update(change)
     if why:
         # Every looping phase stops after its current turn, as the graph declares them.
-        loops = [ws.loop_file(seat, phase.name) for seat in seats
+        loops = [ws.loop_file(seat, phase) for seat in seats
                  for phase in graph.GRAPH if phase.loops]
         for loop_file in loops:
             if not loop_file.exists():

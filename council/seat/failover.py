@@ -22,6 +22,7 @@ import re
 import shutil
 from dataclasses import replace
 
+from council.graph import Phase
 from council.readiness.preflight import LOGIN
 from council.runoptions import PROFILES, Seat
 from council.store import events
@@ -100,7 +101,7 @@ def fallback_seat(seat: Seat, profile: str) -> Seat | None:
                    extra_args=(), fallback=None)
 
 
-def give_up(ws: Workspace, owner: StateOwner, seat: Seat, phase: str, kind: str,
+def give_up(ws: Workspace, owner: StateOwner, seat: Seat, phase: Phase, kind: str,
             error: str | None) -> Seat | None:
     """The seat's CLI has failed for good: move the seat to its fallback CLI (returned, to
     run this phase again) or drop it for the rest of the run (None)."""
@@ -117,16 +118,16 @@ def give_up(ws: Workspace, owner: StateOwner, seat: Seat, phase: str, kind: str,
         record = state.agents[seat.name]
         record.cli, record.model = moved.cli, moved.model
         state.provenance = [*(state.provenance or []),
-                            f"the {seat.name} seat ran on {moved.cli} from the {phase} phase "
+                            f"the {seat.name} seat ran on {moved.cli} from the {phase.name} phase "
                             f"on, because {seat.cli} failed ({why})"]
         return moved
 
     moved = owner.update(change)
     if moved is not None:
-        events.emit(ws.root, phase, f"{seat.cli} failed for good ({why}); the "
+        events.emit(ws.root, phase.name, f"{seat.cli} failed for good ({why}); the "
                     f"seat goes on with its fallback, {moved.cli}", agent=seat.name)
     else:
         hint = f"; {LOGIN[seat.cli]}" if kind == "auth" and seat.cli in LOGIN else ""
-        events.emit(ws.root, phase, f"dropped for the rest of the run ({why}){hint}",
+        events.emit(ws.root, phase.name, f"dropped for the rest of the run ({why}){hint}",
                     agent=seat.name)
     return moved

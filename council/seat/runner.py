@@ -21,7 +21,7 @@ from council.agents.environment import agent_env
 from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, charge, format_usage
-from council.graph import BY_NAME
+from council.graph import Phase
 from council.runoptions import Seat
 from council.seat import budget, failover, seatfolder
 from council.store import agentfs, disk, events, loop, redact, snapshots
@@ -36,7 +36,7 @@ class SeatTask:
     """What a phase asks of one seat."""
 
     seat: Seat
-    phase: str
+    phase: Phase
     prompt: str
     max_iterations: int
     inputs: Mapping[str, Path] = field(default_factory=dict)  # copied into the seat's folder
@@ -92,7 +92,7 @@ class SeatRun:
         return self.task.seat.name
 
     @property
-    def phase(self) -> str:
+    def phase(self) -> Phase:
         return self.task.phase
 
     @property
@@ -107,7 +107,7 @@ async def run_seat(ws: Workspace, owner: StateOwner, task: SeatTask,
     teardown is shielded: a cancellation cannot cut it short (it waits for it). The task
     binds its phase and seat once (events.bound): every event of the seat's turn is said
     with `events.say`."""
-    with events.bound(task.phase, task.seat.name):
+    with events.bound(task.phase.name, task.seat.name):
         run = _prepare(ws, owner, task, limits)
         try:
             await _drive(run)
@@ -123,12 +123,12 @@ async def run_seat(ws: Workspace, owner: StateOwner, task: SeatTask,
 def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -> SeatRun:
     """Lay out the seat's folder, prompt, instructions and loop file; mark it running."""
     seat, phase = task.seat, task.phase
-    folder = seatfolder.own_folder(ws, seat.name, phase)
+    folder = seatfolder.own_folder(ws, seat.name, phase.name)
     report = ws.working_output(seat.name, phase)
     log, err_log = ws.log_file(seat.name, phase), ws.stderr_file(seat.name, phase)
     log.parent.mkdir(exist_ok=True)
 
-    seatfolder.quarantine(ws, seat.name, phase)
+    seatfolder.quarantine(ws, seat.name, phase.name)
     instructions = ws.instructions_file(seat.name, phase)
     instructions.parent.mkdir(exist_ok=True)
     disk.atomic_write(instructions, prompts.render("continue", report_path=str(report),
@@ -137,25 +137,26 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
     loop_file = ws.loop_file(seat.name, phase)
     first_iteration, session, prompt = _starting_point(task, adapter, report, instructions,
                                                        loop_file)
-    prompt_file = seatfolder.put(ws, seat.name, phase, f"{phase}-prompt.md", prompt)
+    prompt_file = seatfolder.put(ws, seat.name, phase.name, f"{phase.name}-prompt.md",
+                                 prompt)
     loop.write_loop(loop_file, first_iteration, task.max_iterations, active=True)
     job = AgentJob(
         seat=seat,
-        tag=phase,
+        tag=phase.name,
         cwd=folder,
         prompt_file=prompt_file,
-        hook_args=("--run-dir", str(ws.root), "--seat", seat.name, "--phase", phase,
+        hook_args=("--run-dir", str(ws.root), "--seat", seat.name, "--phase", phase.name,
                    "--report", str(report), "--loop", str(loop_file),
                    "--instructions", str(instructions)),
         max_iterations=task.max_iterations,
         home=ws.private_home(seat.name),
         private_dir=ws.root / "loops",
-        tools=task.tools or BY_NAME[phase].tools,
+        tools=task.tools or phase.tools,
         sources=Policy.of(owner.state.options.sources),
     )
 
     def start(state: RunState) -> None:
-        record = state.agents[seat.name].phase(phase)
+        record = state.agents[seat.name].phase(phase.name)
         record.status, record.iteration = SeatStatus.RUNNING, first_iteration
         record.max_iterations = task.max_iterations
         record.started_at, record.ended_at, record.error = utc_now(), None, None
@@ -186,7 +187,7 @@ async def _drive(run: SeatRun) -> None:
                                    watched.cancel_scope, Quiet(run.ws))
                 try:
                     await anyio.to_thread.run_sync(
-                        seatfolder.copy_inputs, run.ws, run.seat, run.phase, run.task.inputs,
+                        seatfolder.copy_inputs, run.ws, run.seat, run.phase.name, run.task.inputs,
                         run.bound)
                     run.returncode, run.outcome = await _turns(run)
                 except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
@@ -221,8 +222,8 @@ def _take(run: SeatRun) -> seatfolder.Taken:
     names the agent and each variable, never the value. A report that cannot be taken
     safely fails the seat."""
     found = redact.secrets()
-    seatfolder.scrub_logs(run.ws, run.seat, run.phase, found)
-    taken = seatfolder.take_report(run.ws, run.seat, run.phase, run.bound, found)
+    seatfolder.scrub_logs(run.ws, run.seat, run.phase.name, found)
+    taken = seatfolder.take_report(run.ws, run.seat, run.phase.name, run.bound, found)
     if taken.error is not None:
         run.outcome = Outcome(run.outcome.session_id, taken.error)
     return taken
@@ -280,7 +281,7 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
     of those turns is one process: its usage is booked, and the budget checked, before the
     loop decides whether to go on."""
     ws, adapter, job, limits, meter = run.ws, run.adapter, run.job, run.limits, run.meter
-    phase, (log, err_log), session = job.tag, run.logs, run.session
+    phase, (log, err_log), session = run.phase, run.logs, run.session
     invocation = adapter.prepare(job, session)
     resuming = session is not None  # this invocation continues an interrupted session
     while True:
@@ -321,7 +322,8 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
                 budget.check(ws, run.owner)  # a spent budget deactivates the loop: end_turn stops
         # The report as the hook reads it (through agentfs, bounded), off the event loop.
         decision = await anyio.to_thread.run_sync(
-            loop.end_turn, run.loop_file, run.report, ws.root, phase, job.seat.name, run.bound)
+            loop.end_turn, run.loop_file, run.report, ws.root, phase.name, job.seat.name,
+            run.bound)
         meter.advance(decision.iteration)
         if not decision.proceed:
             return returncode, outcome
@@ -329,7 +331,7 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
                                           decision)
         # Each `codex exec resume` loads the folder's instruction files anew: what the last
         # turn wrote (an AGENTS.override.md) must not steer the next.
-        await anyio.to_thread.run_sync(seatfolder.quarantine, ws, job.seat.name, phase)
+        await anyio.to_thread.run_sync(seatfolder.quarantine, ws, job.seat.name, phase.name)
         invocation = adapter.resume(job, session, prompt)
 
 
@@ -340,7 +342,7 @@ def _fresh_session(run: SeatRun, lost: str) -> Invocation:
     events.say(run.ws.root, f"session {lost} cannot be resumed ({run.adapter.cli} has no "
                "record of it): a fresh session continues from the partial report")
     prompt = run.task.prompt + (RESUME_NOTE if run.report.exists() else "")
-    seatfolder.put(run.ws, run.seat, run.phase, run.job.prompt_file.name, prompt)
+    seatfolder.put(run.ws, run.seat, run.phase.name, run.job.prompt_file.name, prompt)
     log = run.logs[0]
     run.fresh_from = log.stat().st_size if log.exists() else 0
     return run.adapter.prepare(run.job, None)
@@ -511,9 +513,9 @@ async def _idle_watchdog(activity: Activity, idle: float | None, scope: anyio.Ca
     scope.cancel()
 
 
-def _set(owner: StateOwner, seat: str, phase: str, **values: object) -> None:
+def _set(owner: StateOwner, seat: str, phase: Phase, **values: object) -> None:
     def change(state: RunState) -> None:
-        record = state.agents[seat].phase(phase)
+        record = state.agents[seat].phase(phase.name)
         for key, value in values.items():
             setattr(record, key, value)
 
@@ -522,12 +524,12 @@ def _set(owner: StateOwner, seat: str, phase: str, **values: object) -> None:
     owner.update(change, now="pid" in values)
 
 
-def _record(owner: StateOwner, seat: str, phase: str, status: str, returncode: int | None,
+def _record(owner: StateOwner, seat: str, phase: Phase, status: str, returncode: int | None,
             session_id: str | None, error: str | None, iteration: int,
             usage: dict[str, object] | None = None,
             snapshot: snapshots.Published | None = None) -> AgentPhase:
     def change(state: RunState) -> AgentPhase:
-        record = state.agents[seat].phase(phase)
+        record = state.agents[seat].phase(phase.name)
         if usage is not None:
             record.usage = usage
         record.sha256 = snapshot.sha256 if snapshot else None
@@ -544,12 +546,12 @@ def _record(owner: StateOwner, seat: str, phase: str, status: str, returncode: i
     return owner.update(change)
 
 
-def fail_seat(ws: Workspace, owner: StateOwner, seat: str, phase: str,
+def fail_seat(ws: Workspace, owner: StateOwner, seat: str, phase: Phase,
               error: str) -> AgentPhase:
     """Record a seat as failed when council itself could not run it to its end, even
     before it had a loop file."""
     iteration = 0
     with suppress(OSError, ValueError):
         iteration = loop.deactivate(ws.loop_file(seat, phase))
-    events.emit(ws.root, phase, f"failed: {error}", agent=seat)
+    events.emit(ws.root, phase.name, f"failed: {error}", agent=seat)
     return _record(owner, seat, phase, SeatStatus.FAILED, None, None, error, iteration)

@@ -197,28 +197,8 @@ class RunState:
                                                                   Mapping):
             raise StateError(f"{where}: 'agents' and 'options' must be mappings")
         options = stored_options(data.get("options") or {}, where)
-        agents = {}
-        for name, raw in agents_raw.items():
-            if not isinstance(name, str) or not SEAT_NAME.fullmatch(name):
-                raise StateError(f"{where}: agent name {str(name)[:40]!r} is not a seat name "
-                                 "(a lowercase word)")
-            loc = f"{where}: agents.{name}"
-            if not isinstance(raw, Mapping):
-                raise StateError(f"{loc} must be a mapping")
-            if not isinstance(raw.get("cli"), str) or not SEAT_NAME.fullmatch(raw["cli"]):
-                raise StateError(f"{loc}.cli must be a CLI's name")
-            _check_keys(raw, {"cli", "model", "phases"}, loc)
-            phases_raw = raw.get("phases") or {}
-            if not isinstance(phases_raw, Mapping):
-                raise StateError(f"{loc}.phases must be a mapping")
-            phases = {}
-            for pname, praw in phases_raw.items():
-                if pname not in RECORDED:
-                    raise StateError(f"{loc}.phases: unknown phase {pname!r}")
-                phases[pname] = _agent_phase(praw, f"{loc}.phases.{pname}")
-            agents[str(name)] = AgentRecord(
-                cli=str(raw.get("cli")), model=raw.get("model"), phases=phases
-            )
+        agents = {str(name): _agent_record(name, raw, where)
+                  for name, raw in agents_raw.items()}
         return cls(
             id=data["id"],
             topic=data["topic"],
@@ -236,6 +216,28 @@ class RunState:
             ended_at=data.get("ended_at"),
             error=data.get("error"),
         )
+
+
+def _agent_record(name: Any, raw: Any, where: str) -> AgentRecord:
+    """One agent's record in a state file, checked: its CLI, model and phase records."""
+    if not isinstance(name, str) or not SEAT_NAME.fullmatch(name):
+        raise StateError(f"{where}: agent name {str(name)[:40]!r} is not a seat name "
+                         "(a lowercase word)")
+    loc = f"{where}: agents.{name}"
+    if not isinstance(raw, Mapping):
+        raise StateError(f"{loc} must be a mapping")
+    if not isinstance(raw.get("cli"), str) or not SEAT_NAME.fullmatch(raw["cli"]):
+        raise StateError(f"{loc}.cli must be a CLI's name")
+    _check_keys(raw, {"cli", "model", "phases"}, loc)
+    phases_raw = raw.get("phases") or {}
+    if not isinstance(phases_raw, Mapping):
+        raise StateError(f"{loc}.phases must be a mapping")
+    phases = {}
+    for pname, praw in phases_raw.items():
+        if pname not in RECORDED:
+            raise StateError(f"{loc}.phases: unknown phase {pname!r}")
+        phases[pname] = _agent_phase(praw, f"{loc}.phases.{pname}")
+    return AgentRecord(cli=str(raw.get("cli")), model=raw.get("model"), phases=phases)
 
 
 def stored_options(data: Mapping[str, Any], where: str) -> RunOptions:

@@ -49,6 +49,16 @@ CLAIMS = "claims.json"  # council's own: the claims listed, judged and verified
 GAPS = "gaps.json"  # the gaps the first coverage judgement found, and who researches each
 
 
+# A phase as the workspace takes it: its Phase, or its name as a run's records and a hook's
+# arguments give it (read here, at that edge: `phase_of`).
+PhaseLike = graph.Phase | str
+
+
+def phase_of(phase: PhaseLike) -> graph.Phase:
+    """The Phase itself, from a Phase or the name a record or a hook's argument gives."""
+    return phase if isinstance(phase, graph.Phase) else graph.BY_NAME[phase]
+
+
 def new_run_id() -> str:
     return f"{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}-{secrets.token_hex(3)}"
 
@@ -73,12 +83,12 @@ class Workspace:
     def seat_dir(self, seat: str) -> Path:
         return self.root / "agents" / seat
 
-    def output_name(self, seat: str, phase: str) -> str:
+    def output_name(self, seat: str, phase: PhaseLike) -> str:
         """The file `seat` writes in `phase` (graph.Phase.output). A JSON answer (scope,
         claims, recheck) is the agent's draft: council writes scope.json and claims.json."""
-        return graph.BY_NAME[phase].file(seat)
+        return phase_of(phase).file(seat)
 
-    def work_dir(self, seat: str, phase: str) -> Path:
+    def work_dir(self, seat: str, phase: PhaseLike) -> Path:
         """The agent's working folder for `phase`: its cwd, the one place it may write.
 
         A phase declared with its own folder (the dissent, which runs beside the same seat's
@@ -86,17 +96,17 @@ class Workspace:
         per-folder settings (gemini's .gemini/settings.json carries the phase's hook), and the
         research agent, which may write anywhere in its own folder, must not reach the memo.
         A seat name has no dot (config.SEAT_NAME), so no seat's own folder bears that name."""
-        if graph.BY_NAME[phase].own_folder:
-            return self.root / "agents" / f"{seat}.{phase}"
+        if phase_of(phase).own_folder:
+            return self.root / "agents" / f"{seat}.{_name(phase)}"
         return self.seat_dir(seat)
 
-    def working_output(self, seat: str, phase: str) -> Path:
+    def working_output(self, seat: str, phase: PhaseLike) -> Path:
         """Where the agent writes (inside its own folder)."""
         return self.work_dir(seat, phase) / self.output_name(seat, phase)
 
-    def published_output(self, seat: str, phase: str) -> Path:
+    def published_output(self, seat: str, phase: PhaseLike) -> Path:
         """Where council publishes it: a report at the top, a JSON draft in `work`."""
-        folder = self.work if graph.BY_NAME[phase].draft else self.root
+        folder = self.work if phase_of(phase).draft else self.root
         return folder / self.output_name(seat, phase)
 
     @property
@@ -109,27 +119,32 @@ class Workspace:
         CLI brings, and outside every folder an agent may write to."""
         return self.root / "homes" / seat
 
-    def peers_dir(self, seat: str, phase: str) -> Path:
-        return self.work_dir(seat, phase) / f"{phase}-inputs"
+    def peers_dir(self, seat: str, phase: PhaseLike) -> Path:
+        return self.work_dir(seat, phase) / f"{_name(phase)}-inputs"
 
-    def loop_file(self, seat: str, phase: str) -> Path:
+    def loop_file(self, seat: str, phase: PhaseLike) -> Path:
         """The running loop's counters, shared by the runner and the agent's hook. Kept out
         of the agent's own (writable) folder, so an agent cannot raise its own cap."""
-        return self.root / "loops" / f"{seat}-{phase}-loop.txt"
+        return self.root / "loops" / f"{seat}-{_name(phase)}-loop.txt"
 
-    def instructions_file(self, seat: str, phase: str) -> Path:
+    def instructions_file(self, seat: str, phase: PhaseLike) -> Path:
         """The continuation prompt the hook sends back: also out of the agent's reach."""
-        return self.root / "loops" / f"{seat}-{phase}-continue.md"
+        return self.root / "loops" / f"{seat}-{_name(phase)}-continue.md"
 
-    def log_file(self, seat: str, phase: str) -> Path:
-        return self.root / "logs" / f"{seat}-{phase}.jsonl"
+    def log_file(self, seat: str, phase: PhaseLike) -> Path:
+        return self.root / "logs" / f"{seat}-{_name(phase)}.jsonl"
 
-    def stderr_file(self, seat: str, phase: str) -> Path:
-        return self.root / "logs" / f"{seat}-{phase}.stderr.log"
+    def stderr_file(self, seat: str, phase: PhaseLike) -> Path:
+        return self.root / "logs" / f"{seat}-{_name(phase)}.stderr.log"
 
     @property
     def final_report(self) -> Path:
         return self.root / FINAL_REPORT
+
+
+def _name(phase: PhaseLike) -> str:
+    """The phase's name, as a file name holds it (no lookup: any name makes a path)."""
+    return phase.name if isinstance(phase, graph.Phase) else phase
 
 
 def check_base(base: Path) -> Path:

@@ -82,10 +82,10 @@ def test_only_the_phases_that_ran(tmp_path: Path) -> None:
                steps={"scope": "skipped: one agent", "research": graph.DONE,
                       "refinement": "skipped: one agent"})
     files = accounts.read(Workspace(tmp_path), st)
-    assert accounts.ran(st, files) == ["research"]
+    assert accounts.ran(st, files) == [graph.RESEARCH]
     write(tmp_path, "final-report.md", "# Final\n")  # the host's session wrote it
     files = accounts.read(Workspace(tmp_path), st)
-    assert accounts.ran(st, files) == ["research", "synthesis"]
+    assert accounts.ran(st, files) == [graph.RESEARCH, graph.SYNTHESIS]
 
 
 def test_research_counts_reports_sources_and_cited_claims(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from council.errors import ConfigError
+from council.graph import RESEARCH
 from council.run.supervisor import start_run
 from council.runoptions import RunOptions, Seat
 from council.seat.failover import (
@@ -114,12 +115,12 @@ def test_a_seat_that_gives_up_moves_to_its_fallback_in_the_runs_options(
     os.chmod(bin_dir / "codex", 0o755)
     monkeypatch.setenv("PATH", str(bin_dir))
     with owned(ws.root) as owner:
-        moved = give_up(ws, owner, claude, "research", "auth", "Invalid API key")
+        moved = give_up(ws, owner, claude, RESEARCH, "auth", "Invalid API key")
         assert moved is not None
         assert moved.cli == "codex"
         assert owner.state.options.seats == (moved, gemini)
         assert owner.state.agents["claude"].cli == "codex"
-        assert give_up(ws, owner, gemini, "research", "quota", "quota exceeded") is None
+        assert give_up(ws, owner, gemini, RESEARCH, "quota", "quota exceeded") is None
         assert owner.state.options.seats == (moved, gemini)  # dropped, not removed
         assert owner.state.dropped == {"gemini": "quota: quota exceeded"}
     stored = yaml.safe_load((ws.root / "state.yaml").read_text())["options"]

@@ -88,7 +88,7 @@ def new_run(tmp_path: Path, *agents: str) -> tuple[Workspace, RunOptions]:
     return start_run("q", options, tmp_path / "research"), options
 
 
-def seat_task(options: RunOptions, seat: str, phase: str = "research") -> SeatTask:
+def seat_task(options: RunOptions, seat: str, phase: graph.Phase = graph.RESEARCH) -> SeatTask:
     return SeatTask(options.seat(seat), phase, "Research q.", max_iterations=1)
 
 
@@ -406,7 +406,7 @@ def test_an_override_codex_writes_in_one_turn_is_gone_before_its_next(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("council.seat.runner.adapter_for", lambda cli: TwoTurns())
     ws, options = new_run(tmp_path, "codex")
-    task = SeatTask(options.seat("codex"), "research", "Research q.", max_iterations=2)
+    task = SeatTask(options.seat("codex"), graph.RESEARCH, "Research q.", max_iterations=2)
     record = run_one(ws, task, limits())
     assert record.status == "complete"
     assert record.iteration == 2

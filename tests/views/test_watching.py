@@ -63,12 +63,13 @@ def test_a_budget_reached_in_the_first_turns_stops_every_loop_and_leaves_one_tur
 
 
 def test_a_seat_that_starts_after_the_budget_gets_one_turn() -> None:
+    from council.graph import SYNTHESIS
     from council.phases import within_budget
     from council.runoptions import Seat
     from council.seat.runner import SeatTask
     from council.store.state import AgentPhase
 
-    task = SeatTask(Seat("claude", "claude", max_iterations=3), "synthesis", "Write.", 3)
+    task = SeatTask(Seat("claude", "claude", max_iterations=3), SYNTHESIS, "Write.", 3)
     assert within_budget(task, None) is task
     cut = within_budget(task, "500 tokens reached the budget of 500")
     assert (cut.max_iterations, cut.seat.max_iterations) == (1, 1)
