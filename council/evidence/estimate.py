@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from council import graph
+from council import clis, graph
 from council.evidence import ledger
 from council.store.state import RunEnd, RunState, SeatStatus
 
-# Mean request body per CLI, bytes (the default pipeline's scripted run, 58 requests).
-REQUEST_BYTES = {"claude": 15_800, "codex": 13_900, "gemini": 15_100}
+# Mean request body per CLI, bytes (the default pipeline's scripted run, 58 requests): each
+# CLI's `request_bytes` (clis.py).
 REQUESTS_PER_TURN = 2  # the write, then the closing answer: the least a turn makes
 BYTES_PER_TOKEN = 4  # English and JSON, as the providers' tokenizers count them, roughly
 OUTPUT_PER_TURN = 1_500  # tokens a turn writes (a report section, a JSON answer)
@@ -69,12 +69,18 @@ def turns(options: graph.Options) -> list[tuple[graph.SeatView, graph.Phase, int
     return out
 
 
+def request_bytes(cli: str) -> int:
+    """The mean request `cli` sends; for a CLI council does not know, the largest."""
+    known = clis.REGISTRY.get(cli)
+    return known.request_bytes if known else max(c.request_bytes for c in clis.REGISTRY.values())
+
+
 def estimate(options: graph.Options) -> Estimate:
     """The run's requests, bytes, tokens and cost if every loop runs to its cap."""
     total = Estimate()
     for seat, _phase, n in turns(options):
         requests = n * REQUESTS_PER_TURN
-        sent = requests * REQUEST_BYTES.get(seat.cli, max(REQUEST_BYTES.values()))
+        sent = requests * request_bytes(seat.cli)
         tokens_in, tokens_out = sent // BYTES_PER_TOKEN, n * OUTPUT_PER_TURN
         cost = 0.0 if seat.base_url else ledger.price(seat.cli, seat.model, tokens_in, tokens_out)
         total = Estimate(total.requests + requests, total.sent_bytes + sent,
