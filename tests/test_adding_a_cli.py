@@ -188,9 +188,9 @@ def test_a_toy_cli_is_its_adapter_and_its_registration(council: Council) -> None
                               cwd=council.root, capture_output=True, text=True, timeout=180)
 
     (council.root / "toy.yaml").write_text(CONFIG)
-    proc = cli("run", "--no-verify", "--max-iterations", "2", "--config", "toy.yaml",
-               "What limits battery life?")
+    proc = cli("run", "--test", "--config", "toy.yaml", "What limits battery life?")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "research → refinement → synthesis by toy-a" in proc.stdout
     run = council.only_run()
     state = yaml.safe_load((run / "state.yaml").read_text())
     assert state["phase"] == "done"
