@@ -30,7 +30,7 @@ from council.errors import CouncilError
 from council.evidence.ledger import Usage, estimate
 from council.graph import EDIT, FILES, WEB
 from council.runoptions import McpServer, Seat
-from council.store import agentfs
+from council.store import agentfs, logins
 
 PROFILE = "council"
 # codex 0.169's system-wide config layer, read below the user's.
@@ -161,9 +161,9 @@ def install_root() -> str | None:
 
 def codex_home(environ: Mapping[str, str] | None = None) -> Path:
     """The folder codex reads its settings and login from, and the one council's codex
-    processes get as CODEX_HOME: $CODEX_HOME, else ~/.codex."""
+    processes get as CODEX_HOME: $CODEX_HOME, else ~/.codex (store/logins.py)."""
     environ = os.environ if environ is None else environ
-    return Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+    return Path(logins.config_dir("codex", environ, environ.get("HOME") or str(Path.home())))
 
 
 def _read_config(path: Path, strict: bool = False) -> dict[str, Any]:
