@@ -447,8 +447,9 @@ def _label(name: str, overrides: Overrides, where: str) -> str:
 
 
 def _cheapen(seat: Seat) -> Seat:
-    """--test on a configured council: the test profile's model for the seat's CLI."""
-    cheap = {s.cli: s for s in PROFILES["test"]}[seat.cli]
+    """--test on a configured council: the test profile's model for the seat's CLI (a CLI
+    the profile has no seat of keeps the seat's own)."""
+    cheap = {s.cli: s for s in PROFILES["test"]}.get(seat.cli, seat)
     # A self-hosted seat keeps its model: the server serves that one, not a vendor's.
     model = seat.model if seat.self_hosted else cheap.model
     return replace(seat, model=model, effort=cheap.effort, max_iterations=2)

@@ -94,16 +94,6 @@ class Policy:
             [f"deny {', '.join(self.deny)} (and their subdomains)"] if self.deny else [])
         return "; ".join(parts) or "none (sources from any domain)"
 
-    def claude_rules(self) -> tuple[list[str], list[str]]:
-        """claude's permission rules for WebFetch: (allow, deny). claude 2.1.332 matches
-        `domain:example.com` to that hostname only and `domain:*.example.com` to its
-        subdomains (read from its rule matcher), so each domain gives both. With an allow
-        list, only its domains are pre-approved: a fetch elsewhere needs an approval no one
-        can give in print mode, so it is refused. A deny rule wins over every allow rule."""
-        def both(domain: str) -> list[str]:
-            return [f"WebFetch(domain:{domain})", f"WebFetch(domain:*.{domain})"]
-        return ([r for d in self.allow for r in both(d)], [r for d in self.deny for r in both(d)])
-
 
 def both(first: Policy, second: Policy) -> Policy | None:
     """The policy a source must meet to be inside `first` and inside `second` (a project's

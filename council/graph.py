@@ -42,7 +42,7 @@ from council.options import DEEP as DEEP
 from council.options import DEPTHS as DEPTHS
 from council.options import QUICK as QUICK
 from council.options import STANDARD as STANDARD
-from council.runoptions import RunOptions, Seat
+from council.runoptions import RunOptions
 
 FULL = "full"  # runs for every seat (research, refinement) and gets the whole per-phase time
 SHORT = "short"  # a one- or two-turn answer: a quarter of the per-phase time
@@ -56,10 +56,6 @@ FILES = "files"  # read, write and edit files in its own folder, search them
 # A --since run's synthesis (issue 35): read and edit files, never write one whole, so the
 # earlier final report is patched and a paragraph nothing touched stays byte-identical.
 EDIT = "edit"
-# The names evidence/estimate.py still writes its annotations with: the types themselves, no
-# restatement of their fields (the lead's merge turns them into RunOptions and Seat).
-Options = RunOptions
-SeatView = Seat
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
-from council import options
+from council import clis, options
 from council.errors import ConfigError, UsageError
 from council.options import MAX_ITERATIONS_LIMIT
 from council.paths import SEAT_NAME
 
-CLIS = ("claude", "codex", "gemini")
+CLIS = tuple(clis.REGISTRY)  # every CLI council can drive (clis.py)
 EFFORTS = ("minimal", "low", "medium", "high", "xhigh", "max")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # An MCP server's name: a TOML bare key (codex splits a `-c` key at every dot, so no dot) and

@@ -82,7 +82,7 @@ def test_every_module_is_on_a_floor_or_a_declared_top_level_one() -> None:
     top = sorted(m for m in imports() if floor(m) is None)
     assert top == sorted({"council", "council.errors", "council.paths", "council.graph",
                           "council.options", "council.runoptions", "council.topic",
-                          "council.prompts", "council.domains",
+                          "council.prompts", "council.domains", "council.clis",
                           "council.spawn", *ENTRY, *ON_THE_STORE})
 
 

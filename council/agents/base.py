@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from council.agents.toolsets import write_system
+from council.agents.toolsets import Instructions, write_system
+from council.clis import Cli
 from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Usage
+from council.evidence.sources import canonical, extract
 from council.graph import WEB
 from council.runoptions import Seat
 from council.store import agentfs
@@ -81,11 +83,12 @@ class AgentJob:
         home.mkdir(mode=0o700, exist_ok=True)
         return home
 
-    def system_prompt(self) -> Path:
-        """council's instructions for this job's CLI and tools, written in its private
-        folder: the agent cannot rewrite what it is told it may do."""
-        return write_system(self.seat.cli, self.tools, self.council_dir(),
-                                     f"{self.seat.name}-{self.tag}-system.md")
+    def system_prompt(self, instructions: Instructions) -> Path:
+        """council's instructions for this job's CLI (its adapter's `instructions`) and
+        tools, written in its private folder: the agent cannot rewrite what it is told it
+        may do."""
+        return write_system(instructions, self.tools, self.council_dir(),
+                            f"{self.seat.name}-{self.tag}-system.md")
 
     def hook_command(self, cli: str, home: Path) -> str:
         """`council hook CLI …` as one shell-safe command string (CLIs run hooks in a shell),
@@ -120,12 +123,26 @@ class Outcome:
 
 
 class Adapter(Protocol):
+    """Everything council does with one CLI, over its whole life: a seat's loop (`prepare`,
+    `resume`, `outcome`, the usage and requests in its log), a one-shot call (the eval's
+    judge, `doctor --live`), what its agents see (`own_variables`), what it loads from an
+    agent's folder (`memory_files`), where its login may be (`login_elsewhere`,
+    `stranded_key`) and the pages in its log (`fetches`). Its MCP-config format, its
+    self-hosted settings and its tool switches are its own module's; its plain facts (hook
+    reply, login file, keys, request size…) are `facts`, in clis.py, where the floors that
+    cannot import an adapter read them. A CLI without a behaviour says so in its module."""
+
     cli: str
+    facts: Cli
     # True: the CLI loops in one process through council's hook. False: council re-invokes
     # the CLI on the same session (`resume`) between turns.
     native_loop: bool
     # Whether an interrupted session can be continued (council resume) rather than restarted.
     resumes_sessions: bool
+    # council's system prompt's part for this CLI: its tools by toolset, how to use them.
+    instructions: Instructions
+    # Whether a seat of it (a vendor one) runs with a private HOME in the run folder.
+    private_home: bool
 
     def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
         """Write the CLI's settings files and return the first invocation; with a session id,
@@ -154,6 +171,47 @@ class Adapter(Protocol):
     def requests(self, events: Iterable[dict[str, Any]]) -> int | None:
         """The model requests the CLI says a seat's phase made, from its output events (the
         phase accounts, evidence/accounts.py), or None when the CLI does not report them."""
+        ...
+
+    def one_shot(self, folder: Path, prompt: Path, model: str | None = None) -> Invocation:
+        """One headless call with no tools and none of the user's MCP servers, in `folder`
+        (an empty folder of council's: private_root), which it may prepare: the prompt in
+        the file `prompt` on stdin, JSON events on stdout. The invocation's env is what the
+        call needs besides the CLI's allow-list (environment.agent_env). CouncilError when
+        the CLI's own config cannot be read safely."""
+        ...
+
+    def answer(self, log: Path) -> str:
+        """A one-shot call's final answer, from its JSON events."""
+        ...
+
+    def own_variables(self, environ: Mapping[str, str]) -> set[str]:
+        """Variables besides its facts' that the CLI is told to read (by its own config),
+        which its agents may see."""
+        ...
+
+    def memory_files(self, folder: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What the CLI would load from an agent's `folder` as instructions or settings: the
+        names (or relative paths) at its top, and those it loads at any depth."""
+        ...
+
+    def login_elsewhere(self, config_dir: Path, env: Mapping[str, str]) -> str | None:
+        """Where a login comes from besides its keys and its login file (a name, never a
+        value), or None."""
+        ...
+
+    def stranded_key(self, env: Mapping[str, str], home: Path) -> str | None:
+        """A key the CLI on its own would read from a file council keeps from its agents
+        (named with the file, never its value), or None."""
+        ...
+
+    def fetches(self, event: dict[str, Any]) -> Iterator[tuple[str, str | None, str | None]]:
+        """(call id, URL, None) for each page fetch an event of its log starts, (call id,
+        None, text) for each fetched page's text it carries (agents/pages.py)."""
+        ...
+
+    def doctor_notes(self) -> list[str]:
+        """Lines `council doctor` adds about this CLI's containment here, if any."""
         ...
 
 
@@ -232,6 +290,17 @@ def json_object(raw: bytes) -> dict[str, Any] | None:
     except ValueError:
         return None
     return event if isinstance(event, dict) else None
+
+
+def page_url(params: Any) -> str | None:
+    """The canonical URL a page-fetch tool call's parameters name: its `url`, else the first
+    URL in its `prompt`."""
+    if not isinstance(params, dict):
+        return None
+    if isinstance(params.get("url"), str):
+        return canonical(params["url"])
+    found = extract(params["prompt"]) if isinstance(params.get("prompt"), str) else []
+    return canonical(found[0]) if found else None
 
 
 def model_args(flag: str, seat: Seat) -> list[str]:

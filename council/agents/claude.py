@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import council.agents.selfhosted as selfhosted
+from council import clis
+from council.agents.allowlist import visible
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -16,13 +18,15 @@ from council.agents.base import (
     failure,
     json_events,
     model_args,
+    page_url,
     turn_cap,
 )
-from council.agents.environment import agent_env
-from council.agents.mcp import claude_allowed, claude_config
-from council.agents.toolsets import claude_args
+from council.agents.mcp import stdio
+from council.agents.toolsets import Instructions, asks
 from council.domains import Policy
 from council.evidence.ledger import Usage, estimate
+from council.graph import EDIT, FILES, WEB
+from council.runoptions import McpServer, Seat
 from council.store import agentfs
 
 # Containment: `--permission-mode acceptEdits` lets Read/Write/Edit/Glob/Grep work inside the
@@ -33,6 +37,42 @@ from council.store import agentfs
 ALLOWED_TOOLS = "WebSearch,WebFetch"
 DENIED_TOOLS = "Bash"
 
+# claude's `--tools`: the built-in set offered at all (its permission rules only approve).
+# No Agent: a seat that starts subagents multiplies tokens out of the budget's sight.
+# Grep's definition alone is 3.3 KB; Glob and Read find and read a seat's few files.
+TOOLS = {FILES: ("Read", "Write", "Edit", "Glob"), EDIT: ("Read", "Edit", "Glob"),
+         WEB: ("Read", "Write", "Edit", "Glob", "WebSearch", "WebFetch")}
+INSTRUCTIONS = Instructions(
+    TOOLS,
+    how_to_write="Write files with Write (a new file) and Edit (a change to one), by their "
+                 "path in your folder;\nRead and Glob read and find files. You have no shell "
+                 "and start no other agents.",
+    how_to_search="Search the web with WebSearch and read a page with WebFetch.")
+FETCH_TOOL = "WebFetch"
+
+
+def tool_args(toolset: str, extra_args: Sequence[str], system: Path | None) -> list[str]:
+    """Only the tools the phase needs (no Agent, no Workflow…), and council's own
+    instructions instead of Claude Code's, unless the seat's extra_args name their own
+    `--tools` or `--system-prompt…`."""
+    args: list[str] = []
+    if not asks(extra_args, "--tools"):
+        args += ["--tools", ",".join(TOOLS[toolset])]
+    if system is not None and not asks(extra_args, "--system-prompt", "--system-prompt-file"):
+        args += ["--system-prompt-file", str(system)]
+    return args
+
+
+def webfetch_rules(policy: Policy) -> tuple[list[str], list[str]]:
+    """claude's permission rules for WebFetch: (allow, deny). claude 2.1.332 matches
+    `domain:example.com` to that hostname only and `domain:*.example.com` to its
+    subdomains (read from its rule matcher), so each domain gives both. With an allow
+    list, only its domains are pre-approved: a fetch elsewhere needs an approval no one
+    can give in print mode, so it is refused. A deny rule wins over every allow rule."""
+    def both(domain: str) -> list[str]:
+        return [f"WebFetch(domain:{domain})", f"WebFetch(domain:*.{domain})"]
+    return ([r for d in policy.allow for r in both(d)], [r for d in policy.deny for r in both(d)])
+
 
 def permission_args(policy: Policy, servers: Sequence[str] = ()) -> list[str]:
     """`--allowedTools` and `--disallowedTools`, with the run's source policy as WebFetch
@@ -40,20 +80,102 @@ def permission_args(policy: Policy, servers: Sequence[str] = ()) -> list[str]:
     fetch needs an approval print mode cannot give: refused), a deny list refuses its
     domains whatever else allows them. WebSearch's permission rules name queries, not
     domains: its results are judged afterwards, in the ledger. `servers`: the allow rules of
-    the seat's own MCP servers (mcp.claude_allowed)."""
-    allow, deny = policy.claude_rules()
+    the seat's own MCP servers (mcp_allowed)."""
+    allow, deny = webfetch_rules(policy)
     allowed = ["WebSearch", *allow] if policy.allow else ALLOWED_TOOLS.split(",")
     allowed += servers
     return ["--allowedTools", ",".join(allowed),
             "--disallowedTools", ",".join([DENIED_TOOLS, *deny])]
 
 
+def mcp_config(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str, Any]:
+    """The `--mcp-config` file's content: `{"mcpServers": {name: …}}`."""
+    table: dict[str, Any] = {}
+    for server in servers:
+        if server.url is not None:
+            table[server.name] = {"type": "http", "url": server.url}
+            continue
+        command, args = stdio(server, cli_env)
+        table[server.name] = {"type": "stdio", "command": command, "args": args,
+                              "env": dict(server.env)}
+    return {"mcpServers": table}
+
+
+def mcp_allowed(servers: Sequence[McpServer]) -> list[str]:
+    """The `--allowedTools` rules that let claude call every tool of the seat's servers
+    (`mcp__<server>`): in `-p` a tool with no allow rule is refused, not asked about."""
+    return [f"mcp__{server.name}" for server in servers]
+
+
+
+def self_hosted_env(seat: Seat, home: str, environ: Mapping[str, str] | None = None
+                    ) -> dict[str, str]:
+    """claude's variables for a seat on a server the user runs (agents/selfhosted.py): the
+    server, a bearer token (ANTHROPIC_API_KEY empty, so no x-api-key of the user's), the
+    small/fast model and the window, a private HOME, and none of the traffic to Anthropic's
+    own hosts (updates, telemetry, error reports)."""
+    model = str(seat.model)
+    return {
+        "HOME": home,
+        "ANTHROPIC_BASE_URL": selfhosted.root(seat),
+        "ANTHROPIC_AUTH_TOKEN": selfhosted.server_key(seat, environ),
+        "ANTHROPIC_API_KEY": "",
+        "ANTHROPIC_SMALL_FAST_MODEL": model,
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": model,
+        "CLAUDE_CODE_AUTO_COMPACT_WINDOW": str(selfhosted.window(seat)),
+        "CLAUDE_CODE_MAX_CONTEXT_TOKENS": str(selfhosted.window(seat)),
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "DISABLE_ERROR_REPORTING": "1",
+    }
+
+
 class ClaudeAdapter:
     cli = "claude"
+    facts = clis.CLAUDE
     native_loop = True
     resumes_sessions = True
+    instructions = INSTRUCTIONS
+    private_home = False  # its file tools stay in the agent's folder (acceptEdits)
 
     def prepare(self, job: AgentJob, session_id: str | None = None) -> Invocation:
+        env = self._env(job)
+        servers = job.seat.mcp_servers
+        argv = [
+            "claude", "-p",
+            "--settings", str(self._settings(job)),
+            # The user's own settings and council's, never a project's or a local one from
+            # the agent's folder: another CLI that once worked there (a seat's fallback) could
+            # have left a .claude/settings.local.json whose hooks would run as the user (seen:
+            # claude 2.1.197 runs them, and keeps --settings' hooks with this flag).
+            "--setting-sources", "user",
+            # MCP servers only from a --mcp-config a seat's extra_args names: a .mcp.json an
+            # agent or a cloned project left in the folder starts no server as the user.
+            "--strict-mcp-config",
+            # The seat's own servers (mcp_servers), and with the flag above no other.
+            *self._mcp_args(job, env),
+            # Every model request of the process counts, the ones after each Stop-hook block
+            # too (base.turn_cap); past it claude exits 1 with "error_max_turns".
+            "--max-turns", str(turn_cap(job.max_iterations)),
+            # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
+            "--permission-mode", "acceptEdits",
+            *permission_args(job.sources, mcp_allowed(servers)),
+            # Only the tools the phase needs (no Agent, no Workflow…), and council's own
+            # instructions instead of Claude Code's: both are sent with every request.
+            *tool_args(job.tools, job.seat.extra_args, job.system_prompt(self.instructions)),
+            # stream-json writes each event as it happens (json buffers until the end).
+            "--output-format", "stream-json", "--verbose",
+            *model_args("--model", job.seat),
+            *(["--resume", session_id] if session_id else []),
+            *job.seat.extra_args,
+        ]
+        return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
+
+    def _settings(self, job: AgentJob) -> Path:
+        """The `--settings` file with the Stop hook, in council's own folder, not the
+        agent's: an agent that can write its cwd could otherwise rewrite the hook that loops
+        it before its next phase or resume."""
         # claude runs a hook with `/bin/sh -c` (seen), which reads no start-up file when not
         # interactive: the command's own HOME=… is all the hook needs.
         command = job.hook_command(self.cli, job.hook_home())
@@ -62,11 +184,11 @@ class ClaudeAdapter:
                 "Stop": [{"hooks": [{"type": "command", "command": command, "timeout": 120}]}]
             }
         }
-        # In council's own folder, not the agent's: an agent that can write its cwd could
-        # otherwise rewrite the hook that loops it before its next phase or resume.
         name = f"{job.seat.name}-{job.tag}-claude-settings.json"
         agentfs.write(job.council_dir(), name, json.dumps(settings, indent=2))
-        settings_file = job.council_dir() / name
+        return job.council_dir() / name
+
+    def _env(self, job: AgentJob) -> dict[str, str]:
         env = {
             # Claude Code ends a turn after 8 blocks in a row without a tool call; council's
             # hook enforces the real cap, so keep the CLI's above it.
@@ -79,49 +201,82 @@ class ClaudeAdapter:
         if job.seat.self_hosted and job.home is not None:
             # A private HOME: no login of the user's; the server's URL, key and window.
             job.home.mkdir(parents=True, exist_ok=True)
-            env.update(selfhosted.claude_env(job.seat, str(job.home)))
-        servers = job.seat.mcp_servers
-        mcp_config: list[str] = []
-        if servers:
-            # Beside the settings, where no agent can rewrite the servers it is given.
-            config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
-            # Started without the variables claude has that it is not given: the
-            # user's keys, and a self-hosted seat's server key among claude's own (env).
-            config = claude_config(servers, [*agent_env(self.cli, extra=job.seat.env), *env])
-            agentfs.write(job.council_dir(), config_name, json.dumps(config, indent=2))
-            mcp_config = ["--mcp-config", str(job.council_dir() / config_name)]
-        argv = [
-            "claude", "-p",
-            "--settings", str(settings_file),
-            # The user's own settings and council's, never a project's or a local one from
-            # the agent's folder: another CLI that once worked there (a seat's fallback) could
-            # have left a .claude/settings.local.json whose hooks would run as the user (seen:
-            # claude 2.1.197 runs them, and keeps --settings' hooks with this flag).
-            "--setting-sources", "user",
-            # MCP servers only from a --mcp-config a seat's extra_args names: a .mcp.json an
-            # agent or a cloned project left in the folder starts no server as the user.
-            "--strict-mcp-config",
-            # The seat's own servers (mcp_servers), and with the flag above no other.
-            *mcp_config,
-            # Every model request of the process counts, the ones after each Stop-hook block
-            # too (base.turn_cap); past it claude exits 1 with "error_max_turns".
-            "--max-turns", str(turn_cap(job.max_iterations)),
-            # bypassPermissions exits 1 as root; acceptEdits allows writes inside cwd.
-            "--permission-mode", "acceptEdits",
-            *permission_args(job.sources, claude_allowed(servers)),
-            # Only the tools the phase needs (no Agent, no Workflow…), and council's own
-            # instructions instead of Claude Code's: both are sent with every request.
-            *claude_args(job.tools, job.seat.extra_args, job.system_prompt()),
-            # stream-json writes each event as it happens (json buffers until the end).
-            "--output-format", "stream-json", "--verbose",
-            *model_args("--model", job.seat),
-            *(["--resume", session_id] if session_id else []),
-            *job.seat.extra_args,
-        ]
-        return Invocation(tuple(argv), job.cwd, env, stdin_file=job.prompt_file)
+            env.update(self_hosted_env(job.seat, str(job.home)))
+        return env
+
+    def _mcp_args(self, job: AgentJob, env: Mapping[str, str]) -> list[str]:
+        """`--mcp-config` with the seat's own servers, or nothing."""
+        if not job.seat.mcp_servers:
+            return []
+        # Beside the settings, where no agent can rewrite the servers it is given.
+        config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
+        # Started without the variables claude has that it is not given: the
+        # user's keys, and a self-hosted seat's server key among claude's own (env).
+        config = mcp_config(job.seat.mcp_servers,
+                            [*visible(self.facts, os.environ, job.seat.env), *env])
+        agentfs.write(job.council_dir(), config_name, json.dumps(config, indent=2))
+        return ["--mcp-config", str(job.council_dir() / config_name)]
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
         raise NotImplementedError("claude loops in one process through its Stop hook")
+
+    def one_shot(self, folder: Path, prompt: Path, model: str | None = None) -> Invocation:
+        """No tools (`--tools ""`), no hook, no session kept, no server of the user's."""
+        argv = ["claude", "-p", "--output-format", "stream-json", "--verbose",
+                "--tools", "", "--setting-sources", "user", "--strict-mcp-config",
+                "--no-session-persistence",
+                "--settings", json.dumps({"disableAllHooks": True}),
+                *(["--model", model] if model else [])]
+        env = {"CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4")}
+        return Invocation(tuple(argv), folder, env, stdin_file=prompt)
+
+    def answer(self, log: Path) -> str:
+        """The last `result` event's text."""
+        text = ""
+        for event in json_events(log):
+            if event.get("type") == "result" and isinstance(event.get("result"), str):
+                text = event["result"]
+        return text
+
+    def own_variables(self, environ: Mapping[str, str]) -> set[str]:
+        return set()  # its facts' prefixes and names are all it reads
+
+    def memory_files(self, folder: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        return (*self.facts.memory_files, *self.facts.config_entries), self.facts.nested_memory
+
+    def login_elsewhere(self, config_dir: Path, env: Mapping[str, str]) -> str | None:
+        """An `apiKeyHelper` in its settings.json: a program that prints the key."""
+        settings = config_dir / "settings.json"
+        try:
+            data = json.loads(settings.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return f"apiKeyHelper in {settings}" if isinstance(data, dict) and \
+            data.get("apiKeyHelper") else None
+
+    def stranded_key(self, env: Mapping[str, str], home: Path) -> str | None:
+        return None  # claude reads no key from a file council keeps from its agents
+
+    def fetches(self, event: dict[str, Any]) -> Iterator[tuple[str, str | None, str | None]]:
+        """WebFetch's calls and results, in its stream-json's assistant and user messages."""
+        if event.get("type") not in ("assistant", "user"):
+            return
+        message = event.get("message")
+        blocks = message.get("content") if isinstance(message, dict) else None
+        for block in blocks if isinstance(blocks, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and block.get("name") == FETCH_TOOL:
+                url = page_url(block.get("input"))
+                if url:
+                    yield str(block.get("id")), url, None
+            elif block.get("type") == "tool_result":
+                text = _text_of(block.get("content"))
+                if text:
+                    yield str(block.get("tool_use_id")), None, text
+
+    def doctor_notes(self) -> list[str]:
+        return []  # nothing of the user's config changes its containment
 
     def lost_session(self, said: str) -> bool:
         return "No conversation found with session ID" in said  # rc 1, in the result event
@@ -242,6 +397,17 @@ def _tokens_in(usage: dict[str, object]) -> int:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+def _text_of(content: Any) -> str | None:
+    """A tool result's text: a string, or its text blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [b.get("text") for b in content if isinstance(b, dict)]
+        text = "\n".join(p for p in parts if isinstance(p, str))
+        return text or None
+    return None
 
 
 # --------------------------------------------------------------------------- failures

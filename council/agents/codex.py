@@ -9,11 +9,12 @@ import json
 import os
 import shutil
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import council.agents.selfhosted as selfhosted
+from council import clis
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -22,14 +23,14 @@ from council.agents.base import (
     json_events,
     model_args,
 )
-from council.agents.mcp import codex_table
 from council.agents.mcp import toml_string as toml_string
-from council.agents.toolsets import codex_args
+from council.agents.mcp import toml_value
+from council.agents.toolsets import Instructions
 from council.errors import CouncilError
 from council.evidence.ledger import Usage, estimate
-from council.graph import WEB
-from council.runoptions import McpServer
-from council.store import agentfs
+from council.graph import EDIT, FILES, WEB
+from council.runoptions import McpServer, Seat
+from council.store import agentfs, logins
 
 PROFILE = "council"
 # codex 0.169's system-wide config layer, read below the user's.
@@ -40,6 +41,112 @@ CONFIG_LIMIT = 4 << 20
 
 class CodexConfigError(CouncilError):
     """A codex config file that names MCP servers is not a plain file council can read."""
+
+
+# The tools council's instructions name (codex has no switch for its built-in set):
+# apply_patch both adds and updates files, so an EDIT seat of codex is asked to patch
+# (docs/watch.md) but could still replace the file whole.
+TOOLS = {FILES: ("apply_patch", "exec_command"), EDIT: ("apply_patch", "exec_command"),
+         WEB: ("apply_patch", "exec_command", "web_search")}
+INSTRUCTIONS = Instructions(
+    TOOLS,
+    how_to_write="Write and change files with apply_patch (paths relative to your folder). "
+                 "Run commands with\nexec_command: they run in a sandbox that writes only "
+                 "your folder and has no network, so use\nthe shell to read and search "
+                 "files, never to fetch pages. Do not run code you downloaded.",
+    how_to_search="Search the web and read pages with web_search.")
+# codex's features a research seat never uses, each verified to leave the request in 0.169:
+# goals (get/create/update_goal, 3.3 KB), apps (tool_search and the apps' instructions),
+# multi_agent (spawn_agent and its tools), sleep_tool. `tools.view_image=false` is accepted
+# but leaves view_image offered, and request_user_input has no switch: both stay.
+FEATURES_OFF = ("goals", "apps", "multi_agent", "sleep_tool")
+
+
+def tool_args(toolset: str, extra_args: Sequence[str], system: Path | None) -> list[str]:
+    """The phase's tools (web search or none), no feature a research seat never uses, and
+    council's instructions instead of codex's, unless the seat's extra_args name their own
+    `model_instructions_file`."""
+    args = ["-c", f"web_search={'live' if toolset == WEB else 'disabled'}",
+            # bundled skills: 3.6 KB of instructions a research seat never uses
+            "-c", "skills.bundled.enabled=false"]
+    for feature in FEATURES_OFF:
+        args += ["--disable", feature]
+    if system is not None and not any("model_instructions_file" in a for a in extra_args):
+        # a JSON string is a TOML string
+        args += ["-c", f"model_instructions_file={json.dumps(str(system))}"]
+    return args
+
+
+def mcp_table(servers: Sequence[McpServer], disabled: Sequence[str]) -> str | None:
+    """The one `mcp_servers={...}` override: each server of the user's config (`disabled`)
+    turned off, each of the seat's defined, or None when there is neither. One inline table,
+    because codex splits a `-c` key at every dot. codex gives a stdio server only its basic
+    variables and the ones `env` sets; `required`, so a seat never runs without its server.
+    A seat server with a user server's name is refused by
+    the caller: the override would merge into the user's entry, not replace it."""
+    table: dict[str, Any] = {name: {"enabled": False} for name in disabled}
+    for server in servers:
+        # required: codex waits for the server before the first model request (else its
+        # tools may be missing from the first turns) and exits if it fails to start.
+        # approve: the user trusted the server; `codex exec` never asks, so a tool that
+        # needs approval is refused ("requires approval, but approval policy is never").
+        table[server.name] = ({"url": server.url} if server.url is not None else
+                              {"command": server.command, "args": list(server.args),
+                               "env": dict(server.env)}) | {
+            "required": True, "default_tools_approval_mode": "approve"}
+    return None if not table else toml_value(table, quoted=True)
+
+
+
+def self_hosted_provider(seat: Seat) -> str:
+    """A self-hosted seat's model provider id: never a built-in one (`openai`, `ollama`…),
+    which codex refuses to redefine."""
+    return f"council-{seat.name}"
+
+
+def self_hosted_base_url(seat: Seat) -> str:
+    """codex POSTs to `{base_url}/responses`: the server's `/v1`."""
+    url = selfhosted.root(seat)
+    return url if url.endswith("/v1") else url + "/v1"
+
+
+def self_hosted_config(seat: Seat) -> str:
+    """A self-hosted seat's private CODEX_HOME config.toml (agents/selfhosted.py): its own
+    provider (`wire_api = "responses"`, the only one 0.171 accepts) and window, no update
+    check, analytics or feedback. JSON strings are TOML basic strings."""
+    provider = self_hosted_provider(seat)
+    window = selfhosted.window(seat)
+    lines = [
+        f"model = {json.dumps(seat.model)}",
+        f"model_provider = {json.dumps(provider)}",
+        f"model_context_window = {window}",
+        f"model_auto_compact_token_limit = {int(window * selfhosted.COMPACT_AT)}",
+        "check_for_update_on_startup = false",
+        "",
+        f"[model_providers.{json.dumps(provider)}]",
+        f"name = {json.dumps(provider)}",
+        f"base_url = {json.dumps(self_hosted_base_url(seat))}",
+        'wire_api = "responses"',
+        *([f"env_key = {json.dumps(seat.api_key_env)}"] if seat.api_key_env else []),
+        "",
+        "[analytics]",
+        "enabled = false",
+        "",
+        "[feedback]",
+        "enabled = false",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def self_hosted_env(seat: Seat, home: str, codex_home: str,
+                    environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A private HOME and CODEX_HOME (no login of the user's), and the server's key under the
+    name the provider's env_key gives."""
+    env = {"HOME": home, "CODEX_HOME": codex_home}
+    if seat.api_key_env:
+        env[seat.api_key_env] = selfhosted.server_key(seat, environ)
+    return env
 
 
 def install_root() -> str | None:
@@ -54,9 +161,9 @@ def install_root() -> str | None:
 
 def codex_home(environ: Mapping[str, str] | None = None) -> Path:
     """The folder codex reads its settings and login from, and the one council's codex
-    processes get as CODEX_HOME: $CODEX_HOME, else ~/.codex."""
+    processes get as CODEX_HOME: $CODEX_HOME, else ~/.codex (store/logins.py)."""
     environ = os.environ if environ is None else environ
-    return Path(environ.get("CODEX_HOME") or Path(environ.get("HOME") or Path.home()) / ".codex")
+    return Path(logins.config_dir("codex", environ, environ.get("HOME") or str(Path.home())))
 
 
 def _read_config(path: Path, strict: bool = False) -> dict[str, Any]:
@@ -150,7 +257,7 @@ def mcp_args(extra_args: Sequence[str] = (),
         raise CodexConfigError(
             f"the MCP server {clash[0]!r} of this seat has the name of one in your codex "
             "config: rename the seat's (mcp_servers in council's config)")
-    table = codex_table(servers, names)
+    table = mcp_table(servers, names)
     if table is not None:
         args += ["-c", f"mcp_servers={table}"]
     return args
@@ -223,8 +330,12 @@ def search_filter(job: AgentJob) -> list[str]:
 
 class CodexAdapter:
     cli = "codex"
+    facts = clis.CODEX
     native_loop = False
     resumes_sessions = True
+    instructions = INSTRUCTIONS
+    # Its shell reads any path it can name: `~` is a private HOME of the agent's own.
+    private_home = True
 
     def _common(self, job: AgentJob) -> list[str]:
         args = [
@@ -233,7 +344,7 @@ class CodexAdapter:
             *model_args("-m", job.seat),
             # The phase's tools (web search or none), no features a research seat never
             # uses, and council's instructions instead of codex's coding-agent ones.
-            *codex_args(job.tools, job.seat.extra_args, job.system_prompt()),
+            *tool_args(job.tools, job.seat.extra_args, job.system_prompt(self.instructions)),
             *search_filter(job),
             # Otherwise a dead endpoint makes codex retry forever.
             "--disable", "unbounded_connection_retries",
@@ -280,8 +391,8 @@ class CodexAdapter:
             # no login of the user's (agents/selfhosted.py).
             private = self_hosted_home(job)
             private.mkdir(mode=0o700, exist_ok=True)
-            agentfs.write(private, "config.toml", selfhosted.codex_config(job.seat))
-            return selfhosted.codex_env(job.seat, str(job.home), str(private))
+            agentfs.write(private, "config.toml", self_hosted_config(job.seat))
+            return self_hosted_env(job.seat, str(job.home), str(private))
         return {"HOME": str(job.home), "CODEX_HOME": str(codex_home())}
 
     def _servers_environ(self, job: AgentJob) -> Mapping[str, str] | None:
@@ -290,6 +401,74 @@ class CodexAdapter:
         if job.seat.self_hosted and job.home is not None:
             return {"CODEX_HOME": str(self_hosted_home(job))}
         return None
+
+    def one_shot(self, folder: Path, prompt: Path, model: str | None = None) -> Invocation:
+        """codex always has its shell: it runs in council's read-nothing sandbox profile in
+        the empty `folder`, without web search, plugins or a server of the user's; its HOME
+        a folder in it (its shell's ~ leads nowhere), its login the user's."""
+        argv = ["codex", "exec", "--json", "--skip-git-repo-check", "-C", str(folder),
+                *sandbox_args(), "-c", "web_search=disabled", "--disable", "plugins",
+                "--disable", "unbounded_connection_retries",
+                "-c", 'shell_environment_policy.inherit="core"', *mcp_args(),
+                *(["-m", model] if model else []), "-"]
+        home = folder / "home"
+        home.mkdir(exist_ok=True)
+        env = {"HOME": str(home), "CODEX_HOME": str(codex_home())}
+        return Invocation(tuple(argv), folder, env, stdin_file=prompt)
+
+    def answer(self, log: Path) -> str:
+        """The last agent message."""
+        text = ""
+        for event in json_events(log):
+            item = event.get("item") if event.get("type") == "item.completed" else None
+            if isinstance(item, dict) and item.get("type") == "agent_message":
+                text = str(item.get("text") or "")
+        return text
+
+    def own_variables(self, environ: Mapping[str, str]) -> set[str]:
+        """The `env_key` of every model provider in its config.toml: a key codex itself is
+        told to read (a custom provider's, such as a local server's)."""
+        providers = _user_config(environ).get("model_providers")
+        if not isinstance(providers, dict):
+            return set()
+        return {str(p["env_key"]) for p in providers.values()
+                if isinstance(p, dict) and isinstance(p.get("env_key"), str)}
+
+    def memory_files(self, folder: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Its facts' files, and the fallback names of the user's config (instruction_files);
+        codex reads none below the folder's top."""
+        top = dict.fromkeys((*self.facts.memory_files, *instruction_files(),
+                             *self.facts.config_entries))
+        return tuple(top), self.facts.nested_memory
+
+    def login_elsewhere(self, config_dir: Path, env: Mapping[str, str]) -> str | None:
+        """A custom model provider in its config.toml: its `env_key` variable, if set (a
+        provider without one needs no key)."""
+        config = config_dir / "config.toml"
+        data = _read_config(config)
+        name = data.get("model_provider")
+        provider = (data.get("model_providers") or {}).get(name) if isinstance(name, str) \
+            else None
+        if not isinstance(provider, dict):
+            return None
+        key = provider.get("env_key")
+        if not key:
+            return f"model provider {name} in {config} (no key needed)"
+        return str(key) if env.get(str(key)) else None
+
+    def stranded_key(self, env: Mapping[str, str], home: Path) -> str | None:
+        return None  # codex reads no key from a file council keeps from its agents
+
+    def fetches(self, event: dict[str, Any]) -> Iterator[tuple[str, str | None, str | None]]:
+        """Nothing: codex logs its searches, not the pages it read."""
+        return iter(())
+
+    def doctor_notes(self) -> list[str]:
+        if not legacy_sandbox():
+            return []
+        return ["codex: your config.toml sets sandbox_mode, so codex ignores council's "
+                "permission profile and its shell can read any file you can; remove "
+                "sandbox_mode to contain its reads (docs/containment.md)"]
 
     def lost_session(self, said: str) -> bool:
         return "no rollout found for thread id" in said  # rc 1, on stderr

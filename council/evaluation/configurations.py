@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from council import clis
 from council.config import Overrides, load_options
 from council.errors import UsageError
 from council.graph import DEEP, DEPTHS
@@ -31,9 +32,9 @@ THREE = "council:three"
 COUNCIL = "council"
 KINDS = (f"{SINGLE}:<seat>", THREE, *(f"{COUNCIL}:{d}" for d in DEPTHS), COUNCIL)
 SEAT = re.compile(r"[a-z][a-z0-9_-]{0,31}")
-# The vendor behind each CLI, and behind each Inspect model provider a judge may name.
-VENDOR_OF_PROVIDER = {"anthropic": "claude", "openai": "codex", "google": "gemini",
-                      "vertex": "gemini"}
+# The vendor behind each Inspect model provider a judge may name: each CLI's `providers`.
+VENDOR_OF_PROVIDER = {provider: cli.name for cli in clis.REGISTRY.values()
+                      for provider in cli.providers}
 
 
 class ConfigurationError(UsageError):

@@ -5,16 +5,13 @@ Each call is one CLI process in a throwaway folder of council's own (under the u
 folder, never $TMPDIR: see call_root), started as council starts its agents
 (spawn.py: its own session, stopped as a tree), with the allow-listed environment
 (agents/environment.py), the prompt on stdin (never on an argv) and JSON events on stdout,
-read with the CLI's adapter for the answer, the error and the usage. No tools: claude gets
-`--tools ""`, gemini an empty `tools.core` in its workspace settings; codex always has its
-shell, so it runs in council's read-nothing sandbox profile in an empty folder, without web
-search. No MCP server of the user's starts: claude gets `--strict-mcp-config`, codex and
-gemini the switches their seats get (agents/codex.py, agents/gemini.py). Each call holds one
-of the vendor's slots (slots.py), like a council run's agents."""
+read with the CLI's adapter for the answer, the error and the usage. The command line is the
+adapter's one-shot call (`one_shot`): no tools (codex always has its shell, so it runs in
+council's read-nothing sandbox profile in an empty folder), no MCP server of the user's.
+Each call holds one of the vendor's slots (slots.py), like a council run's agents."""
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from collections.abc import Sequence
@@ -33,8 +30,8 @@ from inspect_ai.model import (
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from council import spawn
-from council.agents import adapter_for, codex, gemini
-from council.agents.base import json_events, private_root, read_usage
+from council.agents import adapter_for
+from council.agents.base import private_root, read_usage
 from council.agents.environment import agent_env
 from council.config import CLIS
 from council.errors import CouncilError
@@ -74,68 +71,6 @@ def readiness_problem(cli: str) -> str | None:
     return check([cli])[cli].problem
 
 
-def argv(cli: str, model: str | None, folder: Path) -> list[str]:
-    """The headless, tool-less invocation of `cli`; the prompt comes on stdin."""
-    chosen = ["--model", model] if model and cli == "claude" else (["-m", model] if model
-                                                                   else [])
-    if cli == "claude":
-        return ["claude", "-p", "--output-format", "stream-json", "--verbose",
-                "--tools", "", "--setting-sources", "user", "--strict-mcp-config",
-                "--no-session-persistence",
-                "--settings", json.dumps({"disableAllHooks": True}), *chosen]
-    if cli == "codex":
-        return ["codex", "exec", "--json", "--skip-git-repo-check", "-C", str(folder),
-                *codex.sandbox_args(), "-c", "web_search=disabled", "--disable", "plugins",
-                "--disable", "unbounded_connection_retries",
-                "-c", 'shell_environment_policy.inherit="core"', *codex.mcp_args(), *chosen,
-                "-"]
-    return ["gemini", "-e", "none", *gemini.mcp_args(), "-o", "stream-json", *chosen]
-
-
-def environment(cli: str, folder: Path) -> dict[str, str]:
-    """The allow-list of council's environment for `cli`, and what a headless call needs."""
-    env = agent_env(cli)
-    if cli == "claude":
-        env["CLAUDE_CODE_MAX_RETRIES"] = os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4")
-    elif cli == "codex":
-        home = folder / "home"
-        home.mkdir(exist_ok=True)
-        env["HOME"] = str(home)  # its shell's ~ leads nowhere; its login stays the user's
-        env["CODEX_HOME"] = str(codex.codex_home())
-    else:
-        # The folder is council's own; trusted, it loads the settings that take the tools.
-        env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"
-        env["GEMINI_CLI_NO_RELAUNCH"] = "true"
-    return env
-
-
-def prepare_folder(cli: str, folder: Path) -> None:
-    if cli == "gemini":
-        # No built-in tool at all (an empty allow-list), few retries; an empty .env ends
-        # gemini's search for one in the folders above.
-        gemini.write_workspace(folder, {"tools": {"core": []}, "general": {"maxAttempts": 3}})
-
-
-def answer_text(cli: str, log: Path) -> str:
-    """The CLI's final answer, from its JSON events."""
-    text = ""
-    parts: list[str] = []
-    for event in json_events(log):
-        kind = event.get("type")
-        if cli == "claude" and kind == "result" and isinstance(event.get("result"), str):
-            text = event["result"]
-        elif cli == "codex" and kind == "item.completed":
-            item = event.get("item")
-            if isinstance(item, dict) and item.get("type") == "agent_message":
-                text = str(item.get("text") or "")
-        elif cli == "gemini" and kind == "message":
-            if event.get("role") == "assistant" and isinstance(event.get("content"), str):
-                parts.append(event["content"])
-            elif event.get("role") == "user":
-                parts = []
-    return "".join(parts) if cli == "gemini" else text
-
-
 def transcript(messages: Sequence[ChatMessage]) -> str:
     """The conversation as one prompt: a lone user message as it is, else each message
     under its role."""
@@ -168,20 +103,19 @@ class CliJudge(ModelAPI):
         adapter = adapter_for(self.cli)
         with tempfile.TemporaryDirectory(prefix="call-", dir=call_root()) as tmp:
             folder = Path(tmp)
-            prepare_folder(self.cli, folder)
             prompt, out, err = folder / "prompt.md", folder / "out.jsonl", folder / "err.log"
             prompt.write_text(transcript(input), encoding="utf-8")
             try:
-                command = tuple(argv(self.cli, self.cli_model, folder))
+                call = adapter.one_shot(folder, prompt, self.cli_model)
             except CouncilError as exc:  # a codex config council cannot read safely
                 raise JudgeError(f"judge cli:{self.model_name}: {exc}") from exc
             async with slots.holding({self.cli: 1}, slots.per_vendor()):
                 with anyio.fail_after(timeout()):
                     code = await spawn.run(
-                        command, cwd=folder, env=environment(self.cli, folder), stdout=out,
-                        stderr=err, stdin_file=prompt, grace=GRACE)
+                        call.argv, cwd=call.cwd, env={**agent_env(self.cli), **call.env},
+                        stdout=out, stderr=err, stdin_file=call.stdin_file, grace=GRACE)
             error = adapter.outcome(out, code).error
-            text = answer_text(self.cli, out)
+            text = adapter.answer(out)
             used = read_usage(adapter, out, self.cli_model)
         if error or not text.strip():
             raise JudgeError(judging.failure(f"cli:{self.model_name}", error))

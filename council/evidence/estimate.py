@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from council import graph
+from council import clis, graph
 from council.evidence import ledger
+from council.runoptions import RunOptions, Seat
 from council.store.state import RunEnd, RunState, SeatStatus
 
-# Mean request body per CLI, bytes (the default pipeline's scripted run, 58 requests).
-REQUEST_BYTES = {"claude": 15_800, "codex": 13_900, "gemini": 15_100}
+# Mean request body per CLI, bytes (the default pipeline's scripted run, 58 requests): each
+# CLI's `request_bytes` (clis.py).
 REQUESTS_PER_TURN = 2  # the write, then the closing answer: the least a turn makes
 BYTES_PER_TOKEN = 4  # English and JSON, as the providers' tokenizers count them, roughly
 OUTPUT_PER_TURN = 1_500  # tokens a turn writes (a report section, a JSON answer)
@@ -48,7 +49,7 @@ class Estimate:
     cost_usd: float | None = 0.0
 
 
-def turns(options: graph.Options) -> list[tuple[graph.SeatView, graph.Phase, int]]:
+def turns(options: RunOptions) -> list[tuple[Seat, graph.Phase, int]]:
     """Every seat's turns in every phase the run can have, at most: a phase for every seat
     (EVERY; PER_GAP as if every seat found a gap) or for one (ONE: the synthesizer for the
     synthesis, else the first seat)."""
@@ -69,12 +70,18 @@ def turns(options: graph.Options) -> list[tuple[graph.SeatView, graph.Phase, int
     return out
 
 
-def estimate(options: graph.Options) -> Estimate:
+def request_bytes(cli: str) -> int:
+    """The mean request `cli` sends; for a CLI council does not know, the largest."""
+    known = clis.REGISTRY.get(cli)
+    return known.request_bytes if known else max(c.request_bytes for c in clis.REGISTRY.values())
+
+
+def estimate(options: RunOptions) -> Estimate:
     """The run's requests, bytes, tokens and cost if every loop runs to its cap."""
     total = Estimate()
     for seat, _phase, n in turns(options):
         requests = n * REQUESTS_PER_TURN
-        sent = requests * REQUEST_BYTES.get(seat.cli, max(REQUEST_BYTES.values()))
+        sent = requests * request_bytes(seat.cli)
         tokens_in, tokens_out = sent // BYTES_PER_TOKEN, n * OUTPUT_PER_TURN
         cost = 0.0 if seat.base_url else ledger.price(seat.cli, seat.model, tokens_in, tokens_out)
         total = Estimate(total.requests + requests, total.sent_bytes + sent,
@@ -84,10 +91,10 @@ def estimate(options: graph.Options) -> Estimate:
     return total
 
 
-Unit = tuple[graph.SeatView, graph.Phase, int]
+Unit = tuple[Seat, graph.Phase, int]
 
 
-def stages(options: graph.Options) -> list[list[Unit]]:
+def stages(options: RunOptions) -> list[list[Unit]]:
     """`turns`, grouped by the stages the run goes through in order (phases that run at the
     same time, as graph.groups says, share one)."""
     units = turns(options)
@@ -108,7 +115,7 @@ def stage_seconds(stage: Sequence[Unit], max_parallel: int | None) -> float:
     return max(longest, sum(_seconds(u) for u in stage) / max_parallel)
 
 
-def duration(options: graph.Options) -> float:
+def duration(options: RunOptions) -> float:
     """The run's wall seconds if every loop runs to its cap, its stages one after another."""
     return sum(stage_seconds(s, options.max_parallel) for s in stages(options))
 
@@ -124,7 +131,7 @@ def rough(seconds: float) -> str:
     return f"~{minutes // 60} h {minutes % 60:02d} min"
 
 
-def plan_lines(options: graph.Options) -> list[str]:
+def plan_lines(options: RunOptions) -> list[str]:
     """The plan's line on cost and time."""
     e = estimate(options)
     cost = "" if e.cost_usd is None else f", ~${e.cost_usd:.2f} at list prices"

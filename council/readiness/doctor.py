@@ -16,15 +16,14 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from council.agents import adapter_for, codex, gemini, selfhosted
+from council.agents import adapter_for, selfhosted
 from council.agents.base import private_root
-from council.agents.codex import legacy_sandbox
 from council.agents.environment import agent_env
 from council.config import CLIS, Overrides, load_options
 from council.domains import Policy
 from council.errors import CouncilError
 from council.readiness import endpoint
-from council.readiness.preflight import Readiness, check, scratch_folder
+from council.readiness.preflight import Readiness, check
 from council.readiness.setup import check_hosts
 from council.runoptions import NO_SEARCH, Seat, search_path
 
@@ -80,12 +79,11 @@ def environment_lines() -> list[str]:
     seats = _seats()
     lines = ["agents see (variable names; everything else in this shell stays out):",
              *(f"  {seat.name}: {', '.join(sorted(_seen(seat)))}"
-               + (" (HOME: a private one in the run folder)" if seat.cli == "codex" else "")
+               + (" (HOME: a private one in the run folder)"
+                  if adapter_for(seat.cli).private_home else "")
                for seat in seats)]
-    if any(seat.cli == "codex" for seat in seats) and legacy_sandbox():
-        lines.append("codex: your config.toml sets sandbox_mode, so codex ignores council's "
-                     "permission profile and its shell can read any file you can; remove "
-                     "sandbox_mode to contain its reads (docs/containment.md)")
+    for cli in dict.fromkeys(seat.cli for seat in seats):
+        lines += adapter_for(cli).doctor_notes()
     return lines
 
 
@@ -153,18 +151,6 @@ def search_lines(seats: tuple[Seat, ...] | None = None) -> list[str]:
               for s in seats for path in [search_path(s)])]
 
 
-def live_argv(cli: str, folder: str) -> list[str]:
-    """The tiny prompt's command line: headless, and (as for an agent of a run) starting none
-    of the user's MCP servers."""
-    if cli == "claude":
-        return ["claude", "-p", LIVE_PROMPT, "--output-format", "stream-json", "--verbose",
-                "--max-turns", "2", "--strict-mcp-config"]
-    if cli == "codex":
-        return ["codex", "exec", "--json", "--skip-git-repo-check", "-s", "read-only",
-                "-C", folder, *codex.mcp_args(), LIVE_PROMPT]
-    return ["gemini", "-p", LIVE_PROMPT, "-o", "stream-json", *gemini.mcp_args()]
-
-
 def live(cli: str) -> str:
     """One tiny real prompt through the CLI, as council drives it: `ok in 2.1 s` or why not."""
     # In a folder of council's, not $TMPDIR (agents.base.private_root), starting none of the
@@ -173,29 +159,27 @@ def live(cli: str) -> str:
         root = private_root("doctor")
     except CouncilError as exc:
         return f"cannot start: {exc}"
+    adapter = adapter_for(cli)
     with tempfile.TemporaryDirectory(prefix="live-", dir=root) as tmp:
-        # An empty .gemini/.env ends gemini's search for a .env, as in every agent's folder.
-        scratch_folder(Path(tmp))
-        try:
-            argv = live_argv(cli, tmp)
+        folder = Path(tmp)
+        prompt, log = folder / "prompt.md", folder / "out.jsonl"
+        prompt.write_text(LIVE_PROMPT, encoding="utf-8")
+        try:  # the adapter's one-shot call, as the eval's judge makes it
+            call = adapter.one_shot(folder, prompt)
         except CouncilError as exc:  # a codex config council cannot read safely
             return f"cannot start: {exc}"
-        log = Path(tmp) / "out.jsonl"
-        # gemini runs headless only in a trusted folder (the temp dir is council's own)
-        env = {**agent_env(cli), "GEMINI_CLI_NO_RELAUNCH": "true",
-               "GEMINI_CLI_TRUST_WORKSPACE": "true"}
         began = time.monotonic()
         try:
-            with log.open("wb") as out:
+            with log.open("wb") as out, prompt.open("rb") as stdin:
                 code: int | None = subprocess.run(
-                    argv, cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                    stderr=subprocess.DEVNULL, timeout=LIVE_TIMEOUT).returncode
+                    call.argv, cwd=call.cwd, env={**agent_env(cli), **call.env}, stdin=stdin,
+                    stdout=out, stderr=subprocess.DEVNULL, timeout=LIVE_TIMEOUT).returncode
         except subprocess.TimeoutExpired:
             return f"no answer in {LIVE_TIMEOUT:g} s"
         except OSError as exc:
             return f"cannot start: {exc.strerror or exc}"
         took = time.monotonic() - began
-        error = adapter_for(cli).outcome(log, code).error
+        error = adapter.outcome(log, code).error
     return f"failed after {took:.1f} s: {error}" if error else f"ok in {took:.1f} s"
 
 

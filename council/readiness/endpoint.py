@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from council import clis
 from council.agents import selfhosted
 from council.runoptions import Seat
 
@@ -133,10 +134,9 @@ def probe_url(seat: Seat, probe: Probe) -> str:
 def listing_urls(seat: Seat) -> list[str]:
     """Where the seat's server may list its models, in the order asked."""
     root = selfhosted.root(seat)
-    if seat.cli == "gemini":
-        return [f"{root}/v1beta/models"]
     v1 = root if root.endswith("/v1") else f"{root}/v1"
-    return [f"{v1}/models", f"{root.removesuffix('/v1')}/api/tags"]
+    return [listing.format(root=root, v1=v1, base=root.removesuffix("/v1"))
+            for listing in clis.facts(seat.cli).listings]
 
 
 def _entries(body: Any) -> list[Mapping[str, Any]]:
@@ -184,7 +184,7 @@ def problems(seat: Seat, answers: Sequence[Answer], stated: Served | None = None
     where = f"{seat.name} ({seat.cli} at {seat.base_url})"
     model = str(seat.model)
     lines = []
-    floor = selfhosted.MIN_WINDOW[seat.cli]
+    floor = clis.facts(seat.cli).min_window
     if seat.context_window is not None and seat.context_window < floor:
         lines.append(f"{where}: context_window {seat.context_window} is below the {floor} "
                      f"tokens {seat.cli} needs: serve {model} with a larger window "
@@ -307,8 +307,9 @@ def _left(deadline: float) -> float:
 def _stated(seat: Seat, deadline: float) -> tuple[Served | None, list[str]]:
     """The window the seat's server states in its own place (`PROBES`, in turn, stopping at
     the first that states one or when the seat's time is up), and the servers that answered
-    a probe. A gemini seat's server is a Gemini API gateway: none of these."""
-    if seat.cli == "gemini":
+    a probe. None for a CLI whose server states its window in none of these (gemini's, a
+    Gemini API gateway: clis.py's `window_probes`)."""
+    if not clis.facts(seat.cli).window_probes:
         return None, []
     model, answered = str(seat.model), []
     for probe in PROBES:

@@ -15,10 +15,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import subprocess
 import tempfile
-import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass, replace
@@ -26,6 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from council import clis
+from council.agents import adapter_for
 from council.agents.environment import agent_env
 from council.config import CLIS
 from council.errors import UsageError
@@ -33,20 +33,10 @@ from council.readiness import endpoint
 from council.runoptions import RunOptions
 from council.store import logins
 
-NPM = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex",
-       "gemini": "@google/gemini-cli"}
-LOGIN = {
-    "claude": "log in with `claude` then /login, or set ANTHROPIC_API_KEY",
-    "codex": "log in with `codex login`, or set OPENAI_API_KEY",
-    "gemini": "log in with `gemini` (choose a login method), or set GEMINI_API_KEY",
-}
-KEYS = {
-    "claude": ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-               "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
-    "codex": ("OPENAI_API_KEY", "CODEX_API_KEY"),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
-               "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),
-}
+# Each CLI's npm package, its login hint and the variables that log it in: its facts (clis.py).
+NPM = {name: cli.npm for name, cli in clis.REGISTRY.items()}
+LOGIN = {name: cli.login for name, cli in clis.REGISTRY.items()}
+KEYS = {name: cli.keys for name, cli in clis.REGISTRY.items()}
 VERSION_TIMEOUT = 1.5  # seconds for `<cli> --version`; the check must stay under 2 s
 
 
@@ -117,82 +107,21 @@ def passed_versions() -> dict[str, tuple[str, ...]]:
 
 
 def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
-    """Where this CLI's login comes from (a name, never a value), or None."""
+    """Where this CLI's login comes from (a name, never a value), or None: one of its keys,
+    its login file (where redaction reads it too), or what its adapter finds besides."""
     for name in KEYS[cli]:
         if env.get(name):
             return name
-    login = Path(logins.login_file(cli, env, str(home)))  # where redaction reads it too
+    login = Path(logins.login_file(cli, env, str(home)))
     if login.is_file():
         return str(login)
-    if cli == "claude":
-        settings = _json(login.parent / "settings.json")
-        if isinstance(settings, dict) and settings.get("apiKeyHelper"):
-            return f"apiKeyHelper in {login.parent / 'settings.json'}"
-    elif cli == "codex":
-        return _codex_provider_key(login.parent / "config.toml", env)
-    return None
+    return adapter_for(cli).login_elsewhere(login.parent, env)
 
 
 def stranded_key(cli: str, env: dict[str, str], home: Path) -> str | None:
-    """gemini on its own reads a key from ~/.gemini/.env or ~/.env (its home:
-    GEMINI_CLI_HOME, else HOME) when no `.env` is nearer its folder; council ends that search
-    in each agent's workspace (an empty .gemini/.env), so a key kept only there never reaches
-    an agent. Which key, in which file: names only, never a value."""
-    if cli != "gemini":
-        return None
-    folder = Path(logins.login_file(cli, env, str(home))).parent
-    for path in (folder / ".env", folder.parent / ".env"):
-        names = _dotenv_names(path)
-        for name in KEYS[cli]:
-            if name in names:
-                return f"{name} is set in {path}"
-    return None
-
-
-def _dotenv_names(path: Path, limit: int = 64 << 10) -> set[str]:
-    """The variables a .env file sets to something (`NAME=value`, `export NAME=value`), from
-    its first `limit` bytes of a plain file (a FIFO or a device is not waited on); the values
-    are never kept."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return set()
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return set()
-        text = os.read(fd, limit).decode("utf-8", "replace")
-    except OSError:
-        return set()
-    finally:
-        os.close(fd)
-    names = set()
-    for line in text.splitlines():
-        head, sep, value = line.strip().partition("=")
-        words = head.split()
-        if words[:1] == ["export"]:
-            words = words[1:]
-        value = value.strip().strip("'\"").strip()
-        if sep and len(words) == 1 and words[0].isidentifier() and value \
-                and not value.startswith("#"):
-            names.add(words[0])
-    return names
-
-
-def _codex_provider_key(config: Path, env: dict[str, str]) -> str | None:
-    """A custom model provider in codex's config.toml: its `env_key` variable, if set (a
-    provider without one needs no key)."""
-    try:
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    name = data.get("model_provider")
-    provider = (data.get("model_providers") or {}).get(name) if isinstance(name, str) else None
-    if not isinstance(provider, dict):
-        return None
-    key = provider.get("env_key")
-    if not key:
-        return f"model provider {name} in {config} (no key needed)"
-    return str(key) if env.get(str(key)) else None
+    """A key the CLI would read from a file council keeps from its agents (gemini's
+    ~/.gemini/.env): named, so the fix says to export it rather than to log in again."""
+    return adapter_for(cli).stranded_key(env, home)
 
 
 def _json(path: Path) -> object:
@@ -204,9 +133,9 @@ def _json(path: Path) -> object:
 
 def version_env(cli: str, env: dict[str, str], scratch: Path) -> dict[str, str]:
     """The environment of `<cli> --version`: the agents' allow-list of `env`, `scratch` as
-    HOME, and gemini in one process (its relaunched child doubles the start-up)."""
-    extra = {"GEMINI_CLI_NO_RELAUNCH": "true"} if cli == "gemini" else {}
-    return {**agent_env(cli, env), "HOME": str(scratch), **extra}
+    HOME, and what the CLI's facts add (gemini in one process: its relaunched child doubles
+    the start-up)."""
+    return {**agent_env(cli, env), "HOME": str(scratch), **dict(clis.facts(cli).version_env)}
 
 
 def scratch_folder(root: Path) -> None:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import sys
 
+from council import clis
 from council.store.progress import json_object
 
 OPTIONS = ("run-dir", "seat", "phase", "report", "loop", "instructions")
-USAGE = "usage: council hook claude|gemini " + " ".join(f"--{o} X" for o in OPTIONS)
+# The CLIs that loop through this hook (the others are looped from outside: clis.py's `hook`).
+HOOKED = tuple(name for name, cli in clis.REGISTRY.items() if cli.hook is not None)
+USAGE = f"usage: council hook {'|'.join(HOOKED)} " + " ".join(f"--{o} X" for o in OPTIONS)
 
 
 def parse_args(argv: list[str]) -> tuple[str, dict[str, str]]:
-    if not argv or argv[0] not in ("claude", "gemini"):
+    if not argv or argv[0] not in HOOKED:
         raise ValueError(USAGE)
     rest = argv[1:]
     if len(rest) % 2:
@@ -42,7 +45,7 @@ def looks_like_payload(text: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    cli = argv[0] if argv else "claude"
+    cli = argv[0] if argv else ""
     try:
         cli, opts = parse_args(argv)
         # Bytes, decoded here: under `python -I` no PYTHONIOENCODING or PYTHONUTF8 applies,
@@ -70,16 +73,16 @@ def main(argv: list[str]) -> int:
 
 
 def render(cli: str, reason: str | None, error: str | None = None) -> str:
-    """What each CLI expects on stdout: continue with `reason`, or allow the stop."""
-    if cli == "gemini":
-        if reason is not None:
-            return json_object({"decision": "deny", "reason": reason})
-        if error:
-            return json_object({"decision": "allow",
-                                "systemMessage": f"council hook error: {error}"})
-        return json_object({"decision": "allow"})
+    """What the CLI expects on stdout (its `hook` in clis.py): continue with `reason`, or
+    allow the stop; nothing for a CLI that has no hook."""
+    known = clis.REGISTRY.get(cli)
+    reply = known.hook if known else None
+    if reply is None:
+        return ""
     if reason is not None:
-        return json_object({"decision": "block", "reason": reason})
-    return ""
-
-
+        return json_object({**reply.go_on, reply.reason: reason})
+    if reply.stop is None:
+        return ""
+    if error and reply.error:
+        return json_object({**reply.stop, reply.error: f"council hook error: {error}"})
+    return json_object(dict(reply.stop))

@@ -18,58 +18,36 @@ follows a link an agent made. progress.log says whenever something hostile stood
 
 from __future__ import annotations
 
-import json
 import os
-import posixpath
-import re
 import stat
-import sys
 from collections import deque
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from council.agents import codex
+from council import clis
+from council.agents import adapters
 from council.errors import CouncilError
 from council.store import agentfs, events, redact, snapshots
 from council.store.workspace import Workspace
 
 # The files each CLI loads from its working folder as standing instructions or settings, by
 # their names at the folder's top (each CLI also looks in the folders above, which are
-# council's). An agent (or a page that injected a prompt into it) could plant one during a
-# phase to steer the next, so none survives into a new phase.
-# - Claude Code 2.1: CLAUDE.md and CLAUDE.local.md; .claude/ (the project's settings and
-#   settings.local.json, with hooks, permissions and env; its CLAUDE.md, rules, commands,
-#   agents, skills and output styles); .mcp.json (the project's MCP servers).
-# - Gemini CLI 0.61: GEMINI.md; a .env (its variables reach gemini and its hooks) where no
-#   .gemini/.env comes first; .gemini/ itself is sorted entry by entry (`_gemini_folder`).
-# - Codex 0.169: AGENTS.override.md, AGENTS.md and the user's fallback names
-#   (agents/codex.py); .codex/ (a project's config.toml, skills, rules and hooks, loaded
-#   where the user trusts the project, as an agent's folder in a trusted repository is);
-#   .agents/ (skills).
-MEMORY_FILES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md",
-                "GEMINI.md")
-CONFIG_ENTRIES = (".claude", ".mcp.json", ".codex", ".agents", ".env")
+# council's): each CLI's `memory_files` and `config_entries` (clis.py), and what its adapter
+# finds besides (`memory_files`: names the user's config adds). An agent (or a page that
+# injected a prompt into it) could plant one during a phase to steer the next, so none, of any
+# CLI (a seat's fallback may run another CLI there), survives into a new phase.
+MEMORY_FILES = tuple(n for cli in clis.REGISTRY.values() for n in cli.memory_files)
+CONFIG_ENTRIES = tuple(n for cli in clis.REGISTRY.values() for n in cli.config_entries)
 # Claude reads a CLAUDE.md of a subfolder when it works there, and gemini 0.61 loads a
 # GEMINI.md of a subfolder its tools touch (loadJitSubdirectoryMemory): looked for at any
 # depth. Every name is compared in any case: on a case-insensitive disk (macOS's) a CLI that
 # opens CLAUDE.md reads the Claude.MD an agent wrote.
-NESTED = ("CLAUDE.md", "CLAUDE.local.md", "GEMINI.md")
+NESTED = tuple(n for cli in clis.REGISTRY.values() for n in cli.nested_memory)
 # The walk lists at most this many entries; past it the seat fails, saying so, rather than
 # start a CLI in a folder council could not check (an agent could leave millions).
 WALK_BUDGET = 10_000
-# What council itself keeps in .gemini/: the workspace settings agents/gemini.py rewrites at
-# every start, and an empty .env, which stops gemini looking for one further up.
-GEMINI = ".gemini"
-GEMINI_ENV = ".env"
-GEMINI_SETTINGS = "settings.json"
-# gemini 0.61 also loads, at every level GEMINI.md is looked for, each name in the
-# `context.fileName` setting (a name or a list) of every settings file it merges: the
-# system defaults, the user's, the workspace's and the system's.
-SETTINGS_LIMIT = 1 << 20  # a settings file is a few KB; read no more than this of one
-_JSON_COMMENT = re.compile(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', re.DOTALL)
 
 
 class FolderTooLarge(CouncilError):
@@ -110,22 +88,27 @@ def quarantine(ws: Workspace, seat: str, phase: str) -> None:
     FolderTooLarge, before anything is moved, when the folder holds more than WALK_BUDGET
     entries: the seat fails with that reason."""
     folder = ws.work_dir(seat, phase)
-    context = gemini_context_files(folder)
-    top = {n.casefold() for n in (*MEMORY_FILES, *codex.instruction_files(),
-                                  *CONFIG_ENTRIES, *context)}
-    below = {n.casefold() for n in (*NESTED, *context)}
-    for rel in instruction_entries(folder, top, below, WALK_BUDGET):
+    top, below = set(), set()
+    for adapter in adapters():
+        at_top, at_any_depth = adapter.memory_files(folder)
+        top |= {n.casefold() for n in at_top}
+        below |= {n.casefold() for n in at_any_depth}
+    kept = [cli.kept for cli in clis.REGISTRY.values() if cli.kept is not None]
+    skip = {k.name for k in kept}
+    for rel in instruction_entries(folder, top, below, WALK_BUDGET, skip):
         _set_aside(ws, seat, phase, folder, rel)
-    _gemini_folder(ws, seat, phase, folder)
+    for folder_kept in kept:
+        _kept_folder(ws, seat, phase, folder, folder_kept)
 
 
 def instruction_entries(folder: Path, top: Iterable[str], below: Iterable[str],
-                        budget: int = WALK_BUDGET) -> list[str]:
+                        budget: int = WALK_BUDGET, skip: Iterable[str] = ()) -> list[str]:
     """The paths (relative to `folder`) of the entries a CLI would load: those whose path is
     one of `top`, and those below the top whose path ends with one of `below` (names, or
-    gemini's relative paths), compared in any case (casefolded). Walked breadth first,
-    without following a link or entering a folder that goes whole (nor .gemini/, which
-    `_gemini_folder` sorts); FolderTooLarge past `budget` entries."""
+    relative paths), compared in any case (casefolded). Walked breadth first, without
+    following a link or entering a folder that goes whole (nor a folder of `skip`, a CLI's
+    own that `_kept_folder` sorts); FolderTooLarge past `budget` entries."""
+    skipped = frozenset(skip)
     exact = frozenset(top)
     names = frozenset(n for n in below if "/" not in n)
     paths = tuple(f"/{n}" for n in below if "/" in n)
@@ -151,80 +134,34 @@ def instruction_entries(folder: Path, top: Iterable[str], below: Iterable[str],
             if key in exact or (rel and (entry.name.casefold() in names
                                          or key.endswith(paths))):
                 found.append(path)
-            elif entry.is_dir(follow_symlinks=False) and path != GEMINI:
+            elif entry.is_dir(follow_symlinks=False) and path not in skipped:
                 pending.append(path)
     return found
 
 
-def gemini_context_files(folder: Path, environ: Mapping[str, str] | None = None
-                         ) -> tuple[str, ...]:
-    """The names gemini would load as context besides GEMINI.md: `context.fileName` of the
-    system defaults, the user's settings ($GEMINI_CLI_HOME or ~, `.gemini/settings.json`),
-    the settings in the agent's own `.gemini/` and the system settings. gemini joins each
-    to every folder it looks in, so a leading `/` is dropped; a name that climbs out (`..`)
-    or is empty is left out."""
-    env = os.environ if environ is None else environ
-    system = env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or (
-        "/Library/Application Support/GeminiCli/settings.json" if sys.platform == "darwin"
-        else "/etc/gemini-cli/settings.json")
-    defaults = env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or str(
-        Path(system).parent / "system-defaults.json")
-    home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
-    settings = [_settings(defaults), _settings(home / GEMINI / GEMINI_SETTINGS),
-                _settings(system)]
-    if agentfs.describe(folder / GEMINI) == "a folder":  # its own: never through a link
-        settings.append(_settings(folder / GEMINI / GEMINI_SETTINGS, follow_link=False))
-    names: list[str] = []
-    for data in settings:
-        context = data.get("context")
-        value = context.get("fileName") if isinstance(context, dict) else None
-        for name in value if isinstance(value, list) else [value]:
-            clean = _relative(name) if isinstance(name, str) else None
-            if clean and clean not in names:
-                names.append(clean)
-    return tuple(names)
-
-
-def _relative(name: str) -> str | None:
-    """A context file name as gemini joins it to a folder (`path.join` keeps a leading `/`
-    inside), or None for one that names no entry below it."""
-    clean = posixpath.normpath(name.strip().lstrip("/") or ".")
-    return None if clean == "." or clean == ".." or clean.startswith("../") else clean
-
-
-def _settings(path: str | os.PathLike[str], follow_link: bool = True) -> dict[str, Any]:
-    """A gemini settings file as a mapping ({} when missing, unreadable or not a JSON object;
-    gemini allows comments in it). The user's and the system's are read through a link they
-    made (once, bounded, never blocking); an agent's is not read through any."""
-    try:
-        raw = agentfs.read(os.path.realpath(path) if follow_link else path, SETTINGS_LIMIT)
-        data = json.loads(_JSON_COMMENT.sub(lambda m: m.group(1) or "", raw.decode()))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _gemini_folder(ws: Workspace, seat: str, phase: str, folder: Path) -> None:
-    """.gemini/ keeps only council's own: settings.json (a plain file; agents/gemini.py
-    rewrites it at the start) and an empty .env; its commands, skills, agents, policies,
-    GEMINI.md and anything else go. A .env that held anything is replaced by an empty one."""
-    where = folder / GEMINI
+def _kept_folder(ws: Workspace, seat: str, phase: str, folder: Path, kept: clis.KeptFolder
+                 ) -> None:
+    """A CLI's own folder (gemini's .gemini/) keeps only council's own: its settings files
+    (plain files; the adapter rewrites them at the start) and its files kept while empty;
+    its commands, skills, agents, policies, memory files and anything else go. A kept-empty
+    file that held anything is replaced by an empty one."""
+    where = folder / kept.name
     what = agentfs.describe(where)
     if what == "missing":
         return
     if what != "a folder":
-        _set_aside(ws, seat, phase, folder, GEMINI)
+        _set_aside(ws, seat, phase, folder, kept.name)
         return
     with os.scandir(where) as entries:
         names = sorted(entry.name for entry in entries)
     for name in names:
         info = os.lstat(where / name)
         plain = stat.S_ISREG(info.st_mode) and info.st_nlink == 1
-        if plain and (name == GEMINI_SETTINGS or (name == GEMINI_ENV and not info.st_size)):
+        if plain and (name in kept.files or (name in kept.empty and not info.st_size)):
             continue
-        _set_aside(ws, seat, phase, folder, f"{GEMINI}/{name}")
-        if name == GEMINI_ENV:
-            agentfs.write(folder, f"{GEMINI}/{GEMINI_ENV}", b"")
+        _set_aside(ws, seat, phase, folder, f"{kept.name}/{name}")
+        if name in kept.empty:
+            agentfs.write(folder, f"{kept.name}/{name}", b"")
 
 
 def _set_aside(ws: Workspace, seat: str, phase: str, folder: Path, rel: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from council.agents import codex, gemini, mcp
+from council.agents import claude, codex, gemini
 from council.config import summary
 from council.errors import ConfigError
 from council.runoptions import McpServer, Seat, can_search, no_search
@@ -53,17 +53,17 @@ def test_no_search_names_a_seat_without_vendor_search_or_a_search_server() -> No
 def test_each_cli_gets_the_server_without_its_keys() -> None:
     (server,) = seat(web=WEB).mcp_servers
     cli_env = ["PATH", "HOME", "ANTHROPIC_API_KEY", "BRAVE_KEY", "LC_ALL"]
-    config = mcp.claude_config([server], cli_env)["mcpServers"]["web"]
+    config = claude.mcp_config([server], cli_env)["mcpServers"]["web"]
     assert config["command"] == "env"
     assert config["args"] == ["-u", "ANTHROPIC_API_KEY", "--", "/usr/bin/search-mcp", "--fast"]
     assert config["env"] == {"BRAVE_KEY": "v"}
-    assert mcp.claude_allowed([server]) == ["mcp__web"]
+    assert claude.mcp_allowed([server]) == ["mcp__web"]
     assert gemini.mcp_args([server]) == ["--allowed-mcp-server-names", "web"]
     assert gemini.mcp_args() == ["--allowed-mcp-server-names", gemini.NO_MCP_SERVER]
-    assert mcp.gemini_servers([server], cli_env)["web"]["trust"] is True
+    assert gemini.mcp_servers([server], cli_env)["web"]["trust"] is True
     # gemini's tools.core denies every tool it does not name, a trusted server's too
-    assert mcp.gemini_core([server]) == ["mcp_web_*"]
-    table = mcp.codex_table([server], ["users"])
+    assert gemini.mcp_core([server]) == ["mcp_web_*"]
+    table = codex.mcp_table([server], ["users"])
     assert table == ('{"users"={enabled=false}, "web"={command="/usr/bin/search-mcp", '
                      'args=["--fast"], env={BRAVE_KEY="v"}, required=true, '
                      'default_tools_approval_mode="approve"}}')

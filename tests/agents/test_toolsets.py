@@ -7,7 +7,7 @@ import itertools
 import json
 from pathlib import Path
 
-from council.agents import adapter_for, toolsets
+from council.agents import adapter_for
 from council.agents.base import AgentJob
 from council.graph import BY_NAME, FILES, GRAPH, WEB
 from council.runoptions import Seat
@@ -97,6 +97,6 @@ def test_gemini_tools_and_system_prompt(tmp_path: Path) -> None:
 def test_every_toolset_renders_for_every_cli() -> None:
     for cli in ("claude", "codex", "gemini"):
         for tools in (WEB, FILES):
-            names = toolsets.names(cli, tools)
+            names = adapter_for(cli).instructions.tools[tools]
             assert names
             assert all(isinstance(n, str) for n in names)

@@ -14,6 +14,8 @@ import pytest
 from fakes import FAKES_BIN
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, ModelOutput
 
+from council.agents import adapter_for
+from council.agents.environment import agent_env
 from council.agents.gemini import NO_MCP_SERVER
 from council.evaluation import judge, judging
 from council.evaluation.questions import Criterion
@@ -21,20 +23,29 @@ from council.evaluation.questions import Criterion
 from .conftest import JUDGE_BIN
 
 
+def argv(cli: str, model: str | None, folder: Path) -> list[str]:
+    """The judge's command line: the adapter's one-shot call."""
+    return list(adapter_for(cli).one_shot(folder, folder / "prompt.md", model).argv)
+
+
+def environment(cli: str, folder: Path) -> dict[str, str]:
+    """The judge's environment: the allow-list and what the one-shot call adds."""
+    return {**agent_env(cli), **adapter_for(cli).one_shot(folder, folder / "prompt.md").env}
+
+
 def test_no_cli_is_offered_a_tool(tmp_path: Path) -> None:
-    claude = judge.argv("claude", "opus", tmp_path)
+    claude = argv("claude", "opus", tmp_path)
     assert claude[claude.index("--tools") + 1] == ""
     assert "--allowedTools" not in claude
     assert json.loads(claude[claude.index("--settings") + 1]) == {"disableAllHooks": True}
     assert claude[-2:] == ["--model", "opus"]
-    codex = judge.argv("codex", None, tmp_path)
+    codex = argv("codex", None, tmp_path)
     assert "web_search=disabled" in codex
     assert codex[-1] == "-"  # the prompt on stdin, never on the argv
     assert any("default_permissions" in a or "workspace-write" in a for a in codex)
-    gemini = judge.argv("gemini", "flash", tmp_path)
+    gemini = argv("gemini", "flash", tmp_path)
     assert "--approval-mode" not in gemini  # headless default: no tool that asks
     assert gemini[-2:] == ["-m", "flash"]
-    judge.prepare_folder("gemini", tmp_path)
     settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
     assert settings["tools"]["core"] == []  # an empty allow-list: no built-in tool at all
     assert (tmp_path / ".gemini" / ".env").read_text() == ""
@@ -48,12 +59,12 @@ def test_no_judge_starts_a_users_mcp_server(tmp_path: Path,
     home.mkdir()
     (home / "config.toml").write_text('[mcp_servers."github.main"]\ncommand = "gh-mcp"\n')
     monkeypatch.setenv("CODEX_HOME", str(home))
-    assert "--strict-mcp-config" in judge.argv("claude", None, tmp_path)
-    codex = judge.argv("codex", None, tmp_path)
+    assert "--strict-mcp-config" in argv("claude", None, tmp_path)
+    codex = argv("codex", None, tmp_path)
     overrides = [codex[i + 1] for i, a in enumerate(codex) if a == "-c"]
     assert 'mcp_servers={"github.main"={enabled=false}}' in overrides
     assert "project_root_markers=[]" in overrides
-    gemini = judge.argv("gemini", None, tmp_path)
+    gemini = argv("gemini", None, tmp_path)
     assert gemini[gemini.index("--allowed-mcp-server-names") + 1] == NO_MCP_SERVER
 
 
@@ -62,11 +73,11 @@ def test_each_cli_gets_only_its_own_variables(tmp_path: Path,
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_x")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-x")
-    env = judge.environment("claude", tmp_path)
+    env = environment("claude", tmp_path)
     assert env["ANTHROPIC_API_KEY"] == "sk-ant-x"
     assert "OPENAI_API_KEY" not in env
     assert "GITHUB_TOKEN" not in env
-    codex = judge.environment("codex", tmp_path)
+    codex = environment("codex", tmp_path)
     assert codex["HOME"] == str(tmp_path / "home")
     assert "ANTHROPIC_API_KEY" not in codex
 
@@ -77,12 +88,12 @@ def test_the_answer_from_each_clis_events(tmp_path: Path) -> None:
         path.write_text("".join(json.dumps(e) + "\n" for e in events))
         return path
 
-    assert judge.answer_text("claude", log({"type": "system"}, {"type": "result",
+    assert adapter_for("claude").answer(log({"type": "system"}, {"type": "result",
                                                                 "result": "A"})) == "A"
-    assert judge.answer_text("codex", log(
+    assert adapter_for("codex").answer(log(
         {"type": "item.completed", "item": {"type": "reasoning", "text": "hmm"}},
         {"type": "item.completed", "item": {"type": "agent_message", "text": "B"}})) == "B"
-    assert judge.answer_text("gemini", log(
+    assert adapter_for("gemini").answer(log(
         {"type": "message", "role": "user", "content": "Q"},
         {"type": "message", "role": "assistant", "content": "C", "delta": True},
         {"type": "message", "role": "assistant", "content": "D", "delta": True})) == "CD"

@@ -37,16 +37,19 @@ def test_the_live_check_starts_none_of_the_users_mcp_servers(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`doctor --live` drives each CLI as an agent of a run is driven: none of the user's MCP
     servers start, and the call runs in a folder of council's, not $TMPDIR."""
+    from council.agents import adapter_for
     from council.agents.base import private_root
-    from council.readiness.doctor import live_argv
+
+    def live_argv(cli: str, folder: Path) -> tuple[str, ...]:
+        return adapter_for(cli).one_shot(folder, folder / "prompt.md").argv
 
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text('[mcp_servers.github]\ncommand = "gh-mcp"\n')
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
-    assert "--strict-mcp-config" in live_argv("claude", "/x")
-    assert 'mcp_servers={"github"={enabled=false}}' in live_argv("codex", "/x")
-    assert "--allowed-mcp-server-names" in live_argv("gemini", "/x")
+    assert "--strict-mcp-config" in live_argv("claude", tmp_path)
+    assert 'mcp_servers={"github"={enabled=false}}' in live_argv("codex", tmp_path)
+    assert "--allowed-mcp-server-names" in live_argv("gemini", tmp_path)
     root = private_root("doctor")
     assert root.is_relative_to(Path.home() / ".cache")
     assert (root / ".git").is_dir()

@@ -190,3 +190,16 @@ def test_a_gemini_key_kept_only_in_its_dotenv_is_named_with_the_fix(tmp_path: Pa
     (gemini,) = check(["gemini"], {**env, "GEMINI_API_KEY": "k"}, home).values()
     assert gemini.ready
     assert gemini.stranded is None
+
+
+def test_each_clis_npm_package_is_the_one_its_pin_names() -> None:
+    """clis.py and tested_versions.json (which scripts/install-clis.sh reads) name one
+    package per CLI, and pin every CLI council drives."""
+    import json
+    from importlib import resources
+
+    from council.clis import REGISTRY
+
+    pins = json.loads(resources.files("council").joinpath("tested_versions.json").read_text())
+    assert {name: cli.npm for name, cli in REGISTRY.items()} == {
+        name: pins[name]["npm"] for name in REGISTRY}

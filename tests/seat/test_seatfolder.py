@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from council.agents import gemini
 from council.config import Overrides, load_options
 from council.errors import CouncilError
 from council.run.supervisor import start_run
@@ -67,7 +68,7 @@ def test_geminis_context_file_names_from_each_settings_file(
                    "SYS.md": "x", "own.md": "x", "x/Own.md": "x"})
     seatfolder.quarantine(ws, "gemini", "research")
     assert remaining(folder) == [".gemini/settings.json", "rules.md"]
-    assert seatfolder.gemini_context_files(folder) == (
+    assert gemini.context_files(folder) == (
         "TEAM.md", "docs/Rules.md", "SYS.md", "OWN.md")
 
 
@@ -77,7 +78,7 @@ def test_a_context_setting_behind_a_link_in_the_agents_folder_is_not_read(
     plant(elsewhere, {"settings.json": json.dumps({"context": {"fileName": "README.md"}})})
     folder = seatfolder.own_folder(ws, "gemini", "research")
     os.symlink(elsewhere, folder / ".gemini")
-    assert seatfolder.gemini_context_files(folder) == ()
+    assert gemini.context_files(folder) == ()
 
 
 def test_a_folder_over_the_walks_budget_fails_loudly_and_moves_nothing(
