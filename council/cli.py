@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from council import __version__, graph
+from council import __version__, cliparts, graph
 from council.clieval import eval_cmd
 from council.cliparts import (
     base_of,
@@ -20,7 +20,6 @@ from council.cliparts import (
     examples,
     finish,
     handle_errors,
-    on_terminal,
     person_at_terminal,
     research_dir_option,
     run_options,
@@ -212,7 +211,7 @@ def list_cmd(as_json: bool, research_dir: Path | None) -> None:
     if found.readable:
         from council.views.status import runs_table
 
-        show(runs_table(found.readable, styled=on_terminal()))
+        show(runs_table(found.readable, styled=cliparts.on_terminal()))
     for line in found.unreadable:  # after the table: a run whose state cannot be read, and why
         click.echo(line)
     if found.foreign:
@@ -365,7 +364,7 @@ def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> 
         return
     from council.views.status import render
 
-    show(render(found.overview, styled=on_terminal()))
+    show(render(found.overview, styled=cliparts.on_terminal()))
     if not found.own:
         click.echo(f"{found.paths.run_dir} was not made by council on this machine: shown "
                    "read only; council will not resume, cancel or write into it")

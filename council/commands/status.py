@@ -55,7 +55,7 @@ class Status:
     budget_exhausted: str | None
     completeness: dict[str, Any] | None
     spent: dict[str, Any]
-    usage: dict[str, Any]  # per agent and phase: tokens in (of them cached), out, the cost
+    usage: list[dict[str, Any]]  # per agent and phase: tokens in (of them cached), out, the cost
     phases: list[dict[str, Any]]  # per phase that ran: its cost and what it changed
     agents: list[AgentRow]
     asks: list[str]  # the follow-up answers (`council ask`), oldest first

@@ -45,7 +45,8 @@ from mcp_types import TextContent
 
 from council.evaluation import results
 from council.evaluation.command import RUNS
-from council.hosts import mcprequests, mcptools
+from council.commands import mcprequests
+from council.hosts import mcptools
 from council.store.sessions import Request
 
 from .helpers import fingerprint, run_bounded
