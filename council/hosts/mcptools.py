@@ -37,7 +37,8 @@ from council.store.state import ENDED
 from council.trust import UntrustedConfig
 from council.views.status import plain, render, runs_table
 
-__all__ = ["MAX_WAIT", "Call", "read_resource", "resources", "templates", "with_budget"]
+__all__ = ["MAX_WAIT", "MCP_MAX_COST", "Call", "read_resource", "resources", "templates",
+           "with_budget"]
 TOPIC_SHOWN = 500  # characters of the topic in a status (the topic may be a megabyte)
 TOPIC_LISTED = 200  # and in a list's row
 

@@ -75,7 +75,8 @@ def test_mid_run_every_surface_shows_the_same_percent_and_phase(tmp_path: Path) 
     assert set(seen.values()) == {seen["live view"]}, seen
     phase, percent = seen["live view"]
     assert phase == "refinement"
-    assert percent is not None and 0 < percent < 100
+    assert percent is not None
+    assert 0 < percent < 100
 
 
 @pytest.mark.parametrize(("created", "phases", "word"), [
@@ -106,6 +107,7 @@ def test_list_json_and_list_research_give_the_same_runs(tmp_path: Path) -> None:
     answer = mcptools.list_research({}, mcptools.Call(tmp_path, "test"))
     assert answer.data["runs"] == listed
     assert [run["id"] for run in listed] == [RUN_ID, "20261124-100000-abcdef"]
-    assert listed[1]["error"] and listed[1]["phase"] is None
+    assert listed[1]["error"]
+    assert listed[1]["phase"] is None
     schema = mcptools.BY_NAME["list_research"].output["properties"]["runs"]["items"]
     assert list(schema["properties"]) == list(listed[0])

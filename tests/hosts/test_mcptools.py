@@ -14,11 +14,11 @@ from conftest import Council
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from council import graph
-from council.config import Overrides, load_options
-from council.errors import CouncilError, UsageError
 from council.commands import mcprequests
 from council.commands import start as starting
 from council.commands import status as asking
+from council.config import Overrides, load_options
+from council.errors import CouncilError, UsageError
 from council.hosts import mcptools
 from council.hosts.mcptools import START_PARAMS, STATUS_PARAMS, TOOLS, Param
 from council.options import Choice, Option

@@ -13,8 +13,8 @@ from conftest import Council
 
 from council import cli
 from council.commands.doctor import CLI_JSON_KEYS, JSON_KEYS
-from council.readiness.setup import HostSetup
 from council.commands.runs import LIST_JSON_KEYS
+from council.readiness.setup import HostSetup
 
 
 def council_json(council: Council, *args: str, **env: str) -> tuple[int, object, str]:
