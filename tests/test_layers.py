@@ -1,7 +1,7 @@
 """The package's floors go one way: cli → hosts → commands/evaluation → run → phases →
 views → seat → readiness → agents → evidence → store, and the engine (run, phases, seat)
-never imports the views. Read from the source (every import, lazy ones included), so a cycle or a climb back up
-fails here rather than in a newcomer's head."""
+never imports the views. Read from the source (every import, lazy ones included), so a
+cycle or a climb back up fails here rather than in a newcomer's head."""
 
 from __future__ import annotations
 
