@@ -20,7 +20,7 @@ from council.evidence import accounts, asking, estimate, ledger, score
 from council.evidence.ledger import format_cost, format_usage
 from council.runoptions import NO_SEARCH, search_path
 from council.store import agentfs
-from council.store.progress import PROGRESS_FILE
+from council.store.progress import PROGRESS_FILE, SUPERVISOR_LOG
 from council.store.runlock import live_supervisor
 from council.store.state import ENDED, MAIN_SESSION, RunEnd, RunState, SeatStatus, begun
 from council.store.workspace import Workspace
@@ -130,7 +130,7 @@ def _plain(path: Path) -> os.stat_result | None:
 # The phase words for a run mid-phase that no supervisor holds (shown_phase): not states.
 INTERRUPTED = "interrupted"
 STARTING = "starting"
-STARTING_S = 30  # a run no supervisor holds yet, this young, is starting, not interrupted
+STARTING_S = 30  # a run whose supervisor was launched this recently is starting
 EVENTS_TAIL = 1 << 20  # progress.log's last MB holds every agent's latest line
 
 
@@ -159,17 +159,21 @@ def shown_phase(state: RunState, ws: Workspace, now: float | None = None) -> str
     if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION:
         return state.phase  # the Claude Code session writes it: no supervisor is expected
     if state.phase in graph.NAMES and live_supervisor(ws.root) is None:
-        return STARTING if starting(state, now) else INTERRUPTED
+        return STARTING if starting(state, ws, now) else INTERRUPTED
     return state.phase
 
 
-def starting(state: RunState, now: float | None = None) -> bool:
-    """A run that nothing has worked on yet (store.state.begun), made less than STARTING_S
-    ago."""
-    made = epoch(state.created_at)
-    if begun(state) or made is None:
+def starting(state: RunState, ws: Workspace, now: float | None = None) -> bool:
+    """A run that nothing has worked on yet (store.state.begun) whose detached supervisor
+    (run/detach.py: an MCP request's) was launched less than STARTING_S ago: it is on its
+    way. A run started in a terminal or a host's hook is supervised by its starter, so
+    without a supervisor it is interrupted, however young."""
+    if begun(state):
         return False
-    return (time.time() if now is None else now) - made < STARTING_S
+    launched = _plain(ws.root / "logs" / SUPERVISOR_LOG)
+    if launched is None:
+        return False
+    return (time.time() if now is None else now) - launched.st_mtime < STARTING_S
 
 
 def percent(state: RunState) -> int:

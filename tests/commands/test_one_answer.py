@@ -79,17 +79,21 @@ def test_mid_run_every_surface_shows_the_same_percent_and_phase(tmp_path: Path) 
     assert 0 < percent < 100
 
 
-@pytest.mark.parametrize(("created", "phases", "word"), [
-    (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), {}, "starting"),
-    ("2026-11-23T10:00:00Z", {"research": AgentPhase(status="running", iteration=1,
-                                                     max_iterations=2)}, "interrupted"),
+@pytest.mark.parametrize(("phases", "launched", "word"), [
+    ({}, True, "starting"),
+    ({}, False, "interrupted"),
+    ({"research": AgentPhase(status="running", iteration=1, max_iterations=2)}, True,
+     "interrupted"),
 ])
 def test_without_a_supervisor_every_surface_says_the_same_word(
-        tmp_path: Path, created: str, phases: dict[str, AgentPhase], word: str) -> None:
-    """A young run nothing has worked on is `starting` (its detached supervisor is on its
-    way: an MCP request's), one that had begun is `interrupted`, on every surface (the MCP
-    tools said `starting` where `council status` said `interrupted`)."""
-    made(tmp_path, created, phases)
+        tmp_path: Path, phases: dict[str, AgentPhase], launched: bool, word: str) -> None:
+    """A run nothing has worked on whose detached supervisor was just launched (an MCP
+    request's) is `starting`; any other run no supervisor holds is `interrupted`, on every
+    surface (the MCP tools said `starting` where `council status` said `interrupted`)."""
+    ws = made(tmp_path, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), phases)
+    if launched:
+        (ws.root / "logs").mkdir(exist_ok=True)
+        (ws.root / "logs" / "supervisor.log").touch()
     seen = surfaces(tmp_path)
     assert {phase for phase, _ in seen.values()} == {word}, seen
     cli_percent = seen["council status --json"][1]

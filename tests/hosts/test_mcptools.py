@@ -3,8 +3,6 @@ line's words, how far a run is, what "the same request" is, the schemas the clie
 
 from __future__ import annotations
 
-import calendar
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -124,11 +122,19 @@ def test_percent_is_the_share_of_planned_time_and_100_only_once_done() -> None:
     assert views.percent(record({})) == 0  # nothing planned this council can weigh
 
 
-def test_a_young_run_nobody_has_worked_on_is_starting() -> None:
-    made = calendar.timegm(time.strptime("2026-11-22T03:14:41Z", "%Y-%m-%dT%H:%M:%SZ"))
-    assert views.starting(record({}), now=made + 5)
-    assert not views.starting(record({}), now=made + views.STARTING_S + 1)
-    assert not views.starting(record({"research": ("running", 1, 2)}), now=made + 5)
+def test_a_run_whose_supervisor_was_just_launched_is_starting(tmp_path: Path) -> None:
+    """Nothing worked on yet, and a detached supervisor launched for it (its log made) less
+    than STARTING_S ago: starting. Without that log (a terminal's or a hook's run, whose
+    starter supervises it) it is interrupted, however young."""
+    ws = create_workspace(tmp_path)
+    assert not views.starting(record({}), ws)
+    log = ws.root / "logs" / "supervisor.log"
+    log.parent.mkdir(exist_ok=True)
+    log.touch()
+    launched = log.stat().st_mtime
+    assert views.starting(record({}), ws, now=launched + 5)
+    assert not views.starting(record({}), ws, now=launched + views.STARTING_S + 1)
+    assert not views.starting(record({"research": ("running", 1, 2)}), ws, now=launched + 5)
 
 
 @pytest.mark.parametrize(("phase", "says"), [
