@@ -44,8 +44,9 @@ def test_a_council_error_inside_a_task_group_is_its_own_one_line(
     def grouped(*_: object) -> None:
         raise ExceptionGroup("tasks", [RunNotFoundError("no run x in research")])
 
-    monkeypatch.setattr(cli, "cancel_run", grouped)
-    monkeypatch.setattr(cli, "pick", lambda *_: None)
+    from council.commands import cancel
+
+    monkeypatch.setattr(cancel, "cancel", grouped)
     result = CliRunner().invoke(cli.main, ["cancel", "x"])
     assert (result.exit_code, result.stderr) == (1, "council: error: no run x in research\n")
 

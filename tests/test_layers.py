@@ -1,7 +1,7 @@
-"""The package's floors go one way: cli → hosts/evaluation → run → phases → views → seat →
-readiness → agents → evidence → store, and the engine (run, phases, seat) never imports the
-views. Read from the source (every import, lazy ones included), so a cycle or a climb back up
-fails here rather than in a newcomer's head."""
+"""The package's floors go one way: cli → hosts → commands/evaluation → run → phases →
+views → seat → readiness → agents → evidence → store, and the engine (run, phases, seat)
+never imports the views. Read from the source (every import, lazy ones included), so a
+cycle or a climb back up fails here rather than in a newcomer's head."""
 
 from __future__ import annotations
 
@@ -54,18 +54,25 @@ def test_there_are_no_import_cycles() -> None:
 
 
 # The packages, from the top floor down. A module may import its own package and any floor
-# below it, never one above: the hosts and the eval drive runs, a run drives its phases,
-# the phases seats, a seat drives an agent, and everything keeps its files through the store.
-# The views render what a run wrote, for the cli and the hosts: they sit below the engine so
-# they can read its records (evidence, store), and the engine imports none of them (below).
-FLOORS = ("hosts evaluation", "run", "phases", "views", "seat", "readiness", "agents",
-          "evidence", "store")
-# The top-level modules: the cli above every floor; what a run is declared as (its graph,
-# options and their types, config, topic, errors, paths, prompts) and the process helper
-# below them. Of
-# those, config and trust read and write their files through the store, so only they may
-# import it; the rest import no package at all.
-ENTRY = {"council.cli", "council.__main__"}
+# below it, never one above: the hosts (their hooks, the MCP server) ask the commands, the
+# commands (a question a person or a client asks of a run: status, list, report, cancel, ask,
+# adopt, doctor, start, resume) and the eval drive runs, a run drives its phases, the phases
+# seats, a seat drives an agent, and everything keeps its files through the store. The
+# commands sit below the hosts because a host's hook asks the same questions the command
+# line does (hosts/flow.py), and need nothing of a host: what only the MCP tools ask (start
+# a run, the record of which request started which run) is a command like the rest. The
+# views render what a run wrote, for the cli, the commands and the hosts: they sit below the
+# engine so they can read its records (evidence, store), and the engine imports none of
+# them (below); the live view is a view, so the figures every surface shows (a run's phase
+# word and percent) are the views' own, and the commands hand them on.
+FLOORS = ("hosts", "commands evaluation", "run", "phases", "views", "seat", "readiness",
+          "agents", "evidence", "store")
+# The top-level modules: the command line above every floor (cli.py, its parts that are not
+# commands in cliparts.py, `council eval` in clieval.py); what a run is declared as (its
+# graph, options and their types, config, topic, errors, paths, prompts) and the process
+# helper below them. Of those, config and trust read and write their files through the
+# store, so only they may import it; the rest import no package at all.
+ENTRY = {"council.cli", "council.cliparts", "council.clieval", "council.__main__"}
 ON_THE_STORE = {"council.config", "council.trust"}
 
 
@@ -126,7 +133,7 @@ def test_the_declarations_sit_below_every_floor() -> None:
 def test_only_the_cli_imports_click() -> None:
     users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                    if "import click" in p.read_text(encoding="utf-8"))
-    assert users == ["cli.py"]
+    assert users == ["cli.py", "clieval.py", "cliparts.py"]  # the command line
 
 
 def test_every_import_is_one_the_floors_can_see() -> None:

@@ -69,8 +69,8 @@ def test_the_core_install_has_no_inspect_and_the_test_install_has_it() -> None:
 
 def test_only_the_eval_command_imports_the_eval() -> None:
     """Read from the source, lazy imports included: outside council/evaluation, only the cli
-    imports it, and only inside `council eval` and its check before parsing (the inspect
-    entry point is in the package)."""
+    imports it (clieval.py), and only inside `council eval` and its check before parsing
+    (the inspect entry point is in the package)."""
     found: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.is_relative_to(PACKAGE / "evaluation"):
@@ -85,7 +85,8 @@ def test_only_the_eval_command_imports_the_eval() -> None:
                    or n == "council.evaluation" for n in names):
                 inside = [f.name for f in functions if node in ast.walk(f)]
                 found.setdefault(str(path.relative_to(ROOT)), set()).update(inside or ["<module>"])
-    assert found == {"council/cli.py": {"eval_cmd", "parse_args"}}  # _EvalCommand's check
+    # eval_cmd, and _EvalCommand's check before parsing
+    assert found == {"council/clieval.py": {"eval_cmd", "parse_args"}}
 
 
 def test_no_council_module_outside_the_eval_imports_inspect(council: Council,

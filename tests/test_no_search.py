@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from council import runoptions
+from council import commands, runoptions
+from council.commands import status as status_command
 from council.config import plan_lines
 from council.phases import synthesis
 from council.readiness.doctor import search_lines
@@ -71,7 +72,7 @@ def test_status_marks_it_in_text_and_json(tmp_path: Path) -> None:
     ws, state = run(tmp_path)
     shown = status.overview(state, ws)
     assert [n for n in shown.notes if n.startswith("no web search: local-blind ")]
-    agents = {a["agent"]: a for a in status.as_json(state, ws)["agents"]}
+    agents = {a["agent"]: a for a in commands.data(status_command.of(state, ws))["agents"]}
     assert agents["local-blind"]["web_search"] == "no web search"
     assert agents["local-web"]["web_search"] == "MCP server web"
     assert agents["claude"]["web_search"] == "vendor search"

@@ -315,6 +315,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
     from council.store.state import PHASES, RunEnd, StateFile, load_state
     from council.store.workspace import find_run
     from council.views import page
+    from council.views.status import shown_phase
 
     assert request.run is not None
     ws = find_run(request.run, base, act="drive")
@@ -364,7 +365,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
                           f"`council resume {ws.id}`.")
 
     _release(base, session_id, request)  # done, failed or cancelled elsewhere
-    return host.allow(f"Research council {ws.id} is {state.phase}.")
+    return host.allow(f"Research council {ws.id} is {shown_phase(state, ws)}.")
 
 
 def finished(ws: Any) -> str:

@@ -204,7 +204,7 @@ async def wait(args: dict[str, Any], call: Call, report: Report) -> Answer:
     shown: tuple[str, int] | None = None
     while True:
         answer = await anyio.to_thread.run_sync(mcptools.run_status, args, call)
-        args = {**args, "run_id": answer.data["run_id"]}  # this run, though a newer starts
+        args = {**args, "run_id": answer.data["id"]}  # this run, though a newer starts
         phase, percent = answer.data["phase"], answer.data["percent"]
         if (phase, percent) != shown:
             shown = (phase, percent)

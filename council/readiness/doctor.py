@@ -12,7 +12,6 @@ import time
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +23,8 @@ from council.domains import Policy
 from council.errors import CouncilError
 from council.readiness import endpoint
 from council.readiness.preflight import Readiness, check
-from council.readiness.setup import check_hosts
-from council.runoptions import NO_SEARCH, Seat, search_path
+from council.readiness.setup import HostSetup
+from council.runoptions import NO_SEARCH, RunOptions, Seat, search_path
 
 LIVE_PROMPT = "Reply with the single word OK."
 LIVE_TIMEOUT = 120.0
@@ -47,36 +46,44 @@ def table(rows: list[tuple[str, ...]]) -> list[str]:
             for r in rows]
 
 
-def hosts_lines() -> list[str]:
+def hosts_lines(hosts: Sequence[HostSetup]) -> list[str]:
     """A table of the hosts council can be started from, then one fix line per host that is
     not set up: `council doctor` is where a user learns codex skipped an untrusted hook."""
-    hosts = check_hosts()
     rows = [(h.host, h.state) for h in hosts]
     return [*table([HOSTS_HEADER, *rows]), *(f"{h.host}: {h.fix}" for h in hosts if h.fix)]
 
 
-def _seats() -> tuple[Seat, ...]:
-    """The configured seats, or one per CLI when the config cannot be read."""
+def configured() -> RunOptions | None:
+    """The options your config gives every run, or None when it cannot be read."""
     try:
-        return load_options(Overrides()).seats
+        return load_options(Overrides())
     except CouncilError:
+        return None
+
+
+def seats_of(options: RunOptions | None) -> tuple[Seat, ...]:
+    """The configured seats, or one per CLI when the config cannot be read."""
+    if options is None:
         return tuple(Seat(cli, cli) for cli in CLIS)
+    return options.seats
 
 
 def policy_line() -> str:
     """The source policy your config gives every run (domains.py; `council run
     --allow-domain/--deny-domain` add to it for one run)."""
-    try:
-        sources = load_options(Overrides()).sources
-    except CouncilError:
+    return policy_of(configured())
+
+
+def policy_of(options: RunOptions | None) -> str:
+    """policy_line's line for these options (None: the config cannot be read)."""
+    if options is None:
         return "source policy: not known (the config file cannot be read: see council run)"
-    return f"source policy: {Policy.of(sources).describe()}"
+    return f"source policy: {Policy.of(options.sources).describe()}"
 
 
-def environment_lines() -> list[str]:
+def environment_lines(seats: tuple[Seat, ...]) -> list[str]:
     """Which of this shell's variables each configured agent's CLI will be given: names,
     never values (agents/environment.py decides)."""
-    seats = _seats()
     lines = ["agents see (variable names; everything else in this shell stays out):",
              *(f"  {seat.name}: {', '.join(sorted(_seen(seat)))}"
                + (" (HOME: a private one in the run folder)"
@@ -85,6 +92,11 @@ def environment_lines() -> list[str]:
     for cli in dict.fromkeys(seat.cli for seat in seats):
         lines += adapter_for(cli).doctor_notes()
     return lines
+
+
+def environment(seats: tuple[Seat, ...]) -> dict[str, list[str]]:
+    """Each seat's variable names (`council doctor --json`'s environment)."""
+    return {s.name: sorted(_seen(s)) for s in seats}
 
 
 def _seen(seat: Seat) -> dict[str, str]:
@@ -144,7 +156,7 @@ def fix_line(found: Readiness, hosted: AbstractSet[str], ready: bool) -> str | N
 def search_lines(seats: tuple[Seat, ...] | None = None) -> list[str]:
     """How each configured agent searches the web: its vendor's search, an MCP server of its
     own declared `search: true` (`mcp_servers:`), or none, which a run marks NO_SEARCH."""
-    seats = _seats() if seats is None else seats
+    seats = seats_of(configured()) if seats is None else seats
     return ["web search (each agent):",
             *(f"  {s.name}: {path}" + (" (give it an MCP server with `search: true`)"
                                        if path == NO_SEARCH else "")
@@ -183,7 +195,7 @@ def live(cli: str) -> str:
     return f"failed after {took:.1f} s: {error}" if error else f"ok in {took:.1f} s"
 
 
-def _checked(live_check: bool) -> tuple[list[Readiness], dict[str, str] | None]:
+def checked(live_check: bool) -> tuple[list[Readiness], dict[str, str] | None]:
     """Each CLI as found, and (with `live_check`) each ready one's answer to the tiny prompt."""
     found = list(check(list(CLIS), version_timeout=15, every_version=True).values())
     if not live_check:
@@ -191,51 +203,3 @@ def _checked(live_check: bool) -> tuple[list[Readiness], dict[str, str] | None]:
     ready = [r.cli for r in found if r.ready]
     with ThreadPoolExecutor(max_workers=len(CLIS)) as pool:
         return found, dict(zip(ready, pool.map(live, ready), strict=True))
-
-
-# `council doctor --json`'s keys (documented in its --help): the top level, and each CLI's.
-JSON_KEYS = ("ok", "clis", "hosts", "environment", "endpoints", "search")
-CLI_JSON_KEYS = ("cli", "path", "version", "tested", "tested_version", "credentials",
-                 "ready", "problem", "live")
-
-
-def as_json(live_check: bool = False) -> tuple[dict[str, Any], int]:
-    """What `run_doctor` prints, as data with stable keys (JSON_KEYS, CLI_JSON_KEYS; a host
-    is HostSetup's fields), and the same exit code: `ok` is whether any agent can run here
-    (a CLI only self-hosted seats use is ready when one of their servers answered).
-    Names only, never a secret's value."""
-    found, answers = _checked(live_check)
-    seats = _seats()
-    rows, _ = endpoint_rows(seats)
-    hosted = hosted_only(seats)
-    ready = [can_run(r, hosted, rows) for r in found]
-    clis = [dict(zip(CLI_JSON_KEYS, (
-        r.cli, r.path, r.version, None if r.version is None else r.is_tested,
-        r.tested, r.credentials, ok, None if r.cli in hosted and r.path else r.problem,
-        None if answers is None else answers.get(r.cli)), strict=True))
-        for r, ok in zip(found, ready, strict=True)]
-    return ({"ok": any(ready), "clis": clis, "hosts": [asdict(h) for h in check_hosts()],
-             "environment": {s.name: sorted(_seen(s)) for s in seats},
-             "endpoints": rows,
-             "search": {s.name: search_path(s) for s in seats}},
-            0 if any(ready) else 1)
-
-
-def run_doctor(live_check: bool = False) -> tuple[list[str], int]:
-    """The lines to print, and 0 if at least one agent can run here, else 1."""
-    found, answers = _checked(live_check)
-    seats = _seats()
-    rows, notes = endpoint_rows(seats)
-    hosted = hosted_only(seats)
-    ready = [can_run(r, hosted, rows) for r in found]
-    header: tuple[str, ...] = HEADER
-    table_rows = [cells(r, hosted) for r in found]
-    if answers is not None:
-        header = (*HEADER, "live")
-        table_rows = [(*row, answers.get(r.cli, "-"))
-                      for row, r in zip(table_rows, found, strict=True)]
-    fixes = [p for r, ok in zip(found, ready, strict=True) if (p := fix_line(r, hosted, ok))]
-    return ([*table([header, *table_rows]), *fixes, "", *hosts_lines(), "",
-             *environment_lines(), *endpoint_lines(rows, notes), policy_line(), "",
-             *search_lines(seats)],
-            0 if any(ready) else 1)

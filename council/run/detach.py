@@ -29,12 +29,12 @@ from pathlib import Path
 
 from council.errors import CouncilError
 from council.store import agentfs
+from council.store.progress import SUPERVISOR_LOG
 from council.store.runlock import live_supervisor
 from council.store.state import ENDED, load_state
 from council.store.workspace import Workspace
 
 ENTRY = Path(__file__).resolve().parents[1] / "__main__.py"
-SUPERVISOR_LOG = "supervisor.log"
 # How long a start waits, at most, for the supervisor to take the run's lock (a Python
 # start-up and council's imports: ~0.3 s on an idle machine, a second on a busy one). Past
 # it the answer says `starting`: the MCP client is waiting for the answer.

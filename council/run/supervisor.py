@@ -41,10 +41,10 @@ from council.store.progress import utc_now
 from council.store.runlock import RunLock
 from council.store.state import (
     MAIN_SESSION,
-    PHASES,
     AgentRecord,
     RunEnd,
     RunState,
+    begun,
     create_state,
 )
 from council.store.workspace import Workspace, create_workspace
@@ -147,13 +147,6 @@ def refusal(limit: int, source: str, held: list[str]) -> str:
     return (f"{len(held)} council {runs} already active on this machine, which allows "
             f"{limit} at once (max_runs: {source}): {'; '.join(held)}; wait for one to end, "
             "or cancel one")
-
-
-def begun(state: RunState) -> bool:
-    """Whether anything has been done for the run (a phase begun by an agent, a step
-    ended, or the run ended)."""
-    return state.phase not in PHASES or bool(state.steps) or any(
-        rec.phases for rec in state.agents.values())
 
 
 def start_run(topic: str, options: RunOptions, base: Path | None = None) -> Workspace:

@@ -25,6 +25,8 @@ import time
 from council.store import agentfs, disk, redact
 
 PROGRESS_FILE = "progress.log"
+# A detached supervisor's output (run/detach.py), in the run's logs/: made when it is launched.
+SUPERVISOR_LOG = "supervisor.log"
 EVENTS_FILE = "events.jsonl"
 
 

@@ -240,6 +240,13 @@ def _agent_record(name: Any, raw: Any, where: str) -> AgentRecord:
     return AgentRecord(cli=str(raw.get("cli")), model=raw.get("model"), phases=phases)
 
 
+def begun(state: RunState) -> bool:
+    """Whether anything has been done for the run (a phase begun by an agent, a step
+    ended, or the run ended): the supervisor's refusal and the views' `starting` read it."""
+    return state.phase not in PHASES or bool(state.steps) or any(
+        rec.phases for rec in state.agents.values())
+
+
 def stored_options(data: Mapping[str, Any], where: str) -> RunOptions:
     """A run's options as state.yaml or run.json holds them, typed: the one place they are
     parsed. A bad value is the file's fault, so a StateError naming the file and the key."""

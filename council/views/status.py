@@ -9,7 +9,7 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,9 +20,9 @@ from council.evidence import accounts, asking, estimate, ledger, score
 from council.evidence.ledger import format_cost, format_usage
 from council.runoptions import NO_SEARCH, search_path
 from council.store import agentfs
-from council.store.progress import PROGRESS_FILE
+from council.store.progress import PROGRESS_FILE, SUPERVISOR_LOG
 from council.store.runlock import live_supervisor
-from council.store.state import ENDED, MAIN_SESSION, RunEnd, RunState, SeatStatus
+from council.store.state import ENDED, MAIN_SESSION, RunEnd, RunState, SeatStatus, begun
 from council.store.workspace import Workspace
 
 if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
@@ -127,8 +127,10 @@ def _plain(path: Path) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
-# The phase shown for a run mid-phase that no supervisor holds (shown_phase): not a state.
+# The phase words for a run mid-phase that no supervisor holds (shown_phase): not states.
 INTERRUPTED = "interrupted"
+STARTING = "starting"
+STARTING_S = 30  # a run whose supervisor was launched this recently is starting
 EVENTS_TAIL = 1 << 20  # progress.log's last MB holds every agent's latest line
 
 
@@ -148,39 +150,43 @@ def last_events(ws: Workspace) -> dict[str, str]:
     return events
 
 
-def shown_phase(state: RunState, ws: Workspace) -> str:
-    """The phase, or `interrupted` when the run is mid-phase but no supervisor holds it
-    (it crashed, was killed, or the machine rebooted): `council resume` continues it."""
+def shown_phase(state: RunState, ws: Workspace, now: float | None = None) -> str:
+    """The run's phase word, on every surface (`council status`, `list`, `watch`, the MCP
+    tools, the hooks): the phase, or `interrupted` when the run is mid-phase but no
+    supervisor holds it (it crashed, was killed, or the machine rebooted: `council resume`
+    continues it), or `starting` for a young run whose detached supervisor has not taken it
+    yet (an MCP request's, the moment after it answered)."""
     if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION:
         return state.phase  # the Claude Code session writes it: no supervisor is expected
     if state.phase in graph.NAMES and live_supervisor(ws.root) is None:
-        return INTERRUPTED
+        return STARTING if starting(state, ws, now) else INTERRUPTED
     return state.phase
 
 
-def as_json(state: RunState, ws: Workspace) -> dict[str, Any]:
-    holder = live_supervisor(ws.root)
-    return {
-        "id": state.id,
-        "topic": state.topic,
-        "phase": shown_phase(state, ws),
-        "state_phase": state.phase,
-        "supervisor_pid": holder.pid if holder else None,
-        "created_at": state.created_at,
-        "ended_at": state.ended_at,
-        "error": state.error,
-        "final_report": str(ws.final_report) if ws.final_report.is_file() else None,
-        "budget_exhausted": state.budget_exhausted,
-        "completeness": state.completeness,
-        "spent": ledger.spent(state).to_dict(),
-        # per agent and phase: tokens in (of them cached), out, and the cost
-        "usage": ledger.by_phase(state),
-        # per phase that ran: what it cost and what it changed (evidence/accounts.py)
-        "phases": [a.to_dict() for a in phase_accounts(state, ws)],
-        "agents": [asdict(r) for r in rows(state, ws)],
-        # the follow-up answers (`council ask`), oldest first
-        "asks": [str(ws.root / asking.ASKS / name) for name in asking.listed(ws.root)],
-    }
+def starting(state: RunState, ws: Workspace, now: float | None = None) -> bool:
+    """A run that nothing has worked on yet (store.state.begun) whose detached supervisor
+    (run/detach.py: an MCP request's) was launched less than STARTING_S ago: it is on its
+    way. A run started in a terminal or a host's hook is supervised by its starter, so
+    without a supervisor it is interrupted, however young."""
+    if begun(state):
+        return False
+    launched = _plain(ws.root / "logs" / SUPERVISOR_LOG)
+    if launched is None:
+        return False
+    return (time.time() if now is None else now) - launched.st_mtime < STARTING_S
+
+
+def percent(state: RunState) -> int:
+    """How far the run is, 0 to 100, on every surface: the share of its planned time behind
+    it (evidence/estimate.py, weighted by each stage's planned seconds), 100 only once done.
+    0 when its options (from another council version) plan nothing this one can weigh."""
+    if state.phase == RunEnd.DONE:
+        return 100
+    try:
+        share = estimate.share_done(state)
+    except (CouncilError, TypeError, ValueError, KeyError, AttributeError):
+        return 0
+    return min(99, int(100 * share))
 
 
 LOG_LIMIT = 64 << 20  # a CLI's log of one phase is kilobytes to a few MB; past this, not read
@@ -236,9 +242,10 @@ class Progress:
 
     share: float
     left_s: float
+    percent: int  # the share as every surface says it (percent())
 
     def __str__(self) -> str:
-        return f"{self.share:.0%} done, {estimate.rough(self.left_s)} left"
+        return f"{self.percent}% done, {estimate.rough(self.left_s)} left"
 
 
 def progress(state: RunState, now: float | None = None) -> Progress | None:
@@ -254,7 +261,7 @@ def progress(state: RunState, now: float | None = None) -> Progress | None:
     start = epoch(state.created_at)
     now = time.time() if now is None else now
     elapsed = 0.0 if start is None else max(now - start, 0.0)
-    return Progress(share, estimate.time_left(planned, share, elapsed))
+    return Progress(share, estimate.time_left(planned, share, elapsed), percent(state))
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -338,12 +345,14 @@ class Overview:
 def overview(state: RunState, ws: Workspace, now: float | None = None,
              phase: str | None = None) -> Overview:
     """The run's facts (id, topic, phase, plan, spending, score), its agents' rows and notes.
-    `phase`: how to say the phase, for a caller that knows better (default: the shown phase,
-    with how to resume an interrupted run)."""
+    `phase`: the phase word (shown_phase), when the caller has it; an interrupted run's says
+    how to resume it, a starting one's that its supervisor is starting up."""
     if phase is None:
-        phase = shown_phase(state, ws)
-        if phase == INTERRUPTED:
-            phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
+        phase = shown_phase(state, ws, now)
+    if phase == INTERRUPTED:
+        phase = f"interrupted in {state.phase} (no supervisor): council resume {state.id}"
+    elif phase == STARTING:
+        phase = "starting (its supervisor is starting up)"
     facts = [("run", state.id), ("topic", _one_line(state.topic, 200)), ("phase", phase),
              ("plan", plan_line(state))]
     going = progress(state, now) if phase == state.phase else None  # not interrupted
@@ -416,34 +425,7 @@ def _tokens(n: int) -> str:
     return "-" if not n else (f"{n / 1000:.1f}k" if n >= 1000 else str(n))
 
 
-
-
 LIST_COLUMNS = ("run", "phase", "started", "duration", "cost", "topic")
-
-
-def run_json(state: RunState | None, ws: Workspace, own: bool,
-             error: str | None = None) -> dict[str, Any]:
-    """`council list --json`: one run, the table's facts with stable keys (LIST_JSON_KEYS),
-    whole (the topic uncut, times as written, the duration in seconds). A run whose state
-    cannot be read has only its id, `own` and the `error` saying why; the rest are null."""
-    out: dict[str, Any] = dict.fromkeys(LIST_JSON_KEYS)
-    out.update(id=ws.id, own=own, error=error)
-    if state is None:
-        return out
-    start, end = epoch(state.created_at), epoch(state.ended_at)
-    spent = ledger.spent(state)
-    out.update(phase=shown_phase(state, ws), state_phase=state.phase,
-               created_at=state.created_at, ended_at=state.ended_at,
-               duration_s=None if start is None else round((end or time.time()) - start),
-               cost_usd=spent.to_dict()["cost_usd"], cost_estimated=spent.estimated,
-               topic=state.topic,
-               final_report=str(ws.final_report) if ws.final_report.is_file() else None)
-    return out
-
-
-# `council list --json`'s keys, for every run (documented in its --help).
-LIST_JSON_KEYS = ("id", "phase", "state_phase", "created_at", "ended_at", "duration_s",
-                  "cost_usd", "cost_estimated", "topic", "final_report", "own", "error")
 
 
 def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False) -> Table:
@@ -458,3 +440,20 @@ def runs_table(runs: Iterable[tuple[RunState, Workspace]], styled: bool = False)
                               format_cost(spent.cost_usd, spent.estimated, spent.self_hosted),
                               _one_line(state.topic, 60)))
     return table
+
+
+PIPED_WIDTH = 1000  # piped output is not wrapped: one line per row, for grep and cut
+
+
+def plain(*renderables: RenderableType) -> str:
+    """rich renderables (these tables) as plain text, as `council status` prints them piped
+    and the MCP tools answer them: no escape codes, not wrapped, no trailing spaces."""
+    import io
+
+    from rich.console import Console
+
+    out = io.StringIO()
+    Console(file=out, width=PIPED_WIDTH, force_terminal=False, no_color=True,
+            color_system=None, highlight=False, markup=False, emoji=False,
+            ).print(*renderables)
+    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())

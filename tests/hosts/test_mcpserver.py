@@ -119,13 +119,13 @@ async def test_a_run_outlives_its_server_and_a_new_server_reports_it(council: Co
     async with connected(council) as session:
         first = data(await session.call_tool("research_status", {"wait": 20},
                                              progress_callback=on_progress))
-        assert first["run_id"] == run_id  # the newest run, by default
+        assert first["id"] == run_id  # the newest run, by default
         status = first if first["ended"] else await until_ended(session, run_id)
         assert status["phase"] == "done"
         assert status["percent"] == 100
         assert {a["agent"]: a["status"] for a in status["agents"]} == {
             "claude": "complete", "codex": "complete", "gemini": "complete"}
-        assert status["spent"]["tokens"] > 0
+        assert status["spent"]["tokens_in"] + status["spent"]["tokens_out"] > 0
         assert any("run done" in line for line in status["progress"])
         assert steps
         assert "%" in str(steps[-1][1])

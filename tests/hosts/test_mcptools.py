@@ -3,8 +3,7 @@ line's words, how far a run is, what "the same request" is, the schemas the clie
 
 from __future__ import annotations
 
-import calendar
-import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +12,12 @@ from conftest import Council
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
 from council import graph
+from council.commands import mcprequests
+from council.commands import start as starting
+from council.commands import status as asking
 from council.config import Overrides, load_options
 from council.errors import CouncilError, UsageError
-from council.hosts import mcprequests, mcptools
+from council.hosts import mcptools
 from council.hosts.mcptools import START_PARAMS, STATUS_PARAMS, TOOLS, Param
 from council.options import Choice, Option
 from council.run import detach, supervisor
@@ -28,6 +30,7 @@ from council.store.runlock import RunLock
 from council.store.sessions import RELEASED, Request
 from council.store.state import AgentPhase, AgentRecord, RunState, load_state
 from council.store.workspace import create_workspace, find_run
+from council.views import status as views
 
 BY_NAME = {p.name: p for p in START_PARAMS}
 
@@ -104,31 +107,34 @@ def record(phases: dict[str, tuple[str, int, int]], steps: dict[str, str] | None
                     phase=phase, agents={"claude": agent}, steps=steps)
 
 
-PLANNED = ["research", "refinement", "synthesis"]
+def test_percent_is_the_share_of_planned_time_and_100_only_once_done() -> None:
+    """One figure on every surface (views.percent, the live view's): the share of the run's
+    planned time behind it, weighted by each stage's planned seconds; 100 only once done."""
+    options = load_options(Overrides(test=True))
+    made = replace(record({}), options=options)
+    assert views.percent(made) == 0
+    researched = replace(record({"research": ("complete", 2, 2)}, {"research": "done"}),
+                         options=options)
+    assert 0 < views.percent(researched) < 99
+    ended = {name: "done" for name in graph.planned(options)}
+    assert views.percent(replace(researched, steps=ended, phase="synthesis")) <= 99
+    assert views.percent(replace(researched, phase="done")) == 100
+    assert views.percent(record({})) == 0  # nothing planned this council can weigh
 
 
-@pytest.mark.parametrize(("state", "percent"), [
-    (record({}), 0),
-    (record({"research": ("running", 1, 2)}), 16),  # half of one phase of three
-    (record({"research": ("complete", 2, 2)}), 33),  # its agent is done, the phase not yet
-    (record({"research": ("complete", 2, 2), "refinement": ("running", 9, 10)},
-            {"research": "done"}), 63),  # an agent at its cap counts 0.9 until it ends
-    (record({"research": ("complete", 2, 2)}, {"research": "done", "refinement": "skipped"},
-            phase="synthesis"), 66),
-    (record({"synthesis": ("complete", 2, 2)}, {"research": "done", "refinement": "done",
-                                                "synthesis": "done"}), 99),  # not yet done
-    (record({}, phase="done"), 100),
-])
-def test_progress_counts_phases_and_their_agents_iterations(state: RunState,
-                                                            percent: int) -> None:
-    assert mcptools.progress_percent(state, PLANNED) == percent
-
-
-def test_a_young_run_nobody_has_worked_on_is_starting() -> None:
-    made = calendar.timegm(time.strptime("2026-11-22T03:14:41Z", "%Y-%m-%dT%H:%M:%SZ"))
-    assert mcptools.starting(record({}), now=made + 5)
-    assert not mcptools.starting(record({}), now=made + mcptools.STARTING_S + 1)
-    assert not mcptools.starting(record({"research": ("running", 1, 2)}), now=made + 5)
+def test_a_run_whose_supervisor_was_just_launched_is_starting(tmp_path: Path) -> None:
+    """Nothing worked on yet, and a detached supervisor launched for it (its log made) less
+    than STARTING_S ago: starting. Without that log (a terminal's or a hook's run, whose
+    starter supervises it) it is interrupted, however young."""
+    ws = create_workspace(tmp_path)
+    assert not views.starting(record({}), ws)
+    log = ws.root / "logs" / "supervisor.log"
+    log.parent.mkdir(exist_ok=True)
+    log.touch()
+    launched = log.stat().st_mtime
+    assert views.starting(record({}), ws, now=launched + 5)
+    assert not views.starting(record({}), ws, now=launched + views.STARTING_S + 1)
+    assert not views.starting(record({"research": ("running", 1, 2)}), ws, now=launched + 5)
 
 
 @pytest.mark.parametrize(("phase", "says"), [
@@ -139,7 +145,7 @@ def test_a_young_run_nobody_has_worked_on_is_starting() -> None:
     ("interrupted", "the run was interrupted (no supervisor holds it)"),
 ])
 def test_each_answer_says_what_to_do_next(phase: str, says: str) -> None:
-    assert mcptools.next_step("R", phase).startswith(says)
+    assert asking.next_step("R", phase).startswith(says)
 
 
 def test_the_same_arguments_in_any_order_are_the_same_request() -> None:
@@ -216,8 +222,8 @@ def test_a_resource_is_read_without_following_a_link(isolated: Path) -> None:
 def test_tail_gives_the_last_lines_of_a_long_log(tmp_path: Path) -> None:
     log = tmp_path / "progress.log"
     log.write_text("".join(f"line {n}\n" for n in range(20000)))
-    assert mcptools.tail(log, 3) == ["line 19997", "line 19998", "line 19999"]
-    assert mcptools.tail(tmp_path / "missing.log", 3) == []
+    assert asking.tail(log, 3) == ["line 19997", "line 19998", "line 19999"]
+    assert asking.tail(tmp_path / "missing.log", 3) == []
 
 
 def test_a_param_without_a_flag_is_named_by_its_name() -> None:
@@ -273,37 +279,39 @@ def test_a_run_has_ended_once_its_supervisor_let_go_not_when_its_phase_says_so(
     assert (let_go["phase"], let_go["ended"]) == ("done", True)
 
 
-def test_research_status_gives_each_agent_as_council_status_does(isolated: Path) -> None:
-    """An agent's state is declared once (views/status.AgentFacts): research_status's data
-    and its outputSchema hold the same facts `council status --json` gives, by name."""
+def test_research_status_answers_with_council_status_s_data(isolated: Path) -> None:
+    """A status is one answer (commands/status.Status): research_status's data is
+    `council status --json`'s, key for key (its topic cut for a model), plus what to do
+    next, and its outputSchema is made from the same type."""
     from dataclasses import fields
 
-    from council.views import status
+    from council import commands
 
     base = isolated / "research"
     ws = start_run("Tides?", load_options(Overrides(test=True)), base)
     answered = mcptools.run_status({"run_id": ws.id}, mcptools.Call(base, "test")).data
-    shown = status.as_json(load_state(ws.root), ws)["agents"]
-    declared = [f.name for f in fields(status.AgentFacts)]
-    assert answered["agents"] == [{name: row[name] for name in declared} for row in shown]
+    shown = commands.data(asking.status(ws.id, base))
+    assert {k: v for k, v in answered.items() if k != "next"} == shown
     assert len(answered["agents"]) == 3
     research_status = mcptools.BY_NAME["research_status"]
+    assert research_status.output["required"] == [*shown, "next"]
     agent_schema = research_status.output["properties"]["agents"]["items"]
+    declared = [f.name for f in fields(views.AgentRow)]
     assert list(agent_schema["properties"]) == declared == agent_schema["required"]
-    assert set(declared) < set(shown[0])  # the table's own columns stay out of the answer
+    assert list(shown["agents"][0]) == declared
 
 
 def test_an_mcp_run_has_a_budget_unless_the_client_or_the_config_sets_one(
         isolated: Path) -> None:
-    budgeted = mcptools.with_budget(load_options(Overrides(test=True)))
+    budgeted = starting.with_budget(load_options(Overrides(test=True)))
     assert budgeted.max_cost == 10.0
     assert graph.plan(budgeted)[-1].startswith("limits: budget $10.00, 3600 s per agent "
                                                "per phase")
     given = load_options(Overrides(test=True, max_cost=25))
-    assert mcptools.with_budget(given).max_cost == 25.0  # the client's max_cost
+    assert starting.with_budget(given).max_cost == 25.0  # the client's max_cost
     (isolated / "config").mkdir()
     (isolated / "config" / "config.yaml").write_text("max_cost: 3\n")
-    assert mcptools.with_budget(load_options(Overrides())).max_cost == 3.0  # the user's
+    assert starting.with_budget(load_options(Overrides())).max_cost == 3.0  # the user's
 
 
 def test_a_start_that_loses_the_last_slot_is_its_supervisors_one_line(
@@ -314,7 +322,7 @@ def test_a_start_that_loses_the_last_slot_is_its_supervisors_one_line(
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(supervisor, "check_room", lambda: None)  # the look that saw room
     # However long this machine takes to start the supervisor, the answer waits for it.
-    monkeypatch.setattr(mcptools, "ANSWER_S", 60.0)
+    monkeypatch.setattr(starting, "ANSWER_S", 60.0)
     monkeypatch.setattr(detach, "READY_WAIT", 60.0)
     held = [slots.take_counted(slots.cache_folder(supervisor.RUN_SLOTS), "run", 9,
                                f"run {n} in /elsewhere").fd for n in range(2)]
@@ -331,8 +339,8 @@ def test_a_start_that_loses_the_last_slot_is_its_supervisors_one_line(
     (ws,) = [p for p in council.research.iterdir() if p.name[0].isdigit()]
     state = load_state(ws)
     assert (state.phase, state.error) == ("failed", line)
-    assert mcptools.refused_line(state) == line
-    assert mcptools.refused_line(record({"research": ("running", 1, 2)},
+    assert starting.refused_line(state) == line
+    assert starting.refused_line(record({"research": ("running", 1, 2)},
                                         phase="failed")) is None
 
 

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from conftest import Council
 
 from council import cli
-from council.readiness.doctor import CLI_JSON_KEYS, JSON_KEYS
+from council.commands.doctor import CLI_JSON_KEYS, JSON_KEYS
+from council.commands.runs import LIST_JSON_KEYS
 from council.readiness.setup import HostSetup
-from council.views.status import LIST_JSON_KEYS
 
 
 def council_json(council: Council, *args: str, **env: str) -> tuple[int, object, str]:

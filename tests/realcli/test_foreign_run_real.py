@@ -43,9 +43,10 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import TextContent
 
+from council.commands import mcprequests
 from council.evaluation import results
 from council.evaluation.command import RUNS
-from council.hosts import mcprequests, mcptools
+from council.hosts import mcptools
 from council.store.sessions import Request
 
 from .helpers import fingerprint, run_bounded

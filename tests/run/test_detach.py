@@ -14,6 +14,7 @@ from council.config import Overrides, load_options
 from council.errors import CouncilError
 from council.run import detach
 from council.run.supervisor import start_run
+from council.store.progress import SUPERVISOR_LOG
 from council.store.state import load_state
 
 
@@ -35,7 +36,7 @@ def test_a_supervisor_runs_the_run_in_a_session_of_its_own(council: Council,
     assert os.getsid(launched.pid) == launched.pid != os.getsid(0)
     wait_for(lambda: load_state(ws.root).phase == "done")
     assert (ws.root / "final-report.md").is_file()
-    assert "resuming council run" in (ws.root / "logs" / detach.SUPERVISOR_LOG).read_text()
+    assert "resuming council run" in (ws.root / "logs" / SUPERVISOR_LOG).read_text()
     wait_for(lambda: not psutil.pid_exists(launched.pid))  # reaped by its starter
 
 

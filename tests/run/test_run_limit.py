@@ -12,7 +12,8 @@ import anyio
 import pytest
 from conftest import Council, write_trusted_config
 
-from council import cli, spawn
+from council import spawn
+from council.commands.report import publish
 from council.config import Overrides, load_options, max_runs, trust_file
 from council.errors import ConfigError
 from council.options import EVAL_RUN_ENV, MAX_RUNS_ENV
@@ -120,7 +121,7 @@ def test_a_fresh_run_whose_supervisor_finds_no_slot_ends_failed_with_the_line(
     ws = new_run(isolated / "research")
     held = others_hold()
     try:
-        result = supervisor.execute(ws, cli._page)
+        result = supervisor.execute(ws, publish)
     finally:
         slots.release(held)
     assert result.exit_code == EXIT_REFUSED == 2
@@ -139,7 +140,7 @@ def test_the_page_at_a_runs_end_is_written_by_the_writer_handed_down(isolated: P
     held = others_hold()
     try:
         supervisor.execute(given, lambda ws, state: written.append((ws, state.phase)))
-        supervisor.execute(default, cli._page)
+        supervisor.execute(default, publish)
     finally:
         slots.release(held)
     assert written == [(given, "failed")]
@@ -158,7 +159,7 @@ def test_a_begun_run_refused_a_slot_is_left_to_resume(isolated: Path) -> None:
         owner.update(begin)
     held = others_hold()
     try:
-        result = supervisor.execute(ws, cli._page)
+        result = supervisor.execute(ws, publish)
     finally:
         slots.release(held)
     assert result.exit_code == 2

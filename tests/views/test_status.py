@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from council import cli
+from council import cli, cliparts
 from council.runoptions import RunOptions
 from council.store import provenance
 from council.store.state import AgentPhase, AgentRecord, RunState, create_state
@@ -147,7 +147,7 @@ def test_piped_output_has_no_escape_codes_nor_wrapped_or_padded_lines(
 
 def test_on_a_terminal_the_header_is_styled_and_markup_still_literal(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(cli, "_on_terminal", lambda: True)
+    monkeypatch.setattr(cliparts, "on_terminal", lambda: True)
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.setenv("TERM", "xterm-256color")
     monkeypatch.setenv("COLUMNS", "300")
