@@ -31,7 +31,9 @@ def host_for(name: str) -> Host:
     """The host named `name` (one of HOSTS), its own module imported only now."""
     if name not in HOSTS:
         raise KeyError(f"no host named {name!r}")
-    from importlib import import_module
+    import sys
 
-    host: Host = import_module(f"council.hosts.{name}").HOST
+    module = f"council.hosts.{name}"
+    __import__(module)  # importlib's import_module would cost the import of importlib
+    host: Host = sys.modules[module].HOST
     return host

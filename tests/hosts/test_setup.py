@@ -3,6 +3,7 @@ Gemini CLI 0.61 and Codex 0.169 write them)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 from pathlib import Path
@@ -203,3 +204,18 @@ def test_the_host_files_found_are_the_repositorys() -> None:
     assert Path("extensions/codex/.codex-plugin/plugin.json") in repo
     for rel in repo:
         assert (found / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
+
+
+def test_no_shared_host_module_branches_on_a_hosts_name() -> None:
+    """What is a host's own is in its folder, hosts/<name>/: the modules beside them compare
+    nothing with a host's name (a host's name in a table, such as HOSTS, is no branch)."""
+    from council.hosts import HOSTS
+
+    shared = sorted((ROOT / "council" / "hosts").glob("*.py"))
+    assert {p.name for p in shared} >= {"__init__.py", "base.py", "setup.py", "install.py"}
+    branches = [f"{path.name}:{node.lineno}" for path in shared
+                for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(node, ast.Compare | ast.MatchValue)
+                and any(isinstance(c, ast.Constant) and c.value in HOSTS
+                        for c in ast.walk(node))]
+    assert branches == []
