@@ -28,6 +28,7 @@ from council.cliparts import (
 )
 from council.commands.runs import LIST_JSON_KEYS
 from council.errors import UsageError
+from council.hosts import HOSTS
 from council.run import prepare, supervisor
 from council.topic import read_topic
 
@@ -240,8 +241,9 @@ def doctor(live: bool, as_json: bool) -> None:
     from council.commands.doctor import NO_AGENT, lines
     from council.commands.doctor import as_json as doctor_json
     from council.commands.doctor import doctor as find
+    from council.hosts.setup import check_hosts
 
-    found = find(live)
+    found = find(check_hosts(), live)
     if as_json:
         click.echo(json.dumps(doctor_json(found), indent=2))
         sys.exit(found.code)
@@ -253,13 +255,13 @@ def doctor(live: bool, as_json: bool) -> None:
 
 
 @main.command("setup", epilog=examples('council setup claude', 'council setup gemini'))
-@click.argument("host", type=click.Choice(["claude", "gemini", "codex"]))
+@click.argument("host", type=click.Choice(list(HOSTS)))
 @handle_errors
 def setup_cmd(host: str) -> None:
     """Install council into HOST (Claude Code, Gemini CLI or Codex) from this install's own
     files, with HOST's own commands; run again, it changes nothing. `council doctor` shows
     each host's setup."""
-    from council.readiness.install import setup_host
+    from council.hosts.setup import setup_host
 
     for line in setup_host(host):
         click.echo(line)

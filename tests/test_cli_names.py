@@ -18,8 +18,8 @@ OWNERS = {"agents/claude.py", "agents/codex.py", "agents/gemini.py", "clis.py",
           "agents/__init__.py"}
 # Host names, which happen to be CLI names: what council knows of Claude Code, Gemini CLI
 # and Codex as the hosts it is started from (their hooks, setup and install plans), not as
-# the CLIs it drives (issue 41 moves them into one room for the hosts).
-HOSTS = ("hosts/", "readiness/setup.py", "readiness/install.py")
+# the CLIs it drives: each host's hook adapter, setup and install plan, in its own folder.
+HOSTS = ("hosts/",)
 
 
 def _names_in(node: ast.AST) -> set[str]:

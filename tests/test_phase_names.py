@@ -35,7 +35,7 @@ ALLOWED: dict[tuple[str, str], str] = {
     ("hosts/base.py", "research"): "the research/ folder",
     ("evaluation/results.py", "claims"): "a sample's metadata key (the run's claims.json)",
     ("hosts/mcptools.py", "research"): "ask_research's argument, `council ask --research`",
-    ("readiness/setup.py", "scope"):
+    ("hosts/claude/install.py", "scope"):
         "Claude Code's installed-plugin record's key (user or project scope)",
 }
 

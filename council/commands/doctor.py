@@ -8,7 +8,7 @@ from typing import Any
 
 from council.readiness import doctor as checks
 from council.readiness.preflight import Readiness
-from council.readiness.setup import HostSetup, check_hosts
+from council.readiness.setup import HostSetup
 from council.runoptions import RunOptions, Seat, search_path
 
 # `council doctor --json`'s keys (documented in its --help): the top level, and each CLI's.
@@ -37,15 +37,16 @@ class Findings:
         return 0 if any(self.ready) else 1
 
 
-def doctor(live: bool = False) -> Findings:
-    """Every check, once (`live`: and each ready CLI's answer to a tiny prompt)."""
+def doctor(hosts: list[HostSetup], live: bool = False) -> Findings:
+    """Every check, once (`live`: and each ready CLI's answer to a tiny prompt). `hosts`:
+    each host's setup (hosts/setup.check_hosts), which its caller, above the commands, reads."""
     found, answers = checks.checked(live)
     options = checks.configured()
     seats = checks.seats_of(options)
     rows, notes = checks.endpoint_rows(seats)
     hosted = checks.hosted_only(seats)
     return Findings(found, answers, options, seats, rows, list(notes), hosted,
-                    [checks.can_run(r, hosted, rows) for r in found], check_hosts())
+                    [checks.can_run(r, hosted, rows) for r in found], hosts)
 
 
 def lines(f: Findings) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conftest import Council
 
-from council.hosts import EVENTS, host_for
+from council.hosts import EVENTS, HOSTS, host_for
 from council.hosts.gemini import CLOSE, OPEN
 
 
@@ -69,6 +69,40 @@ def test_each_host_answers_in_its_own_shape() -> None:
         assert host.block("go on", "m")["decision"] == "block"
         assert host.allow() == {}
     assert {name for name, _ in EVENTS.values()} == {"claude", "gemini", "codex"}
+
+
+
+def test_every_host_is_registered_with_its_name_and_its_install() -> None:
+    """A host's name is its folder, its CLI and its `council setup` argument; host_for
+    knows no other."""
+    assert HOSTS == ("claude", "gemini", "codex")
+    for name in HOSTS:
+        assert host_for(name).name == name
+        assert callable(host_for(name).install().check)
+    with pytest.raises(KeyError):
+        host_for("cursor")
+
+
+@pytest.mark.parametrize("event", sorted(EVENTS))
+def test_a_hook_that_is_not_the_command_imports_no_setup(event: str, tmp_path: Path) -> None:
+    """Both hooks of every host run in every session that loads the plugin: a plain prompt,
+    or a stop with no request, loads the host's hook adapter and nothing of its install or
+    of `council setup`."""
+    code = ("import io, json, runpy, sys\n"
+            "sys.argv = ['council', 'hook', sys.argv[1]]\n"
+            "sys.stdin = io.StringIO(json.dumps({'session_id': 's', 'prompt': 'hi'}))\n"
+            "try:\n    runpy.run_module('council', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('council')\n"
+            "      or m in ('dataclasses', 'subprocess', 'hashlib', 'tomllib'))))")
+    proc = subprocess.run([sys.executable, "-c", code, event], capture_output=True, text=True,
+                          env={**os.environ, "COUNCIL_RESEARCH_DIR": str(tmp_path)},
+                          timeout=60)
+    loaded = set(json.loads(proc.stdout.splitlines()[-1]))
+    host = EVENTS[event][0]
+    assert f"council.hosts.{host}" in loaded, proc.stderr
+    assert not {m for m in loaded if m.endswith((".install", ".setup"))}
+    assert not loaded & {"dataclasses", "subprocess", "hashlib", "tomllib"}
 
 
 def hook(council: Council, event: str, payload: dict[str, Any], cwd: Path,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from council.readiness import setup
+from council.hosts.codex import install as codex
 
 from .helpers import Run, Terminal, run_cli
 from .server import ScriptedServer
@@ -241,11 +241,11 @@ def test_doctor_reads_codex_hook_trust_as_codex_does(codex_env: dict[str, str],
     (cache,) = (home / "plugins" / "cache" / "council" / "council").iterdir()
     hooks = json.loads((cache / "hooks" / "hooks.json").read_text())["hooks"]
     with (home / "config.toml").open("a") as config:
-        for event, snake in setup.CODEX_EVENTS.items():
-            identity = setup.hook_identity(event, hooks[event][0]["hooks"][0])
+        for event, snake in codex.HOOK_EVENTS.items():
+            identity = codex.hook_identity(event, hooks[event][0]["hooks"][0])
             config.write(f'\n[hooks.state."council@council:hooks/hooks.json:{snake}:0:0"]\n'
                          f'trusted_hash = "{identity}"\n'
-                         f'trusted_content_hash = "{setup.bundle_hash(cache)}"\n')
+                         f'trusted_content_hash = "{codex.bundle_hash(cache)}"\n')
     assert doctor() == "ready (plugin installed, hooks trusted)"
     proc = session()
     assert proc.returncode == 0, proc.describe()

@@ -9,13 +9,17 @@ headless gemini session may only write files under `--approval-mode auto_edit`.
 In a folder the user has not trusted, Gemini loads no extension command, yet still runs the
 extension's hooks: the command then arrives as typed, and would go to the model as a plain
 prompt. BeforeAgent refuses it, saying how to trust the folder. (Headless, an untrusted folder
-stops gemini before any hook, with exit 55 and its own message.)"""
+stops gemini before any hook, with exit 55 and its own message.)
+
+Its hooks are `council hook gemini-before` and `council hook gemini-after`. What Gemini CLI
+has installed of council, whether it trusts a folder, and how `council setup gemini` links the
+extension: install.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from council.hosts.base import COMMAND, Host
+from council.hosts.base import COMMAND, Host, Install, typed_args
 
 OPEN, CLOSE = f"[{COMMAND}]", f"[/{COMMAND}]"
 
@@ -23,6 +27,7 @@ OPEN, CLOSE = f"[{COMMAND}]", f"[/{COMMAND}]"
 class GeminiHost(Host):
     name = "gemini"
     label = "Gemini CLI"
+    typed = f"/{COMMAND}"
     project_env = "GEMINI_PROJECT_DIR"
     session_synthesises = False
 
@@ -40,7 +45,7 @@ class GeminiHost(Host):
         return None if end < 0 else " " + body[:end]
 
     def unrun_command(self, prompt: str) -> str | None:
-        if Host.command_args(self, prompt) is None:
+        if typed_args(prompt, self.typed) is None:
             return None
         return ("Gemini ran no extension command: this folder is not trusted. Trust it with "
                 "`/permissions trust` (or start gemini with --skip-trust), then type the "
@@ -54,3 +59,11 @@ class GeminiHost(Host):
 
     def allow(self, message: str | None = None) -> dict[str, Any]:
         return {"decision": "allow", **({"systemMessage": message} if message else {})}
+
+    def install(self) -> Install:
+        from council.hosts.gemini import install
+
+        return install
+
+
+HOST = GeminiHost()

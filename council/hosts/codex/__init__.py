@@ -3,13 +3,18 @@ this checkout's local marketplace. The user types `$council:deep-research ARGS`;
 UserPromptSubmit hook gets it as typed, and Stop answers as Claude's does. Hooks run only once
 the user has trusted them (`/hooks`), or in `codex exec --dangerously-bypass-hook-trust`,
 which council never passes for the user. council's own synthesiser writes the report: what a
-codex session may write depends on the sandbox mode the user started it in."""
+codex session may write depends on the sandbox mode the user started it in.
+
+Its hooks are `council hook codex-prompt` and `council hook codex-stop`. What Codex has
+installed of council, whether it trusts the hooks, and how `council setup codex` installs and
+trusts them: install.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from council.hosts.base import COMMAND, Host
+from council.hosts.base import COMMAND, Host, Install
+from council.hosts.claude import ClaudeHost
 
 
 class CodexHost(Host):
@@ -21,3 +26,19 @@ class CodexHost(Host):
 
     def turn_id(self, payload: dict[str, Any]) -> str | None:
         return str(payload.get("turn_id") or "") or None
+
+    def unrun_command(self, prompt: str) -> str | None:
+        return None  # the prompt hook always gets the command as typed: that is how it runs
+
+    # Codex's hooks take Claude Code's answers, field for field (codex 0.169).
+    refuse = ClaudeHost.refuse
+    block = ClaudeHost.block
+    allow = ClaudeHost.allow
+
+    def install(self) -> Install:
+        from council.hosts.codex import install
+
+        return install
+
+
+HOST = CodexHost()
