@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import InitVar, dataclass
+from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 from typing import Any, Protocol
@@ -322,10 +322,6 @@ class Option:
     default: Any  # a value, or PerProfile; None: not set (optional)
     help: str  # "{default}" in it is the default, as a user reads it
     given: frozenset[str] = frozenset()  # where a user may give it: CLI, CONFIG, HOST
-    # Whether an option is a RunOptions field (stored in state.yaml) is said by that field,
-    # which carries it (runoptions.FIELDS). Accepted here and unused, for the callers that
-    # still say field=False (hosts/mcptools.py's own arguments); goes once they do not.
-    field: InitVar[bool] = True
     optional: bool = False  # None is a value ("no limit", "none given")
     metavar: str | None = None
     # What a run stored before this option existed did, if not its default (a run without a

@@ -101,7 +101,7 @@ class Param:
 
 def _own(name: str, kind: Kind, help: str, required: bool = False) -> Param:
     """A tool's own argument, declared as a run option is (no default, no surface)."""
-    return Param(Option(name, kind, None, help, field=False, optional=True), required)
+    return Param(Option(name, kind, None, help, optional=True), required)
 
 
 RUN_ID = _own("run_id", Text(), "A run id (YYYYMMDD-HHMMSS-xxxxxx), as start_research "
