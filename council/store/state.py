@@ -95,6 +95,14 @@ class AgentPhase:
     ended_at: str | None = None
     error: str | None = None
     failure: str | None = None  # auth, quota, rate_limit, timeout, idle, ... (failover.py)
+    # When a failure the vendor timed (a plan's limit, a quota, a rate limit) may be tried
+    # again: ISO 8601 UTC, from its reset or its wait (agents/failure.Failure.until).
+    retry_at: str | None = None
+    # Every model that answered the seat in this phase, as its CLI reported them (gemini may
+    # answer on another model than the one asked); None: the CLI does not say.
+    models: list[str] | None = None
+    # The seat's report was published though the seat failed: what it had finished by then.
+    partial: bool = False
     # ledger.Usage as a dict, plus "per_iteration": [[iteration, tokens_in, tokens_out, cost]]
     usage: dict[str, Any] | None = None
     # refinement only: sources and cited claims of the agent's research report that its
