@@ -22,6 +22,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from council.runoptions import RunOptions, Seat
 from council.store.state import RunState, create_state
 
 from .helpers import run_cli
-from .server import CLI_OF, HOSTILE, ScriptedServer
+from .server import CLI_OF, ScriptedServer
 
 pytestmark = pytest.mark.realcli
 
@@ -46,7 +47,7 @@ FORGED = json.dumps({"version": 2, "files": {}})  # what a model writes in the s
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Any:
+def server(tmp_path: Path) -> Iterator[ScriptedServer]:
     """The conftest's server, logging request bodies: every tool result a model was sent."""
     with ScriptedServer({}, tmp_path / "server-log.jsonl", log_bodies=True) as srv:
         yield srv
@@ -167,16 +168,15 @@ def test_no_seat_can_trust_or_adopt(cli_env: dict[str, str], server: ScriptedSer
     writes = [f"printf '%s' {shlex.quote(FORGED)} > {shlex.quote(str(scene.store))}",
               f"echo '{{}}' >> {shlex.quote(str(scene.runs))}"]
     hostile = [str(scene.store), str(scene.runs)]
-    shells = {"anthropic": [{"tool": "Bash", "args": {"command": c}} for c in commands],
-              "openai": [*commands, {"tool": "exec_command", "args": escalated}, *writes],
-              "gemini": [{"tool": "run_shell_command", "args": {"command": c}}
-                         for c in commands]}
+    shells: dict[str, list[Any]] = {
+        "anthropic": [{"tool": "Bash", "args": {"command": c}} for c in commands],
+        "openai": [*commands, {"tool": "exec_command", "args": escalated}, *writes],
+        "gemini": [{"tool": "run_shell_command", "args": {"command": c}} for c in commands]}
     # The research turn runs the commands; the refinement turn writes the files with the
     # CLI's own write tool (the server makes a conversation's probes or its hostile writes).
     server.script = {api: {"finish_after": 1, "hostile": hostile, "reports": {
         f"{CLI_OF[api]}-report.md": {"probe": probes, "hostile": []}}}
         for api, probes in shells.items()}
-    runs_before = scene.runs.read_bytes() if scene.runs.exists() else b""
     proc = subprocess.run(
         [sys.executable, "-m", "council", "run", "--test", "--agents", "claude,codex,gemini",
          "Tides?"], env=scene.env, cwd=scene.project, capture_output=True, text=True,
@@ -192,6 +192,5 @@ def test_no_seat_can_trust_or_adopt(cli_env: dict[str, str], server: ScriptedSer
         assert {a for a in answers if a.startswith("hostile write")} == {
             f"hostile write {path}" for path in hostile}, api
     assert scene.records() == []
-    assert not runs_before  # the council run made runs.json: the seats only tried to write it
-    assert HOSTILE not in scene.runs.read_text()
-    assert FORGED not in scene.runs.read_text()
+    # runs.json is council's record of its own run, as council wrote it
+    assert set(json.loads(scene.runs.read_text())["runs"]) == {run.name}
