@@ -170,9 +170,11 @@ def run_options(func: F) -> F:
 def person_at_terminal(yes: bool, refusal: str) -> None:
     """A question only a person may answer (trust a config, adopt a run) is asked at a
     terminal or refused with `refusal`: a model's tool call has no terminal. `--yes` is for
-    the user's own scripts; the refusal does not mention it, so a model is not told it."""
-    if not yes and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError(refusal)
+    the user's own scripts; the refusal does not mention it, so a model is not told it.
+    Neither passes under an agent: trust.ask_a_person."""
+    from council.trust import ask_a_person
+
+    ask_a_person(yes, refusal)
 
 
 def confirmed(question: str) -> bool:

@@ -18,6 +18,16 @@ and trust it in a terminal, never a command it could run itself (`for_model`).
 The decision (`verdict`) is a pure function of the record, the bytes read and the named
 files' states; the record is written with `disk.atomic_write`. Standard library only, cheap
 to import: the hosts' hooks load the options of every council request.
+
+Who may answer `council trust` and `council adopt` (`person_answers`): a person, never a
+model. A model's shell tool has no terminal, and `script` or a pipe gives it one, so a
+terminal proves little; what a model cannot shed is its parent. The question is refused when
+this process runs under an agent: a claude, codex or gemini CLI, or council itself (a run's
+supervisor and seats, a hook, the MCP server) anywhere in its ancestry, or their marks in the
+environment. `--yes` skips the question for the user's own scripts (cron), under the same
+rule. The decision (`agent_above`) is a pure function of the ancestry, read by `ancestry`
+(psutil, imported there), and of the environment; `record` and run/recovery.adopt ask it
+again before they write, so no path to them from a hook or the MCP server can write either.
 """
 
 from __future__ import annotations
@@ -26,14 +36,17 @@ import json
 import os
 import shlex
 import stat
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from council import paths
-from council.errors import ConfigError
+from council.errors import ConfigError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
     from typing import Any
 
 STORE = "trusted.json"
@@ -156,9 +169,10 @@ def changed_files(entry: Mapping[str, Any], named: Mapping[str, str]) -> tuple[s
 
 def record(real: Path, sha256: str, named: Mapping[str, str] | None = None) -> None:
     """Trust `real` (a resolved path) with these bytes and named files, replacing what was
-    recorded for it."""
+    recorded for it. Refused under an agent (`refuse_an_agent`)."""
     import time
 
+    refuse_an_agent("nothing was trusted")
     files = load()
     files[str(real)] = {"sha256": sha256, "named": dict(named or {}),
                         "trusted_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -240,3 +254,144 @@ def _save(files: dict[str, dict[str, Any]]) -> None:
     # no longer match.
     atomic_write(path, json.dumps({"version": VERSION, "files": files}, indent=2,
                                   sort_keys=True) + "\n", redacted=True)
+
+
+# ---------------------------------------------------------------- a person, or an agent
+
+AGENT_CLIS = ("claude", "codex", "gemini")
+# An agent CLI known by its npm package, whatever starts it (`npx`, `node …/dist/index.js`).
+PACKAGES = {"@anthropic-ai/claude-code": "claude", "@openai/codex": "codex",
+            "@google/gemini-cli": "gemini"}
+# Programs that run a script named by their first argument: the script is the program.
+INTERPRETERS = ("node", "nodejs", "bun", "deno", "python", "python3")
+# What each CLI sets in its shell tool's environment (seen: claude 2.1.332, codex 0.171,
+# gemini 0.61). A model can unset a variable; it cannot change its parent, so these only add
+# to the ancestry: they still tell when the ancestry was cut (a double fork).
+MARKERS = {"CLAUDECODE": "claude", "CODEX_THREAD_ID": "codex", "GEMINI_CLI": "gemini"}
+# council commands that answer a model: a host's hook and the MCP server.
+FOR_MODELS = ("hook", "mcp")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Ancestor:
+    """One process above this one, as `ancestry` read it (empty where it could not)."""
+
+    pid: int
+    name: str = ""  # the kernel's name (a script started by its #! line: the script's)
+    exe: str = ""
+    argv: tuple[str, ...] = ()
+
+
+def _stem(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    for end in (".exe", ".js", ".mjs", ".cjs"):
+        name = name.removesuffix(end)
+    return name
+
+
+def _is_interpreter(path: str) -> bool:
+    name = _stem(path)
+    return name.rstrip("0123456789.") in INTERPRETERS
+
+
+def council_command(argv: tuple[str, ...] | list[str]) -> str | None:
+    """The council command `argv` runs (`run`, `hook`, `mcp`, "" for none), or None when it
+    is not council: `council …`, `python -m council …`, `python -I …/council/__main__.py …`."""
+    args = list(argv)
+    for i, arg in enumerate(args[:4]):
+        if (_stem(arg) == "council" and (i == 0 or _is_interpreter(args[0])
+                                        or args[i - 1] == "-m")) \
+                or arg.replace("\\", "/").endswith("council/__main__.py"):
+            rest = [a for a in args[i + 1:] if not a.startswith("-")]
+            return rest[0] if rest else ""
+    return None
+
+
+def agent_of(proc: Ancestor) -> str | None:
+    """Which agent `proc` is: "claude", "codex" or "gemini" for those CLIs (their native
+    binary, a node launcher of their package), "council" for council itself, else None."""
+    names = [_stem(proc.name), _stem(proc.exe), *(_stem(a) for a in proc.argv[:1])]
+    script = ""  # what an interpreter runs: its first argument that is no option
+    if any(map(_is_interpreter, (proc.exe, *proc.argv[:1]))):
+        script = next((a for a in proc.argv[1:4] if not a.startswith("-")), "")
+        names.append(_stem(script))
+    for cli in AGENT_CLIS:
+        if cli in names:
+            return cli
+    for package, cli in PACKAGES.items():
+        if any(package in text for text in (proc.exe, *proc.argv[:1], script)):
+            return cli
+    if "council" in names[:2] or council_command(proc.argv) is not None:
+        return "council"
+    return None
+
+
+def agent_above(ancestors: Iterable[Ancestor], env: Mapping[str, str],
+                argv: tuple[str, ...] | list[str] = ()) -> str | None:
+    """What shows that an agent, not a person, started this process, in words ("claude (pid
+    4242)"), or None: the nearest ancestor that is an agent CLI or council, else an agent
+    CLI's mark in `env`, else this process itself (`argv`) being council's hook or MCP
+    server, which answer models."""
+    for proc in ancestors:
+        if (agent := agent_of(proc)) is not None:
+            return f"{agent} (pid {proc.pid})"
+    for name, cli in MARKERS.items():
+        if env.get(name):
+            return f"{cli} ({name} is set)"
+    if (command := council_command(argv)) in FOR_MODELS:
+        return f"council {command}"
+    return None
+
+
+def person_answers(yes: bool, terminal: bool, agent: str | None) -> bool:
+    """Whether a question only a person may answer (trust a config, adopt a run) may be
+    asked, or skipped with `--yes`: never under an agent (`agent_above`), and only at a
+    terminal unless `yes` (the user's own script)."""
+    return agent is None and (yes or terminal)
+
+
+def ancestry(limit: int = 128) -> list[Ancestor]:
+    """The processes above this one, nearest first, as far as they can be read (another
+    user's process gives what it allows: its pid, often its name)."""
+    import psutil
+
+    def read(call: Callable[[], T], default: T) -> T:
+        try:
+            return call()
+        except (psutil.Error, OSError):
+            return default
+
+    found: list[Ancestor] = []
+    proc = read(psutil.Process().parent, None)
+    while proc is not None and len(found) < limit:
+        found.append(Ancestor(proc.pid, read(proc.name, ""), read(proc.exe, ""),
+                              tuple(read(proc.cmdline, []))))
+        proc = read(proc.parent, None)
+    return found
+
+
+def agent_here() -> str | None:
+    """`agent_above` for this process, read now."""
+    return agent_above(ancestry(), os.environ, sys.argv)
+
+
+def refuse_an_agent(nothing: str) -> None:
+    """Before a trust or adoption record is written: refuse (UsageError, ending `nothing`)
+    when this process runs under an agent (`agent_here`)."""
+    if (agent := agent_here()) is not None:
+        raise UsageError(f"only a person may do this, in a terminal of their own; this runs "
+                         f"under {agent}: {nothing}")
+
+
+def ask_a_person(yes: bool, refusal: str) -> None:
+    """`council trust` and `council adopt`, before they show anything: refused with
+    `refusal` unless a person may answer (`person_answers`): at a terminal, or with `yes`
+    (the user's own script), and in neither case under an agent; under one the line also
+    names it, so a person who typed it inside an agent's session sees why. Neither says
+    `--yes`, so a model is not told it."""
+    agent = agent_here()
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    if not person_answers(yes, terminal, agent):
+        raise UsageError(refusal + (f" (this runs under {agent}, and an agent cannot "
+                                    "answer for you)" if agent else ""))

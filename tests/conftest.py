@@ -13,9 +13,14 @@ from typing import Any
 
 import pytest
 
+from council.trust import MARKERS, agent_above, ancestry
+
 HERE = Path(__file__).parent
 FAKES_BIN = HERE / "fakes" / "bin"
 REAL_HOME = Path.home()
+# What this test session runs under, when an agent CLI started it: a `council trust` or
+# `council adopt` it starts as a process is then refused, rightly, so such a test skips.
+UNDER_AN_AGENT = agent_above(ancestry(), {})
 
 
 def pytest_report_header() -> str:
@@ -41,6 +46,11 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
                 "COUNCIL_FAKE_SCRIPT", "COUNCIL_FAKE_LOG", "CLAUDE_CODE_MAX_RETRIES",
                 "COUNCIL_MAX_RUNS", "COUNCIL_EVAL_RUN"):
         monkeypatch.delenv(var, raising=False)
+    # The person gate (trust.py) refuses under an agent CLI: a test stands for a person
+    # wherever the suite runs (the gate's own tests give it their ancestry as data).
+    monkeypatch.setattr("council.trust.ancestry", lambda: [])
+    for var in MARKERS:
+        monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     watched = [REAL_HOME / ".config" / "council", REAL_HOME / "research"]
     before = [p.exists() for p in watched]
@@ -62,6 +72,7 @@ class Council:
 
     def run(self, *args: str, input: bytes | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        needs_a_person(args)
         return subprocess.run(
             [sys.executable, "-m", "council", *args],
             env=self.env, cwd=self.root, input=input.decode() if input else None,
@@ -84,6 +95,15 @@ class Council:
         text = path.read_text()
         complete = text[: text.rfind("\n") + 1]  # a fake may be writing the last line
         return [json.loads(line) for line in complete.splitlines() if line.strip()]
+
+
+def needs_a_person(args: tuple[str, ...]) -> None:
+    """Skip a test that runs `council trust` or `council adopt` as a process when this
+    session runs under an agent: the person gate refuses both there, whatever the test
+    expects."""
+    if UNDER_AN_AGENT and args[:1] in (("trust",), ("adopt",)):
+        pytest.skip(f"this session runs under {UNDER_AN_AGENT}, and council refuses trust and "
+                    "adopt there: run it from your own terminal")
 
 
 @pytest.fixture
@@ -133,6 +153,7 @@ def answer_on_a_terminal(council: Council, args: tuple[str, ...], question: byte
                          reply: bytes) -> tuple[int, str]:
     """Run `council ARGS` with a pseudo-terminal as its stdin, stdout and stderr, as a
     person would; answer `question` with `reply`. Its exit code and what it showed."""
+    needs_a_person(args)
     master, slave = os.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "council", *args], stdin=slave,
                             stdout=slave, stderr=slave, env=council.env, cwd=council.root,

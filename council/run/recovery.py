@@ -7,7 +7,8 @@
 - `council adopt`: a run folder council did not make on this machine (store/provenance.py),
   which the user moved there themselves, becomes council's once they have seen what its
   seats would run: resuming it starts each recorded seat's CLI with its recorded
-  `extra_args` and `env`, exactly as trusting a council.yaml would."""
+  `extra_args` and `env`, exactly as trusting a council.yaml would. Only a person adopts: the
+  record is refused under an agent (trust.refuse_an_agent), whoever calls `adopt`."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from council import graph
+from council import graph, trust
 from council.errors import StateError
 from council.run.cancel import log_event
 from council.store import events, loop, provenance, snapshots
@@ -104,7 +105,8 @@ def adopt(ws: Workspace) -> str:
     were recorded by whoever made the folder, elsewhere or before it came here: none is an
     agent council started on this machine, and a pid with its start time can be read off
     any process of the user's. So they are forgotten first, and no sweep (`council cancel`,
-    a resume) ever signals them."""
+    a resume) ever signals them. Refused under an agent, before anything is written."""
+    trust.refuse_an_agent("nothing was adopted")
     forgotten = StateFile(ws.root).update(_forget_processes)
     provenance.record(ws.root)
     said = (f"adopted run {ws.id}: council now treats {ws.root} as its own "
