@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from council.agents.failure import Failure, Kind
 from council.errors import ConfigError
 from council.graph import RESEARCH
 from council.run.supervisor import start_run
 from council.runoptions import RunOptions, Seat
-from council.agents.failure import Failure, Kind
 from council.seat.failover import (
     MAX_RETRIES,
     PAUSES,
@@ -81,8 +81,8 @@ def test_without_a_vendor_wait_the_pause_grows_with_every_retry_counted() -> Non
 def test_no_wait_is_started_that_ends_past_the_phases_deadline(kind: Kind) -> None:
     step = after(Failure(kind, "x", wait=30.0), 0, NOW, 29.0, 3600.0)
     assert step.action is Action.KEEP
-    assert step.said is not None and "fits in the 29 s left of the phase's time limit" in \
-        step.said
+    assert step.said is not None
+    assert "fits in the 29 s left of the phase's time limit" in step.said
     assert after(Failure(kind, "x", wait=30.0), 0, NOW, 31.0, 3600.0).action is Action.RETRY
     assert next_step(kind.value, 0, "x") == ("keep", 0.0)  # the runner retried it already
 
