@@ -469,13 +469,24 @@ class GeminiUsage:
         self.model, self.sum = model, Usage()
 
     def add(self, event: dict[str, Any]) -> None:
+        """Each model in `stats.models` at its own price (gemini may answer a flash-lite seat
+        on flash: the asked model is listed with no tokens); the totals at the seat's model
+        where the CLI names none."""
         if event.get("type") == "result" and isinstance(event.get("stats"), dict):
             stats = event["stats"]
-            tokens_in = stats.get("input_tokens") or stats.get("input") or 0
-            tokens_out = stats.get("output_tokens") or 0
-            cached = stats.get("cached") or 0
-            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out),
-                                           int(cached))
+            models = stats.get("models")
+            parts = [(str(name), figures) for name, figures in models.items()
+                     if isinstance(figures, dict)] if isinstance(models, dict) else []
+            if not any(_tokens(figures) for _, figures in parts):
+                parts = [(self.model or "", stats)]
+            for name, figures in parts:
+                tokens_in = figures.get("input_tokens") or figures.get("input") or 0
+                tokens_out = figures.get("output_tokens") or 0
+                cached = figures.get("cached") or 0
+                if not (tokens_in or tokens_out):
+                    continue
+                self.sum = self.sum + estimate("gemini", name or None, int(tokens_in),
+                                               int(tokens_out), int(cached))
 
     def total(self) -> Usage:
         return self.sum
