@@ -412,9 +412,13 @@ OPTIONS: tuple[Option, ...] = (
            "(default {default}; `timeout: null` in a config file sets none); the short phases "
            "(scope, claims, verification, gap fill, antagonist) get a quarter of it.",
            RUN_AND_CONFIG, optional=True),
-    Option("idle_timeout", Number("a positive number of seconds", 0), 900.0,
-           "Stop an agent that shows no output or report change for this many seconds "
-           "(default {default}).", RUN_AND_CONFIG, optional=True),
+    # 420 s: above codex's own 300 s stream idle timeout (a stream gone silent after its
+    # headers is codex's to retry), claude's 120 s (agents/claude.py) and gemini's ~60 s; a
+    # request with no bytes at all, which codex never gives up on, costs 7 minutes, not 15.
+    Option("idle_timeout", Number("a positive number of seconds", 0), 420.0,
+           "Stop an agent that shows no output or report change for this many seconds, and "
+           "try it again within its phase's time limit (default {default}).",
+           RUN_AND_CONFIG, optional=True),
     Option("max_iterations", Number("a whole number, at least 1", 1, above=False, whole=True),
            None, "Override every agent's iteration cap.", frozenset({CLI}),
            optional=True),  # in a config file, each agent's own (runoptions.Seat)

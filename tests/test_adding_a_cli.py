@@ -52,11 +52,13 @@ ADAPTER = '''\
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
 from council import clis
 from council.agents.base import AgentJob, Invocation, Outcome, failure, json_events, turn_cap
+from council.agents.failure import Failure, Kind, one_line
 from council.agents.toolsets import Instructions
 from council.evidence.ledger import Usage, estimate
 from council.graph import EDIT, FILES, WEB
@@ -99,6 +101,22 @@ class ToyAdapter:
 
     def lost_session(self, said: str) -> bool:
         return False  # it never resumes a session
+
+    def classify(self, events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+                 now: datetime, tz: tzinfo | None = None) -> Failure | None:
+        for event in events:
+            if event.get("toy") == "goodbye" and not event.get("ok"):
+                return Failure(Kind.CRASH, one_line(str(event.get("why"))))
+        return None if returncode in (0, None) else Failure(Kind.CRASH, f"toy exited {returncode}")
+
+    def answered_models(self, events: Iterable[dict[str, Any]]) -> list[str]:
+        return []  # it does not say
+
+    def own_retry(self, event: dict[str, Any]) -> bool:
+        return False  # it never retries
+
+    def fatal(self, event: dict[str, Any]) -> Failure | None:
+        return None
 
     def usage_counter(self, model: str | None) -> ToyUsage:
         return ToyUsage(model)

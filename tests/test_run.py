@@ -147,8 +147,11 @@ def test_one_failing_agent_degrades_the_run(
     rec = state_of(run)["agents"]["gemini"]["phases"]["research"]
     assert rec["status"] == "failed"
     assert error in rec["error"]
-    assert rec["failure"] == {"crash": "server", "write_nothing": "no_report", "hang": "timeout",
-                              "hang_after_turn": "idle"}[next(iter(script["gemini"]))]
+    assert rec["failure"] == {"crash": "overloaded", "write_nothing": "no_report",
+                              "hang": "timeout",
+                              "hang_after_turn": "no_answer"}[next(iter(script["gemini"]))]
+    # A stuck agent with a turn on disk: its report is published as partial, not used.
+    assert rec["partial"] is ("hang_after_turn" in script["gemini"])
     assert "refinement" not in state_of(run)["agents"]["gemini"]["phases"]
     assert statuses(run, "refinement") == {"claude": "complete", "codex": "complete"}
     final = (run / "final-report.md").read_text()
@@ -197,7 +200,7 @@ def test_no_ready_cli_fails_fast_with_the_fixes(council: Council) -> None:
 
 
 def test_failed_synthesizer_is_replaced(council: Council) -> None:
-    council.script({"claude": {"crash": True}})
+    council.script({"claude": {"crash": True, "crash_kind": "bad_request"}})
     proc = council.run("run", "--test", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
@@ -206,7 +209,8 @@ def test_failed_synthesizer_is_replaced(council: Council) -> None:
 
 
 def test_single_survivor_skips_refinement(council: Council) -> None:
-    council.script({"codex": {"crash": True}, "gemini": {"crash": True}})
+    bad = {"crash": True, "crash_kind": "bad_request"}
+    council.script({"codex": bad, "gemini": bad})
     proc = council.run("run", "--test", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()
@@ -218,7 +222,7 @@ def test_single_survivor_skips_refinement(council: Council) -> None:
 
 
 def test_every_agent_failing_fails_the_phase_and_keeps_files(council: Council) -> None:
-    council.script({"*": {"crash": True}})
+    council.script({"*": {"crash": True, "crash_kind": "bad_request"}})
     proc = council.run("run", "--test", "q")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1].startswith("council: every agent failed in "
@@ -288,7 +292,7 @@ def test_bad_input_is_one_line_and_nonzero(council: Council, args: list[str],
 
 
 def test_status_shows_each_agent(council: Council) -> None:
-    council.script({"gemini": {"crash": True}})
+    council.script({"gemini": {"crash": True, "crash_kind": "bad_request"}})
     assert council.run("run", "--test", "q").returncode == 0
     proc = council.run("status")
     assert proc.returncode == 0

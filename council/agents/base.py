@@ -10,9 +10,11 @@ import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any, Protocol
 
+from council.agents.failure import Failure
 from council.agents.toolsets import Instructions, write_system
 from council.clis import Cli
 from council.domains import Policy
@@ -161,6 +163,27 @@ class Adapter(Protocol):
         """Whether the CLI's error output `said` means the session to resume does not exist
         (its CLI was killed before it wrote it, or it was removed): council then starts a
         fresh session on the partial report instead of failing the seat."""
+        ...
+
+    def classify(self, events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+                 now: datetime, tz: tzinfo | None = None) -> Failure | None:
+        """The failure one process of the CLI ended in, from its output `events`, its
+        `stderr` and exit code, read the vendor's way (agents/failure.py), or None when it
+        did not fail."""
+        ...
+
+    def answered_models(self, events: Iterable[dict[str, Any]]) -> list[str]:
+        """Every model the CLI says answered, in order ([] when it does not say)."""
+        ...
+
+    def own_retry(self, event: dict[str, Any]) -> bool:
+        """Whether an output event is a retry the CLI makes on its own (claude's api_retry,
+        codex's "Reconnecting... n/m"): counted with council's retries, never stacked."""
+        ...
+
+    def fatal(self, event: dict[str, Any]) -> Failure | None:
+        """The failure an output event makes certain while the CLI still runs (claude
+        retrying a refused login ten times): council stops the process at once."""
         ...
 
     def usage_counter(self, model: str | None) -> UsageCounter:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,7 @@ from council.agents.base import (
     page_url,
     turn_cap,
 )
+from council.agents.failure import Failure, Kind, epoch, one_line, resets, try_again_in
 from council.agents.mcp import stdio
 from council.agents.toolsets import Instructions, asks
 from council.domains import Policy
@@ -131,6 +135,14 @@ def self_hosted_env(seat: Seat, home: str, environ: Mapping[str, str] | None = N
     }
 
 
+CLAUDE_RETRIES = "6"
+# 120 s: far above an answer's first bytes (headers come at once; a thinking model streams
+# its thinking, and Anthropic sends pings in between), far below claude's ~360 s.
+NO_ANSWER_MS = "120000"
+NO_ANSWER_ENV = {"API_TIMEOUT_MS": NO_ANSWER_MS, "CLAUDE_ENABLE_BYTE_WATCHDOG": "1",
+                 "CLAUDE_BYTE_STREAM_IDLE_TIMEOUT_MS": NO_ANSWER_MS}
+
+
 class ClaudeAdapter:
     cli = "claude"
     facts = clis.CLAUDE
@@ -193,9 +205,21 @@ class ClaudeAdapter:
             # Claude Code ends a turn after 8 blocks in a row without a tool call; council's
             # hook enforces the real cap, so keep the CLI's above it.
             "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP": str(job.max_iterations + 2),
-            # The default of 10 retries turns a dead endpoint into ~3 minutes per call.
-            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES", "4"),
+            # claude's own retries, counted with council's (seat/failover.py): 6 ride out
+            # about a minute of 529s in one process (its pauses double from 0.5 s to 32 s)
+            # and honour a short retry-after; a plan's limit (retry-after 9000) is not
+            # retried by claude, and a refused login is stopped by council at its first
+            # retry (ClaudeAdapter.fatal). The default of 10 is about 3 minutes.
+            "CLAUDE_CODE_MAX_RETRIES": os.environ.get("CLAUDE_CODE_MAX_RETRIES",
+                                                      CLAUDE_RETRIES),
         }
+        if not job.seat.self_hosted:
+            # A request that never answers: given up on by claude itself after NO_ANSWER_MS
+            # (no headers) or NO_ANSWER_MS of a silent stream, then retried, instead of
+            # the ~6 minutes claude waits by default (docs/faults.md). A self-hosted server
+            # may take longer than that to read a long prompt: claude's defaults stay.
+            for name, value in NO_ANSWER_ENV.items():
+                env[name] = os.environ.get(name, value)
         if job.seat.effort:
             env["CLAUDE_CODE_EFFORT_LEVEL"] = job.seat.effort
         if job.seat.self_hosted and job.home is not None:
@@ -296,6 +320,28 @@ class ClaudeAdapter:
                     error = None
         error = failure(self.cli, returncode, error)
         return Outcome(session_id, error)
+
+    def classify(self, events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+                 now: datetime, tz: tzinfo | None = None) -> Failure | None:
+        return classify(events, stderr, returncode, now, tz)
+
+    def answered_models(self, events: Iterable[dict[str, Any]]) -> list[str]:
+        return answered_models(events)
+
+    def own_retry(self, event: dict[str, Any]) -> bool:
+        return event.get("type") == "system" and event.get("subtype") == "api_retry"
+
+    def fatal(self, event: dict[str, Any]) -> Failure | None:
+        """An api_retry of a refused login: claude retries a 401 ten times (about 177 s)
+        before it says so; the login will not start working in between."""
+        if not self.own_retry(event):
+            return None
+        status = event.get("error_status")
+        if event.get("error") != "authentication_failed" and status not in (401, 403):
+            return None
+        return Failure(Kind.AUTH, f"claude's login was refused (HTTP {status or 401}, "
+                       f"{event.get('error') or 'authentication_failed'}): council stopped "
+                       "its retries", status=status if isinstance(status, int) else 401)
 
     def usage_counter(self, model: str | None) -> ClaudeUsage:
         return ClaudeUsage(model)
@@ -419,27 +465,20 @@ def _text_of(content: Any) -> str | None:
 # `retry_delay_ms` follows the vendor's retry-after. A subscription login adds
 # `rate_limit_event`s (`rate_limit_info.status` "rejected", `resetsAt`, `rateLimitType`) and
 # answers in words: "You've hit your session limit · resets 3:50pm (Asia/Tokyo)" (bundle).
-import re as _re  # noqa: E402
-from dataclasses import replace as _replace  # noqa: E402
-from datetime import datetime as _datetime  # noqa: E402
-from datetime import tzinfo as _tzinfo  # noqa: E402
-
-from council.agents.failure import Failure, Kind, epoch, one_line, resets, try_again_in  # noqa: E402
-
-SUBSCRIPTION_LIMIT = _re.compile(r"You(?:'|’)ve hit your (?:(session|weekly|monthly spend|"
-                                 r"monthly|fast|Opus|Sonnet) )?limit|usage limit reached", _re.I)
-OLD_LIMIT = _re.compile(r"Claude AI usage limit reached\|(\d+)")
+SUBSCRIPTION_LIMIT = re.compile(r"You(?:'|’)ve hit your (?:(session|weekly|monthly spend|"
+                                 r"monthly|fast|Opus|Sonnet) )?limit|usage limit reached", re.I)
+OLD_LIMIT = re.compile(r"Claude AI usage limit reached\|(\d+)")
 WINDOWS = {"session": "five_hour", "weekly": "seven_day", "monthly": "month",
            "monthly spend": "month"}
-CREDIT = _re.compile(r"credit balance is too low|out of (?:extra usage|credits)", _re.I)
-CLAUDE_AUTH = _re.compile(r"Invalid API key|/login|OAuth token (?:has )?expired|"
-                          r"authentication_(?:error|failed)|permission_error", _re.I)
+CREDIT = re.compile(r"credit balance is too low|out of (?:extra usage|credits)", re.I)
+CLAUDE_AUTH = re.compile(r"Invalid API key|/login|OAuth token (?:has )?expired|"
+                          r"authentication_(?:error|failed)|permission_error", re.I)
 # The API-key form of a plan's limit: a 429 whose retry-after (9000 s) claude will not wait.
 ACCOUNT_LIMIT = "your account's rate limit"
 
 
 def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
-             now: _datetime, tz: _tzinfo | None = None) -> Failure | None:
+             now: datetime, tz: tzinfo | None = None) -> Failure | None:
     """The failure claude's stream-json `events`, `stderr` and exit code say, or None when the
     process did not fail. `now` and `tz` (default: now's) read a reset's clock time."""
     seen = list(events)
@@ -467,35 +506,35 @@ def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | No
     if rejected:
         limit = rejected[-1]
         window = limit.get("rateLimitType")
-        return _replace(base, kind=Kind.PLAN_LIMIT, resets_at=epoch(limit.get("resetsAt")),
+        return replace(base, kind=Kind.PLAN_LIMIT, resets_at=epoch(limit.get("resetsAt")),
                        window=str(window) if window else None)
     if SUBSCRIPTION_LIMIT.search(text):
         old = OLD_LIMIT.search(text)
         word = SUBSCRIPTION_LIMIT.search(text)
         window = WINDOWS.get((word.group(1) or "").lower()) if word else None
-        return _replace(base, kind=Kind.PLAN_LIMIT,
+        return replace(base, kind=Kind.PLAN_LIMIT,
                        resets_at=epoch(old.group(1)) if old else resets(text, now, tz),
                        window=window)
     if CREDIT.search(text):
-        return _replace(base, kind=Kind.QUOTA)
+        return replace(base, kind=Kind.QUOTA)
     if status in (401, 403) or CLAUDE_AUTH.search(f"{kinds} {text}"):
-        return _replace(base, kind=Kind.AUTH)
+        return replace(base, kind=Kind.AUTH)
     if status == 429 or "rate_limit" in kinds:
         if ACCOUNT_LIMIT in text:
-            return _replace(base, kind=Kind.PLAN_LIMIT)
+            return replace(base, kind=Kind.PLAN_LIMIT)
         delays = [r.get("retry_delay_ms") for r in retries if r.get("error_status") == 429]
         wait = try_again_in(text)
         if wait is None and delays and isinstance(delays[-1], int | float):
             wait = round(float(delays[-1]) / 1000, 1)
-        return _replace(base, kind=Kind.RATE_LIMIT, wait=wait)
+        return replace(base, kind=Kind.RATE_LIMIT, wait=wait)
     if (status is not None and status >= 500) or "overloaded" in kinds or \
-            _re.search(r"\b5\d\d\b|Overloaded|server-side issue", text):
-        return _replace(base, kind=Kind.OVERLOADED)
-    if "connection_failed" in kinds or _re.search(
+            re.search(r"\b5\d\d\b|Overloaded|server-side issue", text):
+        return replace(base, kind=Kind.OVERLOADED)
+    if "connection_failed" in kinds or re.search(
             r"Connection to the API was lost|ECONNRESET|socket (?:hang up|closed)", text):
-        return _replace(base, kind=Kind.STREAM_CUT)
-    if _re.search(r"Request timed out|timed? ?out|Unable to connect to API", text, _re.I):
-        return _replace(base, kind=Kind.NO_ANSWER)
+        return replace(base, kind=Kind.STREAM_CUT)
+    if re.search(r"Request timed out|timed? ?out|Unable to connect to API", text, re.I):
+        return replace(base, kind=Kind.NO_ANSWER)
     return base
 
 

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ from council.agents.base import (
     json_events,
     model_args,
 )
+from council.agents.failure import Failure, Kind, one_line, try_again_at, try_again_in
 from council.agents.mcp import toml_string as toml_string
 from council.agents.mcp import toml_value
 from council.agents.toolsets import Instructions
@@ -488,6 +492,26 @@ class CodexAdapter:
         error = failure(self.cli, returncode, error)
         return Outcome(thread_id, error)
 
+    def classify(self, events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+                 now: datetime, tz: tzinfo | None = None) -> Failure | None:
+        return classify(events, stderr, returncode, now, tz)
+
+    def answered_models(self, events: Iterable[dict[str, Any]]) -> list[str]:
+        return answered_models(events)
+
+    def own_retry(self, event: dict[str, Any]) -> bool:
+        return event.get("type") == "error" and \
+            str(event.get("message") or "").startswith("Reconnecting...")
+
+    def fatal(self, event: dict[str, Any]) -> Failure | None:
+        """A reconnect after a refused login: codex retries a 401 like a cut stream."""
+        if not self.own_retry(event):
+            return None
+        said = str(event.get("message"))
+        if not re.search(r"unexpected status 40[13]\b", said):
+            return None
+        return Failure(Kind.AUTH, one_line(said), status=401 if " 401" in said else 403)
+
     def usage_counter(self, model: str | None) -> CodexUsage:
         return CodexUsage(model)
 
@@ -538,26 +562,18 @@ def _int(value: object) -> int:
 # "You’ve hit your usage limit. … or try again at 7:15 PM." (the same day) or "… at Dec 1st,
 # 2026 12:24 AM.", in codex's local time; a 429 without a usage type loses the vendor's body:
 # "exceeded retry limit, last status: 429 Too Many Requests".
-import re as _re  # noqa: E402
-from dataclasses import replace as _replace  # noqa: E402
-from datetime import datetime as _datetime  # noqa: E402
-from datetime import timedelta as _timedelta  # noqa: E402
-from datetime import tzinfo as _tzinfo  # noqa: E402
-
-from council.agents.failure import Failure, Kind, one_line, try_again_at, try_again_in  # noqa: E402
-
-USAGE_LIMIT = _re.compile(r"hit your usage limit|usage_limit_reached|usage limit has been "
-                          r"reached", _re.I)
-CODEX_QUOTA = _re.compile(r"Quota exceeded|insufficient_quota|exceeded your current quota|"
-                          r"out of credits", _re.I)
-CODEX_AUTH = _re.compile(r"Unauthorized|Forbidden|invalid_api_key|Incorrect API key|"
+USAGE_LIMIT = re.compile(r"hit your usage limit|usage_limit_reached|usage limit has been "
+                          r"reached", re.I)
+CODEX_QUOTA = re.compile(r"Quota exceeded|insufficient_quota|exceeded your current quota|"
+                          r"out of credits", re.I)
+CODEX_AUTH = re.compile(r"Unauthorized|Forbidden|invalid_api_key|Incorrect API key|"
                          r"refresh token|Missing environment variable|log ?in again|"
-                         r"not logged in", _re.I)
-CODEX_STATUS = _re.compile(r"(?:unexpected status|last status:?)\s+(\d{3})")
+                         r"not logged in", re.I)
+CODEX_STATUS = re.compile(r"(?:unexpected status|last status:?)\s+(\d{3})")
 
 
 def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
-             now: _datetime, tz: _tzinfo | None = None) -> Failure | None:
+             now: datetime, tz: tzinfo | None = None) -> Failure | None:
     """The failure codex's `--json` `events`, `stderr` and exit code say, or None when the
     turn did not fail. `now` and `tz` (codex's local zone; default: now's) read a reset."""
     failed: str | None = None
@@ -585,26 +601,26 @@ def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | No
         wait = try_again_in(said)
         at = try_again_at(said, now, tz)
         if at is None and wait is not None:
-            at = now + _timedelta(seconds=wait)
-        return _replace(base, kind=Kind.PLAN_LIMIT, resets_at=at, wait=wait)
+            at = now + timedelta(seconds=wait)
+        return replace(base, kind=Kind.PLAN_LIMIT, resets_at=at, wait=wait)
     if CODEX_QUOTA.search(said):
-        return _replace(base, kind=Kind.QUOTA)
-    if _re.search(r"at capacity", said, _re.I):
-        return _replace(base, kind=Kind.OVERLOADED)
+        return replace(base, kind=Kind.QUOTA)
+    if re.search(r"at capacity", said, re.I):
+        return replace(base, kind=Kind.OVERLOADED)
     if status in (401, 403) or CODEX_AUTH.search(said):
-        return _replace(base, kind=Kind.AUTH)
-    if status == 429 or _re.search(r"Too Many Requests|Rate limit|rate_limit_exceeded", said,
-                                   _re.I):
-        return _replace(base, kind=Kind.RATE_LIMIT, wait=try_again_in(said))
-    if _re.search(r"idle timeout|timed out|timeout", said, _re.I):
-        return _replace(base, kind=Kind.NO_ANSWER)
+        return replace(base, kind=Kind.AUTH)
+    if status == 429 or re.search(r"Too Many Requests|Rate limit|rate_limit_exceeded", said,
+                                   re.I):
+        return replace(base, kind=Kind.RATE_LIMIT, wait=try_again_in(said))
+    if re.search(r"idle timeout|timed out|timeout", said, re.I):
+        return replace(base, kind=Kind.NO_ANSWER)
     if "stream disconnected before completion" in said:
-        return _replace(base, kind=Kind.STREAM_CUT)
-    if (status is not None and status >= 500) or _re.search(
-            r"Service Unavailable|overloaded|high demand|Internal Server Error", said, _re.I):
-        return _replace(base, kind=Kind.OVERLOADED)
-    if _re.search(r"Connection failed|error sending request|waiting for network", said, _re.I):
-        return _replace(base, kind=Kind.NO_ANSWER)
+        return replace(base, kind=Kind.STREAM_CUT)
+    if (status is not None and status >= 500) or re.search(
+            r"Service Unavailable|overloaded|high demand|Internal Server Error", said, re.I):
+        return replace(base, kind=Kind.OVERLOADED)
+    if re.search(r"Connection failed|error sending request|waiting for network", said, re.I):
+        return replace(base, kind=Kind.NO_ANSWER)
     return base
 
 

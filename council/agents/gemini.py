@@ -21,6 +21,8 @@ import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ from council.agents.base import (
     page_url,
     turn_cap,
 )
+from council.agents.failure import Failure, Kind, next_pacific_midnight, one_line, try_again_in
 from council.agents.mcp import names, stdio
 from council.agents.toolsets import Instructions
 from council.evidence.ledger import Usage, estimate
@@ -438,6 +441,19 @@ class GeminiAdapter:
         error = failure(self.cli, returncode, error, HTTP_EXIT_CODES)
         return Outcome(session_id, error)
 
+    def classify(self, events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
+                 now: datetime, tz: tzinfo | None = None) -> Failure | None:
+        return classify(events, stderr, returncode, now, tz)
+
+    def answered_models(self, events: Iterable[dict[str, Any]]) -> list[str]:
+        return answered_models(events)
+
+    def own_retry(self, event: dict[str, Any]) -> bool:
+        return False  # its stream-json shows none of its retries (stderr says some)
+
+    def fatal(self, event: dict[str, Any]) -> Failure | None:
+        return None  # it does not retry a refused login
+
     def usage_counter(self, model: str | None) -> GeminiUsage:
         return GeminiUsage(model)
 
@@ -453,13 +469,24 @@ class GeminiUsage:
         self.model, self.sum = model, Usage()
 
     def add(self, event: dict[str, Any]) -> None:
+        """Each model in `stats.models` at its own price (gemini may answer a flash-lite seat
+        on flash: the asked model is listed with no tokens); the totals at the seat's model
+        where the CLI names none."""
         if event.get("type") == "result" and isinstance(event.get("stats"), dict):
             stats = event["stats"]
-            tokens_in = stats.get("input_tokens") or stats.get("input") or 0
-            tokens_out = stats.get("output_tokens") or 0
-            cached = stats.get("cached") or 0
-            self.sum = self.sum + estimate("gemini", self.model, int(tokens_in), int(tokens_out),
-                                           int(cached))
+            models = stats.get("models")
+            parts = [(str(name), figures) for name, figures in models.items()
+                     if isinstance(figures, dict)] if isinstance(models, dict) else []
+            if not any(_tokens(figures) for _, figures in parts):
+                parts = [(self.model or "", stats)]
+            for name, figures in parts:
+                tokens_in = figures.get("input_tokens") or figures.get("input") or 0
+                tokens_out = figures.get("output_tokens") or 0
+                cached = figures.get("cached") or 0
+                if not (tokens_in or tokens_out):
+                    continue
+                self.sum = self.sum + estimate("gemini", name or None, int(tokens_in),
+                                               int(tokens_out), int(cached))
 
     def total(self) -> Usage:
         return self.sum
@@ -475,35 +502,22 @@ class GeminiUsage:
 # is "[API Error: terminated]" and a request that never answers "[API Error: exception
 # TypeError: fetch failed sending request]" after about 60 s, both exit 1. A seat on a model
 # of a chain (flash-lite) out of quota answers on the next one and exits 0: `stats.models`.
-import re as _re  # noqa: E402
-from dataclasses import replace as _replace  # noqa: E402
-from datetime import datetime as _datetime  # noqa: E402
-from datetime import tzinfo as _tzinfo  # noqa: E402
-
-from council.agents.failure import (  # noqa: E402
-    Failure,
-    Kind,
-    next_pacific_midnight,
-    one_line,
-    try_again_in,
-)
-
 # The HTTP status each `-o stream-json` exit code stands for (HTTP_EXIT_CODES' words).
 EXIT_STATUS = {173: 429, 247: 503, 244: 500, 145: 401, 147: 403, 144: 400}
-GEMINI_AUTH = _re.compile(r"UNAUTHENTICATED|PERMISSION_DENIED|ACCESS_TOKEN_EXPIRED|"
+GEMINI_AUTH = re.compile(r"UNAUTHENTICATED|PERMISSION_DENIED|ACCESS_TOKEN_EXPIRED|"
                           r"API key not valid|API_KEY_INVALID|invalid authentication|"
-                          r"Invalid auth method", _re.I)
-DAILY = _re.compile(r"exhausted your daily quota|PerDay|Daily", _re.I)
-GEMINI_QUOTA = _re.compile(r"limit:\s*0(?![\d.])|INSUFFICIENT_G1_CREDITS_BALANCE|"
-                           r"QUOTA_EXHAUSTED|TerminalQuotaError", _re.I)
-CAPACITY = _re.compile(r"exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED|"
-                       r"MODEL_CAPACITY_EXCEEDED", _re.I)
-RETRY_DELAY_MS = _re.compile(r"retryDelayMs:\s*(\d+)")
-GEMINI_STATUS = _re.compile(r"\"code\":\s*(\d{3})|\bstatus:\s*(\d{3})\b")
+                          r"Invalid auth method", re.I)
+DAILY = re.compile(r"exhausted your daily quota|PerDay|Daily", re.I)
+GEMINI_QUOTA = re.compile(r"limit:\s*0(?![\d.])|INSUFFICIENT_G1_CREDITS_BALANCE|"
+                           r"QUOTA_EXHAUSTED|TerminalQuotaError", re.I)
+CAPACITY = re.compile(r"exhausted your capacity|capacity exceeded|MODEL_CAPACITY_EXHAUSTED|"
+                       r"MODEL_CAPACITY_EXCEEDED", re.I)
+RETRY_DELAY_MS = re.compile(r"retryDelayMs:\s*(\d+)")
+GEMINI_STATUS = re.compile(r"\"code\":\s*(\d{3})|\bstatus:\s*(\d{3})\b")
 
 
 def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | None,
-             now: _datetime, tz: _tzinfo | None = None) -> Failure | None:
+             now: datetime, tz: tzinfo | None = None) -> Failure | None:
     """The failure gemini's stream-json `events`, `stderr` and exit code say, or None when
     the process did not fail (it may still have answered on another model: answered_models).
     `now` dates a daily quota's reset (midnight Pacific, Google's); `tz` is unused."""
@@ -526,26 +540,26 @@ def classify(events: Iterable[dict[str, Any]], stderr: str, returncode: int | No
     if wait is None and (delay := RETRY_DELAY_MS.search(said)):
         wait = int(delay.group(1)) / 1000
     if CAPACITY.search(said):
-        return _replace(base, kind=Kind.OVERLOADED, wait=wait)
+        return replace(base, kind=Kind.OVERLOADED, wait=wait)
     if DAILY.search(text) or ("TerminalQuotaError" in said and DAILY.search(said)):
-        return _replace(base, kind=Kind.QUOTA, window="day",
+        return replace(base, kind=Kind.QUOTA, window="day",
                         resets_at=next_pacific_midnight(now))
     if GEMINI_QUOTA.search(said):
-        return _replace(base, kind=Kind.QUOTA, wait=wait)
+        return replace(base, kind=Kind.QUOTA, wait=wait)
     if status in (401, 403) or returncode == 41 or GEMINI_AUTH.search(said):
-        return _replace(base, kind=Kind.AUTH)
+        return replace(base, kind=Kind.AUTH)
     # gemini throws a 503 as a RetryableQuotaError too: the status decides first.
-    if (status is not None and status >= 500) or _re.search(
+    if (status is not None and status >= 500) or re.search(
             r"overloaded|UNAVAILABLE|INTERNAL", text):
-        return _replace(base, kind=Kind.OVERLOADED, wait=wait)
-    if status == 429 or _re.search(r"RESOURCE_EXHAUSTED|exceeded your current quota|"
+        return replace(base, kind=Kind.OVERLOADED, wait=wait)
+    if status == 429 or re.search(r"RESOURCE_EXHAUSTED|exceeded your current quota|"
                                    r"RetryableQuotaError", said):
-        return _replace(base, kind=Kind.RATE_LIMIT, wait=wait, window="minute")
-    if _re.search(r"\bterminated\b|other side closed|ECONNRESET|premature close", said):
-        return _replace(base, kind=Kind.STREAM_CUT)
-    if _re.search(r"fetch failed|ETIMEDOUT|timed? ?out|ECONNREFUSED|INVALID_STREAM", said,
-                  _re.I) or (isinstance(error, dict) and error.get("type") == "INVALID_STREAM"):
-        return _replace(base, kind=Kind.NO_ANSWER)
+        return replace(base, kind=Kind.RATE_LIMIT, wait=wait, window="minute")
+    if re.search(r"\bterminated\b|other side closed|ECONNRESET|premature close", said):
+        return replace(base, kind=Kind.STREAM_CUT)
+    if re.search(r"fetch failed|ETIMEDOUT|timed? ?out|ECONNREFUSED|INVALID_STREAM", said,
+                  re.I) or (isinstance(error, dict) and error.get("type") == "INVALID_STREAM"):
+        return replace(base, kind=Kind.NO_ANSWER)
     return base
 
 

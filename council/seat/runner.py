@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -16,8 +17,9 @@ import watchfiles
 
 from council import prompts, spawn
 from council.agents import adapter_for
-from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome
+from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome, json_events
 from council.agents.environment import agent_env
+from council.agents.failure import Failure, Kind
 from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, charge, format_usage
@@ -86,6 +88,13 @@ class SeatRun:
     # Set when a fresh session replaces one its CLI had no record of: the watcher looks for
     # the session id again from this offset of the log (the failed resume printed the old).
     fresh_from: int | None = None
+    # The vendor's failure the last process ended in, as its CLI's module read it (None: it
+    # did not fail, or council's own trouble: a timeout, no report).
+    failure: Failure | None = None
+    retries: int = 0  # council's retries at this phase (the CLI's own: meter.own_retries)
+    # The running CLI process's scope: cancelled to stop it when its output makes its
+    # failure certain (Adapter.fatal).
+    stopper: anyio.CancelScope | None = None
 
     @property
     def seat(self) -> str:
@@ -160,6 +169,7 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
         record.status, record.iteration = SeatStatus.RUNNING, first_iteration
         record.max_iterations = task.max_iterations
         record.started_at, record.ended_at, record.error = utc_now(), None, None
+        record.failure, record.retry_at, record.partial = None, None, False
         record.output = str(ws.published_output(seat.name, phase).relative_to(ws.root))
         record.log = str(log.relative_to(ws.root))
 
@@ -175,30 +185,91 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
 
 
 async def _drive(run: SeatRun) -> None:
-    """Run the CLI under its time limit and idle watchdog, with state.yaml kept live;
+    """Run the CLI under its time limit and idle watchdog, with state.yaml kept live,
+    retrying what its vendor's failure lets pass within the phase's time (`_attempts`);
     whatever goes wrong ends up in `run.outcome`, never as an exception."""
     limits = run.limits
     stop_watch = anyio.Event()
     async with anyio.create_task_group() as group:
         group.start_soon(_watch_agent, run, stop_watch)
         with anyio.move_on_after(limits.timeout) as deadline:
-            async with anyio.create_task_group() as watched:
-                watched.start_soon(_idle_watchdog, run.activity, limits.idle,
-                                   watched.cancel_scope, Quiet(run.ws))
-                try:
-                    await anyio.to_thread.run_sync(
-                        seatfolder.copy_inputs, run.ws, run.seat, run.phase.name, run.task.inputs,
-                        run.bound)
-                    run.returncode, run.outcome = await _turns(run)
-                except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
-                    run.outcome = Outcome(run.outcome.session_id, str(exc))
-                watched.cancel_scope.cancel()
+            try:
+                await anyio.to_thread.run_sync(
+                    seatfolder.copy_inputs, run.ws, run.seat, run.phase.name, run.task.inputs,
+                    run.bound)
+                await _attempts(run, deadline.deadline)
+            except (CouncilError, OSError) as exc:  # e.g. the CLI is not installed
+                run.outcome, run.failure = Outcome(run.outcome.session_id, str(exc)), None
         stop_watch.set()
-    session = run.outcome.session_id
     if deadline.cancelled_caught:
-        run.outcome = Outcome(session, f"timed out after {limits.timeout:g} s")
-    elif run.activity.idle_fired:
-        run.outcome = Outcome(session, f"no output or report change for {limits.idle:g} s")
+        run.outcome = Outcome(run.outcome.session_id, f"timed out after {limits.timeout:g} s")
+        run.failure = None
+
+
+async def _attempts(run: SeatRun, deadline: float) -> None:
+    """Run the seat's CLI; after a failure its vendor says will pass (a rate limit, an
+    overload, a cut stream, no answer), wait the vendor's wait or a growing pause and run it
+    again, continuing its session or its partial report, for as long as the phase's time
+    limit (`deadline`, anyio's clock) leaves room for the wait (failover.after)."""
+    limit = run.limits.timeout
+    while True:
+        await _attempt(run)
+        failure = run.failure
+        if failure is None or run.outcome.error is None:
+            return
+        left = None if limit is None else deadline - anyio.current_time()
+        step = failover.after(failure, run.retries + run.meter.own_retries,
+                              datetime.now(UTC), left, limit)
+        if step.said:
+            events.say(run.ws.root, step.said)
+        if step.action != failover.Action.RETRY:
+            return
+        run.retries += 1
+        _set(run.owner, run.seat, run.phase, failure=failure.kind.value,
+             error=run.outcome.error, retry_at=_iso(failure.until(datetime.now(UTC))))
+        await anyio.sleep(step.wait)
+        run.session = _retry_point(run)
+
+
+async def _attempt(run: SeatRun) -> None:
+    """One start of the seat's CLI (its turns, for a CLI council loops), under the idle
+    watchdog: a CLI silent for the idle limit is stopped, as a request that never answered
+    (a no_answer the seat retries)."""
+    limits, activity = run.limits, run.activity
+    activity.last, activity.idle_fired = time.monotonic(), False
+    run.failure = None
+    async with anyio.create_task_group() as watched:
+        watched.start_soon(_idle_watchdog, activity, limits.idle, watched.cancel_scope,
+                           Quiet(run.ws))
+        run.returncode, run.outcome = await _turns(run)
+        watched.cancel_scope.cancel()
+    if activity.idle_fired:
+        said = f"no output or report change for {limits.idle:g} s"
+        run.outcome = Outcome(run.outcome.session_id, said)
+        run.failure = Failure(Kind.NO_ANSWER, said)
+
+
+def _retry_point(run: SeatRun) -> str | None:
+    """The session a retry continues (its CLI's own, where it can), with the prompt that
+    says so in the seat's prompt file; else a fresh session pointed at the partial report.
+    Returns the session to continue, or None."""
+    session = run.outcome.session_id or run.session
+    if session and run.adapter.resumes_sessions:
+        iteration = run.task.max_iterations
+        with suppress(OSError, ValueError):
+            iteration = loop.read_loop(run.loop_file)[0]
+        decision = loop.Decision(True, iteration, run.task.max_iterations, "continue")
+        prompt = (RETRY_NOTE + loop.continuation_prompt(
+            run.instructions.read_text(encoding="utf-8"), decision))
+    else:
+        session = None
+        prompt = run.task.prompt + (RESUME_NOTE if run.report.exists() else "")
+    seatfolder.put(run.ws, run.seat, run.phase.name, run.job.prompt_file.name, prompt)
+    return session
+
+
+def _iso(when: datetime | None) -> str | None:
+    return None if when is None else when.astimezone(UTC).isoformat(timespec="seconds")
 
 
 async def _finish(run: SeatRun, cancelled: bool) -> AgentPhase:
@@ -225,7 +296,7 @@ def _take(run: SeatRun) -> seatfolder.Taken:
     seatfolder.scrub_logs(run.ws, run.seat, run.phase.name, found)
     taken = seatfolder.take_report(run.ws, run.seat, run.phase.name, run.bound, found)
     if taken.error is not None:
-        run.outcome = Outcome(run.outcome.session_id, taken.error)
+        run.outcome, run.failure = Outcome(run.outcome.session_id, taken.error), None
     return taken
 
 
@@ -251,7 +322,11 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
                               f"{run.adapter.cli} exited without writing its report")
     snapshot = None
     cap = run.limits.report_cap
-    if status != SeatStatus.FAILED:  # what every later phase reads, whatever the agent does next
+    # A failed seat's report with content, in a phase whose reports feed the next ones, is
+    # published as partial: what it finished is kept (resume continues it), though no later
+    # phase of this run builds on it (a failed seat's record is not `usable`).
+    partial = status == SeatStatus.FAILED and has_text and phase.feeds
+    if status != SeatStatus.FAILED or partial:  # what later phases read, whatever it does next
         assert capture is not None
         snapshot = snapshots.publish(capture, ws.published_output(seat, phase), cap)
         if snapshot.cut_at is not None:
@@ -261,14 +336,25 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
                        f"{cap:,}-byte cap: the next phases get its first "
                        f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
                        f"{snapshot.full.name}")
+    models = run.adapter.answered_models(json_events(run.logs[0]))
     final = _record(run.owner, seat, phase, status, run.returncode, outcome.session_id,
-                    outcome.error, iteration, run.meter.record(), snapshot)
+                    outcome.error, iteration, run.meter.record(), snapshot,
+                    run.failure if outcome is run.outcome else None, models, partial)
     if run.limits.budgeted:
         budget.check(ws, run.owner)
     elapsed = time.monotonic() - run.began
+    asked = run.task.seat.model
+    if models and (asked is None or any(asked not in m for m in models)):
+        events.say(ws.root, f"answered by {', '.join(models)}"
+                   + (f" (asked for {asked})" if asked else ""))
     if status == SeatStatus.FAILED:
+        kept = ""
+        if partial:
+            assert snapshot is not None
+            kept = (f"; its partial report ({final.iteration} iteration(s), "
+                    f"{snapshot.size} bytes) is published as partial")
         events.say(ws.root, f"failed ({final.failure}) after {elapsed:.0f} s: "
-                   f"{outcome.error}")
+                   f"{outcome.error}{kept}")
     else:
         assert snapshot is not None
         events.say(ws.root, f"{status} after {final.iteration} iteration(s), "
@@ -296,17 +382,28 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
             _set(run.owner, job.seat.name, phase, pid=pid,
                  pid_started=spawn.process_started(pid))
 
-        returncode = await spawn.run(
-            invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
-            stdin_file=invocation.stdin_file, grace=limits.grace, on_start=on_start,
-        )
-        outcome = adapter.outcome(log, returncode, offset)
+        with anyio.CancelScope() as stopper:
+            run.stopper = stopper
+            returncode: int | None = await spawn.run(
+                invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
+                stdin_file=invocation.stdin_file, grace=limits.grace, on_start=on_start,
+            )
+        run.stopper = None
+        outcome = adapter.outcome(log, None if stopper.cancelled_caught else returncode, offset)
+        if stopper.cancelled_caught:  # its output made its failure certain: stopped
+            fatal = meter.fatal or Failure(Kind.CRASH, f"{adapter.cli} was stopped")
+            run.failure, returncode = fatal, None
+            return returncode, Outcome(outcome.session_id, f"{adapter.cli}: {fatal.message}")
         if resuming and outcome.error and session is not None and adapter.lost_session(
                 outcome.error + "\n" + _said(err_log, err_offset)):
             invocation, session = _fresh_session(run, session), None
             continue
         resuming = False
-        if outcome.error or adapter.native_loop:
+        if outcome.error:
+            run.failure = adapter.classify(json_events(log, offset), _said(err_log, err_offset),
+                                           returncode, datetime.now(UTC))
+            return returncode, outcome
+        if adapter.native_loop:
             return returncode, outcome
         if outcome.session_id is None:
             return returncode, Outcome(None, f"{adapter.cli} printed no session id")
@@ -361,6 +458,10 @@ def _said(err_log: Path, start: int, limit: int = 64 << 10) -> str:
 MEMORY_FILES = seatfolder.MEMORY_FILES
 
 
+RETRY_NOTE = ("Your last request failed on the model provider's side (council retried it). "
+              "Your partial report is in the report file: continue from it; do not start "
+              "over. ")
+
 RESUME_NOTE = (
     "\n\nNote: an earlier session on this task was interrupted. Your partial report is "
     "already in the report file: read it first and continue from it; do not start over.\n"
@@ -402,6 +503,8 @@ class Meter:
         self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
         self.book = Book(first_iteration)
         self.read_at = 0.0
+        self.own_retries = 0  # the CLI's own retries seen in its log (Adapter.own_retry)
+        self.fatal: Failure | None = None  # an event made the process's failure certain
 
     @property
     def total(self) -> Usage:
@@ -420,6 +523,9 @@ class Meter:
             self.counter = self.adapter.usage_counter(self.seat.model)
         for event in events:
             self.counter.add(event)
+            if self.adapter.own_retry(event):
+                self.own_retries += 1
+                self.fatal = self.fatal or self.adapter.fatal(event)
         return self.book.book(charge(self.counter.total(), self.seat.self_hosted))
 
     def advance(self, iteration: int) -> None:
@@ -459,6 +565,8 @@ async def _watch_agent(run: SeatRun, stop: anyio.Event) -> None:
                 changes["session_id"] = session
         if meter.read(force=iteration != seen):
             changes["usage"] = meter.record()
+        if meter.fatal is not None and run.stopper is not None:
+            run.stopper.cancel()  # e.g. claude retrying a refused login: stop it now
         if iteration != seen:
             seen = iteration
             meter.advance(iteration)
@@ -527,7 +635,13 @@ def _set(owner: StateOwner, seat: str, phase: Phase, **values: object) -> None:
 def _record(owner: StateOwner, seat: str, phase: Phase, status: str, returncode: int | None,
             session_id: str | None, error: str | None, iteration: int,
             usage: dict[str, object] | None = None,
-            snapshot: snapshots.Published | None = None) -> AgentPhase:
+            snapshot: snapshots.Published | None = None, failure: Failure | None = None,
+            models: list[str] | None = None, partial: bool = False) -> AgentPhase:
+    """The seat's final record for the phase. A failed seat's kind is its vendor's
+    (`failure`, read by its CLI's module), else council's own (failover.classify)."""
+    failed = status == SeatStatus.FAILED
+    retry_at = _iso(failure.until(datetime.now(UTC))) if failed and failure else None
+
     def change(state: RunState) -> AgentPhase:
         record = state.agents[seat].phase(phase.name)
         if usage is not None:
@@ -536,7 +650,11 @@ def _record(owner: StateOwner, seat: str, phase: Phase, status: str, returncode:
         record.original_sha256 = (snapshot.original_sha256 if snapshot and
                                   snapshot.original_sha256 != snapshot.sha256 else None)
         record.status, record.exit_code, record.error = status, returncode, error
-        record.failure = failover.classify(error) if status == SeatStatus.FAILED else None
+        record.failure = (failure.kind.value if failure else failover.classify(error)) \
+            if failed else None
+        record.retry_at, record.partial = retry_at, partial
+        if models:
+            record.models = models
         record.iteration = iteration
         record.ended_at, record.pid, record.pid_started = utc_now(), None, None
         if session_id:

@@ -435,3 +435,21 @@ def test_a_failure_says_when_to_try_again() -> None:
     assert waited.until(NOW) == NOW + timedelta(seconds=7)
     assert Failure(Kind.CRASH, "x").until(NOW) is None
     assert one_line("a\n\x1b[31mb\tc  ") == "a [31mb c"
+
+
+def test_gemini_prices_each_model_that_answered_at_its_own_rate() -> None:
+    """A flash-lite seat answered on flash: the tokens are flash's, at flash's price."""
+    from council.agents.gemini import GeminiUsage
+    from council.evidence.ledger import price
+
+    counter = GeminiUsage("flash-lite")
+    counter.add({"type": "result", "status": "success", "stats": {
+        "total_tokens": 1100, "input_tokens": 1000, "output_tokens": 100, "cached": 0,
+        "models": {"gemini-3.5-flash-lite": {"total_tokens": 0, "input_tokens": 0,
+                                             "output_tokens": 0, "cached": 0},
+                   "gemini-3.8-flash": {"total_tokens": 1100, "input_tokens": 1000,
+                                        "output_tokens": 100, "cached": 0}}}})
+    usage = counter.total()
+    assert (usage.tokens_in, usage.tokens_out) == (1000, 100)
+    assert usage.cost_usd == price("gemini", "gemini-3.8-flash", 1000, 100)
+    assert usage.cost_usd != price("gemini", "flash-lite", 1000, 100)

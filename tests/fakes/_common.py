@@ -170,6 +170,9 @@ class Behaviour:
         self.finish_after = 1 if raw.get("marker_first_turn") else int(raw.get("finish_after", 2))
         self.crash = bool(raw.get("crash"))
         self.crash_on_turn = int(raw.get("crash_on_turn", 1))
+        # "server": a sticky HTTP 500 (each CLI's own words; council retries it within the
+        # phase); "bad_request": an HTTP 400, which no CLI and not council retries.
+        self.crash_kind = str(raw.get("crash_kind", "server"))
         self.hang = bool(raw.get("hang"))
         self.hang_after_turn = int(raw.get("hang_after_turn", 0) or 0)
         self.ignore_sigterm = bool(raw.get("ignore_sigterm"))

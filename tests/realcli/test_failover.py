@@ -55,7 +55,9 @@ def test_a_rate_limit_is_retried_after_a_pause(
     st = council_run(cli_env, tmp_path)
     run: Path = st["_run"]
     log = (run / "progress.log").read_text()
-    assert "research claude rate-limited; trying again in 5 s (retry 1 of 2)" in log, log
+    # claude's own retry waited the vendor's retry-after: council's retry is the second.
+    assert "research claude rate limited by the vendor: retrying in " in log, log
+    assert "(retry 2, within the phase's " in log, log
     assert st["agents"]["claude"]["phases"]["research"]["status"] == "complete"
     assert not st.get("dropped")
     assert "3 of 3 agents contributed" in (run / "final-report.md").read_text()
