@@ -170,6 +170,8 @@ class Behaviour:
         self.finish_after = 1 if raw.get("marker_first_turn") else int(raw.get("finish_after", 2))
         self.crash = bool(raw.get("crash"))
         self.crash_on_turn = int(raw.get("crash_on_turn", 1))
+        message = raw.get("crash_message")  # codex: the failed turn's error text, as given
+        self.crash_message = message if isinstance(message, str) else None
         self.hang = bool(raw.get("hang"))
         self.hang_after_turn = int(raw.get("hang_after_turn", 0) or 0)
         self.ignore_sigterm = bool(raw.get("ignore_sigterm"))
