@@ -8,16 +8,14 @@ screen), the one-byte C1 CSI, a bell, a bidi override and rich markup."""
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import Council
+from realcli.helpers import HOSTILE, OSC52, controls, on_a_terminal, sent
 
 from council import cli, cliparts
 from council.runoptions import RunOptions
@@ -27,21 +25,6 @@ from council.store.terminal import safe
 from council.store.workspace import Workspace
 
 RUN_ID = "20261123-100000-abcdef"
-OSC52 = "\x1b]52;c;ZXZpbA==\x07"
-HOSTILE = f"[blink]look[/blink] {OSC52}\x1b[2J\x9b2J \u202eevil"  # under list's 60
-# What none of the output may hold: the sequences' introducers, raw.
-CONTROLS = ("\x1b", "\x9b", "\x07", "\u202e")
-
-
-def controls(text: str) -> list[str]:
-    return [c for c in CONTROLS if c in text]
-
-
-def sent(shown: str) -> list[str]:
-    """The run's sequences in what a terminal was sent (rich's own styling aside): the
-    clipboard write, the clear, the C1 CSI, the bell, the override, blinking."""
-    return [c for c in ("\x1b]52", "\x1b[2J", "\x9b", "\x07", "\u202e", "\x1b[5m")
-            if c in shown]
 
 
 def test_safe_shows_every_control_but_newline_and_tab() -> None:
@@ -124,37 +107,6 @@ def test_on_a_terminal_a_hostile_run_is_styled_text(
     assert "\x1b[1;4m" in out  # rich styled the header: this was the terminal path
     assert not sent(out), out
     assert "[blink]look[/blink]" in out
-
-
-def on_a_terminal(args: list[str], env: dict[str, str], cwd: Path,
-                  timeout: float = 120) -> bytes:
-    """What `args` sent to a pseudo-terminal (its stdin, stdout and stderr), byte for byte,
-    until it ended."""
-    master, slave = os.openpty()
-    proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
-                            start_new_session=True)
-    os.close(slave)
-    shown = b""
-    deadline = time.monotonic() + timeout
-    try:
-        while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([master], [], [], left)
-            if not ready:
-                break
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # EIO: the program ended and closed the terminal
-                break
-            if not data:
-                break
-            shown += data
-        assert proc.wait(timeout=30) == 0, shown.decode(errors="replace")
-        return shown
-    finally:
-        os.close(master)
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
 
 
 def terminal_env(council: Council) -> dict[str, str]:
