@@ -17,6 +17,7 @@ from council.clieval import eval_cmd
 from council.cliparts import (
     base_of,
     confirmed,
+    echo,
     examples,
     finish,
     handle_errors,
@@ -75,18 +76,18 @@ def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bo
     # before the run exists (a refused run leaves no folder) to its end.
     with supervisor.reserve(base=base) as slot:
         for line in prepared.notes:
-            click.echo(f"council: {line}", err=True)
+            echo(f"council: {line}", err=True)
         for line in prepared.plan if confirm or not quiet else ():  # --quiet: the outcome only
-            click.echo(line)
+            echo(line)
         if confirm and not confirmed("Start the council?"):
-            click.echo("not started")  # the user's answer, not an error: exit 0
+            echo("not started")  # the user's answer, not an error: exit 0
             return
         ws = prepare.start(prepared, base)
         # --quiet: stdout is the outcome alone (a script reads it); the run's id on stderr.
-        click.echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
-                   f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}",
-                   err=quiet)
-        click.echo(f"follow it with: tail -f {ws.root / 'progress.log'}", err=quiet)
+        echo(f"council run {ws.id}: {graph.counted(len(opts.seats), 'agent')} "
+             f"({', '.join(s.name for s in opts.seats)}), profile {opts.profile}",
+             err=quiet)
+        echo(f"follow it with: tail -f {ws.root / 'progress.log'}", err=quiet)
         finish(supervise(ws, quiet, base, slot), base, exit_code)
 
 
@@ -108,9 +109,9 @@ def resume(run_id: str, rebuild: bool, quiet: bool, research_dir: Path | None) -
     base = base_of(research_dir)
     found = resumable(run_id, rebuild, base)
     if found.rebuilt is not None:
-        click.echo(found.rebuilt)
-    click.echo(f"resuming council run {found.run_id}")
-    click.echo(f"follow it with: tail -f {found.ws.root / 'progress.log'}")
+        echo(found.rebuilt)
+    echo(f"resuming council run {found.run_id}")
+    echo(f"follow it with: tail -f {found.ws.root / 'progress.log'}")
     finish(supervise(found.ws, quiet, base), base)
 
 
@@ -123,7 +124,7 @@ def cancel(run_id: str | None, research_dir: Path | None) -> None:
     files are kept."""
     from council.commands.cancel import cancel as cancel_run
 
-    click.echo(cancel_run(run_id, base_of(research_dir)).message)
+    echo(cancel_run(run_id, base_of(research_dir)).message)
 
 
 @main.command(epilog=examples('council adopt 20260301-101500-a1b2c3'))
@@ -139,15 +140,15 @@ def adopt(run_id: str, yes: bool, research_dir: Path | None) -> None:
 
     found = adoption(run_id, base_of(research_dir))
     if found.own:
-        click.echo(f"run {found.run_id} is already council's own; nothing to adopt")
+        echo(f"run {found.run_id} is already council's own; nothing to adopt")
         return
     person_at_terminal(yes, "council adopt asks a person: run it in a terminal, where you "
                         "can review the run and answer; nothing was adopted")
-    click.echo("\n".join(found.review()))
+    echo("\n".join(found.review()))
     if not yes and not confirmed(f"A resume starts these CLIs as recorded. Adopt run "
                                   f"{found.run_id}?"):
         raise UsageError("not adopted")
-    click.echo(adopt_run(found))
+    echo(adopt_run(found))
 
 
 @main.command("trust", epilog=examples('council trust',
@@ -170,21 +171,21 @@ def trust_cmd(file: Path | None, show: bool, revoke: bool, yes: bool) -> None:
     if show:
         if file is not None or revoke or yes:
             raise UsageError("--list takes no FILE, no --revoke and no --yes")
-        click.echo("\n".join(trusted_files()) or "no trusted config files")
+        echo("\n".join(trusted_files()) or "no trusted config files")
         return
     path = file or Path("council.yaml")
     if revoke:
         if yes:
             raise UsageError("--revoke asks nothing: drop --yes")
-        click.echo(revoke_file(path))
+        echo(revoke_file(path))
         return
     person_at_terminal(yes, "council trust asks a person: run it in a terminal, where you "
                         "can review the file and answer; nothing was trusted")
     review = review_file(path)
-    click.echo("\n".join(review.lines))
+    echo("\n".join(review.lines))
     if not yes and not confirmed("Trust it?"):
         raise UsageError("not trusted")
-    click.echo(trust_reviewed(review))
+    echo(trust_reviewed(review))
 
 
 main.add_command(eval_cmd)
@@ -204,20 +205,20 @@ def list_cmd(as_json: bool, research_dir: Path | None) -> None:
 
     found = runs(base_of(research_dir))
     if as_json:
-        click.echo(json.dumps([data(run) for run in found.runs], indent=2))
+        echo(json.dumps([data(run) for run in found.runs], indent=2))
         return
     if not found.runs:
-        click.echo("no council runs yet")
+        echo("no council runs yet")
         return
     if found.readable:
         from council.views.status import runs_table
 
         show(runs_table(found.readable, styled=cliparts.on_terminal()))
     for line in found.unreadable:  # after the table: a run whose state cannot be read, and why
-        click.echo(line)
+        echo(line)
     if found.foreign:
-        click.echo(f"not made by council on this machine (read only; `council adopt ID` "
-                   f"after review): {', '.join(found.foreign)}")
+        echo(f"not made by council on this machine (read only; `council adopt ID` "
+             f"after review): {', '.join(found.foreign)}")
 
 
 @main.command(epilog=examples(
@@ -245,12 +246,12 @@ def doctor(live: bool, as_json: bool) -> None:
 
     found = find(check_hosts(), live)
     if as_json:
-        click.echo(json.dumps(doctor_json(found), indent=2))
+        echo(json.dumps(doctor_json(found), indent=2))
         sys.exit(found.code)
     for line in lines(found):
-        click.echo(line)
+        echo(line)
     if found.code:
-        click.echo(f"council: error: {NO_AGENT}", err=True)
+        echo(f"council: error: {NO_AGENT}", err=True)
     sys.exit(found.code)
 
 
@@ -264,7 +265,7 @@ def setup_cmd(host: str) -> None:
     from council.hosts.setup import setup_host
 
     for line in setup_host(host):
-        click.echo(line)
+        echo(line)
 
 
 @main.command("watch", epilog=examples('council watch', 'council watch 20260301-101500-a1b2c3'))
@@ -278,7 +279,7 @@ def watch_cmd(run_id: str | None, research_dir: Path | None) -> None:
     from council.views.watch import watch  # rich: only for this command
 
     ws = find_run(run_id, base_of(research_dir))
-    click.echo(end_line(watch(ws, click.echo), ws))
+    echo(end_line(watch(ws, echo), ws))
 
 
 @main.command("ask", epilog=examples(
@@ -302,11 +303,11 @@ def ask_cmd(words: tuple[str, ...], agent: str | None, research: bool,
                          "\"QUESTION\"`)")
     run_id, question = (None, words[0]) if len(words) == 1 else words
     prepared = prepare(run_id, question, agent, research, base_of(research_dir))
-    click.echo(f"asking {prepared.seat.name} ({prepared.seat.cli}) about run "
-               f"{prepared.ws.id}" + (", with a research turn" if research else ""), err=True)
+    echo(f"asking {prepared.seat.name} ({prepared.seat.cli}) about run "
+         f"{prepared.ws.id}" + (", with a research turn" if research else ""), err=True)
     answered = answer(prepared)
-    click.echo(summary(answered), err=True)
-    click.echo(answered.answer_file)
+    echo(summary(answered), err=True)
+    echo(answered.answer_file)
 
 
 @main.command("report", epilog=examples('council report', 'council report 20260301-101500-a1b2c3'))
@@ -318,7 +319,7 @@ def report_cmd(run_id: str | None, research_dir: Path | None) -> None:
     including one made before council wrote pages."""
     from council.commands.report import build
 
-    click.echo(build(run_id, base_of(research_dir)))
+    echo(build(run_id, base_of(research_dir)))
 
 
 @main.command("open", epilog=examples('council open', 'council open 20260301-101500-a1b2c3'))
@@ -330,7 +331,7 @@ def open_cmd(run_id: str | None, research_dir: Path | None) -> None:
     is built first if the run has none). Without a browser, print the page's path."""
     from council.commands.report import opened
 
-    click.echo(opened(run_id, base_of(research_dir)))
+    echo(opened(run_id, base_of(research_dir)))
 
 
 @main.command("mcp", epilog=examples('claude mcp add council -- council mcp',
@@ -343,9 +344,9 @@ def mcp_cmd(research_dir: Path | None) -> None:
     from council.hosts.mcpserver import serve  # the MCP SDK: only for this command
 
     if sys.stdin.isatty():
-        click.echo("council mcp speaks the Model Context Protocol on stdin/stdout: register "
-                   "it with an MCP client (README, \"From any MCP client\"); Ctrl-C ends it",
-                   err=True)
+        echo("council mcp speaks the Model Context Protocol on stdin/stdout: register "
+             "it with an MCP client (README, \"From any MCP client\"); Ctrl-C ends it",
+             err=True)
     serve(base_of(research_dir))
 
 
@@ -362,14 +363,14 @@ def status_cmd(run_id: str | None, as_json: bool, research_dir: Path | None) -> 
 
     found = status(run_id, base_of(research_dir))
     if as_json:
-        click.echo(json.dumps(data(found), indent=2))
+        echo(json.dumps(data(found), indent=2))
         return
     from council.views.status import render
 
     show(render(found.overview, styled=cliparts.on_terminal()))
     if not found.own:
-        click.echo(f"{found.paths.run_dir} was not made by council on this machine: shown "
-                   "read only; council will not resume, cancel or write into it")
+        echo(f"{found.paths.run_dir} was not made by council on this machine: shown "
+             "read only; council will not resume, cancel or write into it")
 
 
 def entry() -> None:
@@ -378,13 +379,13 @@ def entry() -> None:
     try:
         main(prog_name="council", standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:  # plain `council`: the help
-        click.echo(exc.format_message(), err=True)
+        echo(exc.format_message(), err=True)
         sys.exit(2)
     except click.UsageError as exc:
         where = exc.ctx.command_path if exc.ctx is not None else "council"
-        click.echo(f"council: error: {exc.format_message()}", err=True)
-        click.echo(f"hint: `{where} --help` lists what it takes", err=True)
+        echo(f"council: error: {exc.format_message()}", err=True)
+        echo(f"hint: `{where} --help` lists what it takes", err=True)
         sys.exit(2)
     except click.Abort:
-        click.echo("council: interrupted", err=True)
+        echo("council: interrupted", err=True)
         sys.exit(130)

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from council import options
-from council.cliparts import click_type, confirmed, examples, fail, handle_errors
+from council.cliparts import click_type, confirmed, echo, examples, fail, handle_errors
 from council.errors import CouncilError
 
 
@@ -78,5 +78,5 @@ def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path
                                   per_vendor, test, max_cost, max_citations, language, limit,
                                   shards.parse(shard) if shard is not None else None,
                                   judge_batch)
-    sys.exit(command.main(request, click.echo, lambda line: click.echo(line, err=True),
+    sys.exit(command.main(request, echo, lambda line: echo(line, err=True),
                           (lambda: confirmed("Start the evaluation?")) if confirm else None))

@@ -1,7 +1,8 @@
 """The command line's parts that are not commands (cli.py has those): its one error handler,
 `council run`'s declared options (options.py) as click options, the options and epilogs every
-command shares, the question only a person answers, and how output reaches the terminal.
-With cli.py and clieval.py, the only modules that import click."""
+command shares, the question only a person answers, and how output reaches the terminal
+(`echo`, `show`: text, never control, whatever a run's files or a CLI's error said). With
+cli.py and clieval.py, the only modules that import click."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import click
 from council import options, paths
 from council.errors import CouncilError, UsageError
 from council.run import crash, supervisor
+from council.store.terminal import safe
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -36,7 +38,7 @@ def handle_errors(func: F) -> F:
         except CouncilError as exc:
             fail(exc)
         except KeyboardInterrupt:
-            click.echo("council: interrupted", err=True)
+            echo("council: interrupted", err=True)
             sys.exit(130)
         except (click.ClickException, click.Abort):
             raise  # click prints these itself, in one line
@@ -46,14 +48,21 @@ def handle_errors(func: F) -> F:
                 fail(known)
             log = crash.write_log(exc, func.__name__)
             where = f"details in {log}" if log else "no crash log could be written"
-            click.echo(f"council: internal error ({crash.summary(exc)}); {where}", err=True)
+            echo(f"council: internal error ({crash.summary(exc)}); {where}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 
 
+def echo(message: object = "", err: bool = False) -> None:
+    """The command line's one way to print a line: made terminal-safe (terminal.safe), so a
+    topic, a review of a planted config or a CLI's error quoted in a message shows an escape
+    sequence as `\\x1b…` instead of sending it to the user's terminal."""
+    click.echo(safe(str(message)), err=err)
+
+
 def fail(exc: CouncilError) -> NoReturn:
-    click.echo(f"council: error: {exc}", err=True)
+    echo(f"council: error: {exc}", err=True)
     sys.exit(exc.exit_code)
 
 
@@ -182,7 +191,7 @@ def confirmed(question: str) -> bool:
     try:
         return click.confirm(question, default=False)
     except click.Abort:
-        click.echo("", err=True)
+        echo("", err=True)
         return False
 
 
@@ -200,7 +209,7 @@ def show(*renderables: RenderableType) -> None:
         return
     from council.views.status import plain
 
-    click.echo(plain(*renderables))
+    echo(plain(*renderables))
 
 
 def supervise(ws: Workspace, quiet: bool, base: Path,
@@ -221,7 +230,7 @@ def supervise(ws: Workspace, quiet: bool, base: Path,
     except KeyboardInterrupt:
         from council.commands.resume import hint
 
-        click.echo(f"council: interrupted; {hint(ws, base)}", err=True)
+        echo(f"council: interrupted; {hint(ws, base)}", err=True)
         sys.exit(supervisor.SIGNAL_EXIT[signal.SIGINT])
 
 
@@ -231,7 +240,7 @@ def finish(result: supervisor.RunResult, base: Path, exit_code: bool = False) ->
 
     said = outcome(result, base, exit_code)
     for line in said.err:
-        click.echo(line, err=True)
+        echo(line, err=True)
     for line in said.out:
-        click.echo(line)
+        echo(line)
     sys.exit(said.code)

@@ -5,10 +5,11 @@ tested without a model.
 The report, the reference and fetched pages are untrusted text (a web page can address the
 model): each goes inside its own tags, and the judge is told that nothing inside them is an
 instruction. Inside that text, anything a model could read as one of those tags, opening or
-closing, in any case or spacing (`</REPORT >`, `< /Report>`, a fullwidth U+FF1C), loses its `<`,
-so the material cannot end early or open another. An answer that does not parse gets one
-retry with the error; then the sample fails and a re-run scores it again. A judge CLI's
-error goes into the Inspect log: `failure` scrubs it of secrets first."""
+closing, in any case or spacing (`</REPORT >`, `< /Report>`, a fullwidth U+FF1C, a zero-width
+character inside the name), loses its `<`, so the material cannot end early or open another.
+An answer that does not parse gets one retry with the error; then the sample fails and a
+re-run scores it again. A judge CLI's error goes into the Inspect log: `failure` scrubs it
+of secrets first."""
 
 from __future__ import annotations
 
@@ -35,12 +36,25 @@ DEFAULT_CRITERIA = (
 )
 
 TAGS = ("question", "report", "reference", "page")
+# What a model reads past: zero-width and joining characters, bidi marks and isolates, the
+# soft hyphen, invisible operators, variation selectors, Hangul fillers and tag characters.
+_INVISIBLE = (r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+              r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0"
+              r"\U000e0000-\U000e0fff]")
+_SPACE = rf"(?:\s|{_INVISIBLE})*"
+
+
+def _spelt(name: str) -> str:
+    """A tag's name as a model may read it: each letter as written or fullwidth, in any case
+    (the pattern ignores case), with invisible characters between them (`rep\u200bort`)."""
+    return f"{_INVISIBLE}*".join(f"[{c}{chr(ord(c) - ord('a') + 0xFF41)}]" for c in name)
+
+
 # The start of anything a model could take for one of TAGS: `<` (or a fullwidth or small
 # form of it), then spaces or invisible characters, an optional `/`, more of them, and the
 # name in any case, not followed by more of a name (`<reports>` is not ours).
-_SPACE = r"[\s\u200b-\u200f\u2060\ufeff]*"
 _TAG_LIKE = re.compile(rf"[<\uff1c\ufe64](?={_SPACE}[/\uff0f]?{_SPACE}"
-                       rf"(?:{'|'.join(TAGS)})(?![\w-]))", re.IGNORECASE)
+                       rf"(?:{'|'.join(map(_spelt, TAGS))})(?![\w-]))", re.IGNORECASE)
 MAX_ERROR_CHARS = 500
 PREAMBLE = (
     "You are an impartial grader of research reports. Text inside <question>, <report>, "

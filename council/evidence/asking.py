@@ -7,7 +7,10 @@ pure functions of text, so they are tested without a process.
 - `check`: the URLs an answer cites, set against the run's own sources (sources.json, the
   same canonical form the ledger uses). A URL the run never cited is flagged, or, when the
   ask was allowed to research (`--research`), marked new: a model can make a URL up, and a
-  reader must see which links the run's evidence stands behind.
+  reader must see which links the run's evidence stands behind. Every link a viewer would
+  follow counts, however it is spelt (`HTTPS://`, a protocol-relative `//host`, a host with
+  full-width dots, `example。com`); one that is no web address council can check (`data:`,
+  `javascript:`) is always flagged.
 - `claims_named`: the claim ids of claims.json an answer names, with their verdicts.
 - `footer`: the few lines council appends to every answer, saying all of that.
 - `listed`: the answers a run holds, for `council status` and report.html.
@@ -30,6 +33,16 @@ SLUG_CHARS = 48
 ANSWER = re.compile(rf"^(\d{{1,6}})-([a-z0-9-]{{0,{SLUG_CHARS}}})\.md$")
 CLAIM_ID = re.compile(r"\b(c\d{1,4})\b")
 FOOTER = "## Checked by council"
+# Links a markdown viewer follows that sources.extract (a report's citations) does not read:
+# an autolink of any scheme (`<data:text/html,…>`), and a bare URL with its scheme in
+# capitals (`HTTPS://`), which a viewer links as it does `https://`.
+MORE_LINKS = re.compile(r"<([a-zA-Z][a-zA-Z0-9+.-]{0,31}:[^>\s]+)>|"
+                        r"(?<![<\w/])((?i:https?|ftp)://[^\s<>\"'`\]]+)")
+SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]{0,31}:|^//")  # a link that leaves the file
+# The dots a browser's IDNA mapping reads as `.` in a host: ideographic, full-width,
+# half-width ideographic.
+DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
+SHOWN_CHARS = 200  # an unchecked link in the footer (a data: URL may be megabytes)
 
 
 def slug(question: str) -> str:
@@ -74,15 +87,20 @@ class Check:
     outside: tuple[str, ...]  # URLs it cites that the run never cited, canonical, in order
     claims: tuple[tuple[str, str], ...]  # (claim id, verdict) of the claims it names
     research: bool  # it was allowed to research: its outside URLs are new sources, not flags
+    # Links that leave the answer but are no web address council can check (`data:`,
+    # `javascript:`, a malformed host), as written: flagged whatever the ask could do.
+    unchecked: tuple[str, ...] = ()
 
     @property
     def flagged(self) -> tuple[str, ...]:
-        """Outside URLs a reader should distrust: the ask had no web to find them with."""
-        return () if self.research else self.outside
+        """Links a reader should distrust: outside URLs when the ask had no web to find them
+        with, and every unchecked link."""
+        return (() if self.research else self.outside) + self.unchecked
 
     def to_dict(self) -> dict[str, Any]:
         return {"cited": list(self.cited), "new" if self.research else "flagged":
-                list(self.outside), KEY: [{"id": i, "verdict": v} for i, v in self.claims]}
+                list(self.outside), KEY: [{"id": i, "verdict": v} for i, v in self.claims],
+                "unchecked": list(self.unchecked)}
 
 
 def claims_named(answer: str, claims: Mapping[str, Any] | None) -> list[tuple[str, str]]:
@@ -98,11 +116,43 @@ def check(answer: str, sources: set[str], claims: Mapping[str, Any] | None,
           research: bool) -> Check:
     """The URLs `answer` cites, split into the run's `sources` and the rest, and the claims
     it names. The answer's own footer, if a model wrote one, counts like any other text."""
-    urls = [key for url in extract(answer) if (key := canonical(url))]
+    urls, unchecked = [], []
+    for link in links(answer):
+        key = canonical(_spelt(link))
+        if key:
+            urls.append(key)
+        elif SCHEME.match(link):
+            unchecked.append(link)
     ordered = list(dict.fromkeys(urls))
     return Check(tuple(u for u in ordered if u in sources),
                  tuple(u for u in ordered if u not in sources),
-                 tuple(claims_named(answer, claims)), research)
+                 tuple(claims_named(answer, claims)), research,
+                 tuple(dict.fromkeys(unchecked)))
+
+
+def links(text: str) -> list[str]:
+    """Every link target in a markdown text, as written: its citations (sources.extract),
+    its autolinks of any scheme and its bare URLs whatever the scheme's case."""
+    found = extract(text)
+    for match in MORE_LINKS.finditer(text):
+        if match.group(1):
+            found.append(match.group(1))
+        else:  # read as extract reads a bare URL (the sentence's full stop is not its own)
+            scheme, sep, rest = match.group(2).partition("://")
+            found += extract(scheme.lower() + sep + rest)
+    return found
+
+
+def _spelt(link: str) -> str:
+    """A link as a browser reads it: a protocol-relative `//host/…` is https, a scheme is
+    case-blind, and a host's full-width dots are dots."""
+    if link.startswith("//"):
+        link = "https:" + link
+    scheme, sep, rest = link.partition("://")
+    if not sep:
+        return link
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.translate(DOTS)}{slash}{path}"
 
 
 def footer(found: Check, usage: str) -> str:
@@ -122,8 +172,18 @@ def footer(found: Check, usage: str) -> str:
         lines.append("- Not among the run's sources (the ask had no web: a link the model "
                      "may have made up; do not rely on it):")
         lines += [f"  - {url}" for url in found.outside]
+    if found.unchecked:
+        lines.append("- Links that are no web address council can check (do not follow "
+                     "them):")
+        lines += [f"  - `{_shown(link)}`" for link in found.unchecked]
     lines.append(f"- Cost: {usage}.")
     return "\n".join(lines) + "\n"
+
+
+def _shown(link: str) -> str:
+    """An unchecked link as the footer shows it: code, never a link, cut short."""
+    cut = link if len(link) <= SHOWN_CHARS else link[:SHOWN_CHARS] + "…"
+    return cut.replace("`", "%60")
 
 
 def listed(root: Path) -> list[str]:

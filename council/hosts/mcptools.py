@@ -222,15 +222,13 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
 
 
 def get_report(args: dict[str, Any], call: Call) -> Answer:
-    """get_report: the final report's markdown and where the page and sources are; a run
-    that is not done says so, with its phase."""
+    """get_report: the final report's markdown, fenced as untrusted material
+    (commands/report.for_model), and where the page and sources are; a run that is not done
+    says so, with its phase."""
     found = reporting.report(args["run_id"], call.base)
     if found.markdown is None:
         return Answer.of(reporting.not_done(found), found)
-    where = found.paths
-    return Answer.of(found.markdown.rstrip("\n") + f"\n\n---\nfinal report: "
-                     f"{where.final_report}\nreport page: {where.report_html}\nsources: "
-                     f"{where.sources_json}", found)
+    return Answer.of(reporting.for_model(found), found)
 
 
 def cancel(args: dict[str, Any], call: Call) -> Answer:

@@ -217,15 +217,21 @@ def _defuse(root: Path) -> None:
 
 
 def put(ws: Workspace, seat: str, phase: str, name: str, data: bytes | str) -> Path:
-    """Write council's file `name` (a phase's prompt) into the seat's folder through agentfs:
-    whatever stood there (a link to a file of the user's, a FIFO, a folder) is removed, not
-    written through, and progress.log says so. Returns its path."""
+    """Write council's file `name` (a phase's prompt) into the seat's folder through agentfs,
+    redacted like every file council writes (a topic or an earlier report may hold a
+    secret): whatever stood there (a link to a file of the user's, a FIFO, a folder) is
+    removed, not written through, and progress.log says so. Returns its path."""
     folder = ws.work_dir(seat, phase)
     what = agentfs.describe(folder / name)
     if what not in ("missing", "a regular file"):
         agentfs.remove(folder, name)
         events.emit(ws.root, phase, f"warning: {name} in its folder was {what}; removed "
                     "without following it", agent=seat)
+    if isinstance(data, bytes):
+        data = redact.clean(data.decode("utf-8", "surrogateescape")).encode(
+            "utf-8", "surrogateescape")
+    else:
+        data = redact.clean(data)
     agentfs.write(folder, name, data)
     return folder / name
 

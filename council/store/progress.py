@@ -9,12 +9,14 @@ for scripts.
 Everything that writes an event ends here: the hooks call `emit` after every agent turn, and
 the supervisor's events.py (structlog, which binds a task's phase and agent) hands its events
 to `emit` too. The hooks cannot pay for structlog's import, so this module imports only `os`,
-`time`, disk.py (the lock), agentfs.py (the no-follow opener) and redact.py (which redacts
-secrets from both files). Both files are opened without following a link or waiting on a
-FIFO (agentfs.open_append): a run folder is council's, but a line must never be appended
-through a link to the user's `~/.bashrc`, whoever planted it. Each line is
-a single O_APPEND write, so lines from parallel hooks and the supervisor never interleave, and
-both files are written under one lock, so their events come in one order.
+`time`, disk.py (the lock), agentfs.py (the no-follow opener), redact.py (which redacts
+secrets from both files) and terminal.py (a line is text, not control: a CLI's error that
+held an escape sequence is shown as `\\x1b…` to whoever tails the log). Both files are
+opened without following a link or waiting on a FIFO (agentfs.open_append): a run folder is
+council's, but a line must never be appended through a link to the user's `~/.bashrc`,
+whoever planted it. Each line is a single O_APPEND write, so lines from parallel hooks and
+the supervisor never interleave, and both files are written under one lock, so their events
+come in one order.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import os
 import time
 
-from council.store import agentfs, disk, redact
+from council.store import agentfs, disk, redact, terminal
 
 PROGRESS_FILE = "progress.log"
 # A detached supervisor's output (run/detach.py), in the run's logs/: made when it is launched.
@@ -50,8 +52,9 @@ def emit(run_dir: str | os.PathLike[str], scope: str, message: str,
 def render(time_: str, scope: str, agent: str | None, message: str) -> tuple[str, str]:
     """The event as `TIME SCOPE [AGENT] MESSAGE` and as a JSON object with those four keys
     (a line each). The message is folded to one line first: a CLI's multi-line error stays
-    one event."""
-    message = " ".join(message.split())
+    one event; and made text (terminal.safe): an escape sequence in it reaches no terminal."""
+    message = terminal.safe(" ".join(message.split()))
+    scope, agent = terminal.safe(scope), agent and terminal.safe(agent)
     line = f"{time_} {scope}{f' {agent}' if agent else ''} {message}\n"
     fields = {"time": time_, "scope": scope, "agent": agent or None, "message": message}
     return line, json_object(fields) + "\n"

@@ -25,6 +25,11 @@ inode are the record's and its seal is the very file the record names. Changing 
 (`chmod`, `touch`, a rename) unseals the run as a copy would; `council adopt` seals it anew.
 A record written before seals existed holds none: that run is judged by its path, device and
 inode, as it was then.
+
+The record itself is believed only when no one else could have written it: a runs.json owned
+by another user, or in a folder another user owns or may write (group or others), is no
+record at all (every run is foreign; one warning line says why and how to fix it), and
+council records no run in such a folder.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import json
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -160,13 +166,58 @@ def registry_file() -> Path:
 
 def load() -> dict[str, Identity]:
     """run id → the folder council made for it; empty when there is no record. A record
-    that cannot be read or parsed holds no run (every run is then foreign)."""
+    that cannot be read or parsed, or that someone else could have written (`distrusted`),
+    holds no run (every run is then foreign)."""
+    path = registry_file()
     try:
-        data = json.loads(agentfs.read(registry_file(), MAX_BYTES))
-        runs = data["runs"]
-        return {str(k): Identity.from_dict(v) for k, v in runs.items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        fd = agentfs.open_regular(path)
+    except OSError:
         return {}
+    with os.fdopen(fd, "rb", buffering=0) as handle:
+        why = distrusted(path, os.fstat(fd))
+        if why is not None:
+            _warn(why)
+            return {}
+        try:
+            data = json.loads(handle.read(MAX_BYTES))
+            runs = data["runs"]
+            return {str(k): Identity.from_dict(v) for k, v in runs.items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return {}
+
+
+def distrusted(path: Path, info: os.stat_result | None = None) -> str | None:
+    """Why the record at `path` (its file's facts `info`, when it is open) could have been
+    written by someone other than this user, or None: the file is another user's, or its
+    folder is another user's or writable by group or others. Like ssh's StrictModes: a
+    record anyone may edit vouches for nothing."""
+    me = os.geteuid()
+    folder = path.parent
+    try:
+        held = os.lstat(folder)
+    except OSError:
+        return None  # no folder, no record: nothing to believe or refuse
+    if not stat.S_ISDIR(held.st_mode) or held.st_uid != me:
+        return (f"{folder} is not a folder of yours (owner uid {held.st_uid}): "
+                f"council ignores {path.name} in it")
+    if held.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"{folder} is writable by others (mode {stat.S_IMODE(held.st_mode):o}): "
+                f"council ignores {path.name} in it; `chmod go-w {folder}` fixes it")
+    if info is not None and info.st_uid != me:
+        return (f"{path} is owned by uid {info.st_uid}, not you: council ignores it; "
+                "remove it (council writes it again)")
+    return None
+
+
+_warned: set[str] = set()
+
+
+def _warn(why: str) -> None:
+    """One line on stderr, once per process and reason: every run counts as foreign."""
+    if why not in _warned:
+        _warned.add(why)
+        sys.stderr.write(f"council: warning: {why}; until then every run counts as not "
+                         "made by council\n")
 
 
 def is_own(root: Path) -> bool:
@@ -209,6 +260,8 @@ def _change(edit: Callable[[dict[str, Identity]], object]) -> None:
     path = registry_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if (why := distrusted(path)) is not None:
+            raise CouncilError(f"cannot record council's runs: {why}")
         with disk.locked(path.parent / f".{REGISTRY}.lock"):
             runs = load()
             edit(runs)

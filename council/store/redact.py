@@ -13,8 +13,9 @@ Before council writes a file, it replaces:
   JSON string;
 - the password of any `scheme://user:password@host`, by `REDACTED:url-password`;
 - anything shaped like a well-known token (a GitHub, OpenAI, Anthropic, Slack, AWS, Google,
-  GitLab, npm, Stripe, Hugging Face, SendGrid, PyPI, Docker Hub or DigitalOcean token, or a
-  JWT), by `REDACTED:<shape>`, whether council knows its value or not.
+  GitLab, npm, Stripe, Hugging Face, SendGrid, PyPI, Docker Hub, DigitalOcean, Square,
+  Shopify or Linear token, or a JWT), by `REDACTED:<shape>`, whether council knows its value
+  or not.
 
 The mark holds no space or bracket, so a URL that held a secret stays one URL and a YAML or
 markdown value stays what it was. An agent's own files (its report and its CLI's logs) are
@@ -46,12 +47,18 @@ if TYPE_CHECKING:
 # A variable is a secret when its name holds one of these (case-insensitive)...
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL",
                 "PRIVATE")
+# ...or has one of these as a part between underscores (SIGNING_SALT, AUTHORIZATION_VALUE;
+# not GIT_AUTHOR_NAME, whose part is AUTHOR)...
+SECRET_PARTS = frozenset({"SALT", "AUTHORIZATION", "BEARER"})
 # ...or one of these, weaker evidence (COOKIE_MODE=disabled is a setting)...
 WEAK_WORDS = ("CREDS", "COOKIE", "WEBHOOK")
+# ...or one of these parts (AUTH_HEADER, HTTP_AUTH_VALUE; AUTH_MODE=none is a setting)...
+WEAK_PARTS = frozenset({"AUTH"})
 # ...or ends with one of these: GITHUB_PAT, LDAP_PASS, MYSQL_PWD, NPM_CONFIG__AUTH,
 # SENTRY_DSN, STRIPE_SK (a secret key) and DOCKER_AUTH_CONFIG (registry logins, base64) are
 # secrets, but PWD and OLDPWD are folders and SSH_AUTH_SOCK is a socket.
-WEAK_ENDINGS = ("_PAT", "_PASS", "_PWD", "_AUTH", "_DSN", "_SK", "_AUTH_CONFIG")
+WEAK_ENDINGS = ("_PAT", "_PASS", "_PWD", "_AUTH", "_DSN", "_SK", "_AUTH_CONFIG", "SESSION_ID",
+                "SESSIONID")
 # A connection string is a secret under these names (or one ending with `_` and one of them,
 # TEST_DATABASE_URL), even where it holds no password; any other *_URL or *_URI variable only
 # when it carries a user (`scheme://user@host`), and any variable at all when it carries a
@@ -66,7 +73,8 @@ URL_NAMES = frozenset({
 MIN_LENGTH = 8
 # Never a secret, whatever the rules above would say of the name.
 NOT_SECRET = frozenset({"PATH", "PWD", "OLDPWD", "HOME", "SHELL", "USER", "LOGNAME", "TERM",
-                        "LANG", "TMPDIR", "HOSTNAME", "MAIL", "EDITOR", "PAGER"})
+                        "LANG", "TMPDIR", "HOSTNAME", "MAIL", "EDITOR", "PAGER",
+                        "SSH_AUTH_SOCK"})
 NOT_SECRET_PREFIXES = ("XDG_", "LC_")
 LOGIN_LIMIT = 1 << 20  # a login file is a few KB; read no more than this of one
 RECHECK = 5.0  # seconds between looks at whether a login file changed (a token refresh)
@@ -112,6 +120,13 @@ SHAPES = (
     ((("docker-token", ("dckr_pat_", "dckr_oat_")),
       ("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"))),
      r"d(?:ckr_(?:pat|oat)_[A-Za-z0-9_-]{20,RUN}|o[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9]))"),
+    # Square's access tokens and OAuth secrets; Shopify's admin, shared-secret, custom and
+    # private app tokens (32 hex digits); Linear's API keys.
+    ((("square-token", ("sq0atp-", "sq0csp-")),),
+     r"sq0(?:atp-[A-Za-z0-9_-]{22,RUN}|csp-[A-Za-z0-9_-]{40,RUN})"),
+    ((("shopify-token", ("shpat_", "shpss_", "shpca_", "shppa_")),),
+     r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32,RUN}(?![A-Za-z0-9])"),
+    ((("linear-key", ("lin_api_",)),), r"lin_api_[A-Za-z0-9]{32,RUN}(?![A-Za-z0-9])"),
     ((("jwt", ("eyJ",)),),
      r"eyJ[A-Za-z0-9_-]{8,RUN}\.[A-Za-z0-9_-]{8,RUN}\.[A-Za-z0-9_-]{8,RUN}"),
     # The password of scheme://user:password@host: up to the authority's last @ (a password
@@ -144,12 +159,14 @@ def _kind(name: str) -> int:
     kind = _kinds.get(name)
     if kind is None:
         upper = name.upper()
+        parts = set(upper.split("_"))
         if upper in NOT_SECRET or upper.startswith(NOT_SECRET_PREFIXES):
             kind = _NEVER
         elif any(w in upper for w in SECRET_WORDS) or upper in URL_NAMES or any(
-                upper.endswith("_" + n) for n in URL_NAMES):
+                upper.endswith("_" + n) for n in URL_NAMES) or parts & SECRET_PARTS:
             kind = _STRONG
-        elif any(w in upper for w in WEAK_WORDS) or upper.endswith(WEAK_ENDINGS):
+        elif (any(w in upper for w in WEAK_WORDS) or upper.endswith(WEAK_ENDINGS)
+              or parts & WEAK_PARTS):
             kind = _WEAK
         elif upper.endswith(("_URL", "_URI")):
             kind = _URLISH

@@ -23,6 +23,7 @@ from council.store import agentfs
 from council.store.progress import PROGRESS_FILE, SUPERVISOR_LOG
 from council.store.runlock import live_supervisor
 from council.store.state import ENDED, MAIN_SESSION, RunEnd, RunState, SeatStatus, begun
+from council.store.terminal import safe
 from council.store.workspace import Workspace
 
 if TYPE_CHECKING:  # rich is imported by the functions that build tables: hooks never load it
@@ -272,11 +273,12 @@ def _one_line(text: str, limit: int) -> str:
 
 
 def _cells(*values: str) -> list[Text]:
-    """Every cell as rich Text: a topic or an error is untrusted text, and Text prints
-    `[bold]` or `[link=...]` literally instead of reading it as markup."""
+    """Every cell as rich Text, made terminal-safe: a topic or an error is untrusted text;
+    Text prints `[bold]` or `[link=...]` literally instead of reading it as markup, and
+    terminal.safe shows an escape sequence (`\\x1b]52;…`) instead of sending it."""
     from rich.text import Text
 
-    return [Text(v) for v in values]
+    return [Text(safe(v)) for v in values]
 
 
 NUMBERS = ("iter", "elapsed", "report", "tokens", "cost", "duration", "last output")

@@ -21,6 +21,7 @@ from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.table import Table
+from rich.text import Text
 
 from council import graph
 from council.errors import CouncilError
@@ -29,6 +30,7 @@ from council.evidence.ledger import format_cost
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE
 from council.store.state import ENDED, RunEnd, RunState, SeatStatus, load_state
+from council.store.terminal import safe
 from council.store.workspace import Workspace
 from council.views import status
 
@@ -57,7 +59,7 @@ def follow_lines(ws: Workspace, out: Callable[[str], None]) -> RunState:
             out(f"… ({skipped:,} bytes of progress.log left out: more was written at once "
                 "than a look reads)")
         for line in lines:
-            out(line)
+            out(safe(line))  # a planted log's escape sequences stay text
         state = load_state(ws.root)
         if ended(state, ws):
             break
@@ -102,8 +104,8 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
     the terminal's; a narrow one (an 80-column window) gets the agent, phase, state,
     iteration, tokens, cost and last event, readable, rather than every column cut short."""
     shown = state.phase if own else status.shown_phase(state, ws)
-    grid = Table(title=f"council {state.id} · {shown} · "
-                       f"{' '.join(state.topic.split())[:60]}", expand=True)
+    grid = Table(title=Text(safe(f"council {state.id} · {shown} · "
+                                 f"{' '.join(state.topic.split())[:60]}")), expand=True)
     columns = [c for c in COLUMNS
                if width is None or width >= NARROW or c not in NARROW_DROPS]
     for column in columns:
@@ -112,7 +114,7 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
         else:
             grid.add_column(column, no_wrap=True, overflow="ellipsis")
     for r in status.rows(state, ws):
-        cells = dict(zip(COLUMNS, (
+        cells = dict(zip(COLUMNS, status._cells(  # untrusted text: never markup, no escapes
             r.agent, r.phase, r.status,
             f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
             "-" if r.elapsed_s is None else status._duration(r.elapsed_s),
@@ -173,7 +175,7 @@ def showing(ws: Workspace) -> Iterator[None]:
     files. A look that fails (state.yaml unreadable for a moment) keeps the last table. On
     the way out (the run ended, or Ctrl-C stopped it) it draws the last table and gives the
     terminal back: cursor shown, nothing more redrawn."""
-    shown: list[RenderableType] = [f"council {ws.id} · starting"]
+    shown: list[RenderableType] = [Text(f"council {ws.id} · starting")]
     console = Console()
 
     def latest() -> RenderableType:

@@ -63,6 +63,42 @@ def test_with_research_an_outside_url_is_a_new_source_not_a_flag() -> None:
     assert found.to_dict()["new"] == ["https://new.example/x"]
 
 
+@pytest.mark.parametrize(("written", "read"), [
+    ("[a](//evil.example/p)", "https://evil.example/p"),  # protocol-relative
+    ("HTTPS://Shout.example/x.", "https://shout.example/x"),  # a viewer links it as https
+    ("<HTTPS://auto.example/y>", "https://auto.example/y"),
+    ("[a](https://evil。example/z)", "https://evil.example/z"),  # ideographic full stop
+    ("https://evil．example/w", "https://evil.example/w"),  # full-width full stop
+])
+def test_every_spelling_of_a_web_link_is_read_and_flagged(written: str, read: str) -> None:
+    found = asking.check(f"As {written} shows.", asking.run_sources(SOURCES), CLAIMS,
+                         research=False)
+    assert found.flagged == (read,)
+    assert f"  - {read}" in asking.footer(found, "1k tok")
+
+
+def test_a_full_width_dot_in_a_run_source_is_that_source() -> None:
+    found = asking.check("See https://example。org/a", asking.run_sources(SOURCES), CLAIMS,
+                         research=False)
+    assert (found.cited, found.flagged) == (("https://example.org/a",), ())
+
+
+@pytest.mark.parametrize("research", [False, True])
+@pytest.mark.parametrize("written", [
+    "[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "<data:text/html,<b>hi>", "[x](javascript:alert(1))"])
+def test_a_link_council_cannot_check_is_flagged_even_with_research(
+        written: str, research: bool) -> None:
+    found = asking.check(f"Proof: {written}", asking.run_sources(SOURCES), CLAIMS, research)
+    (link,) = found.unchecked
+    assert link.startswith(("data:", "javascript:"))
+    assert found.flagged == (link,)
+    text = asking.footer(found, "1k tok")
+    assert "Links that are no web address council can check" in text
+    assert f"  - `{link}`" in text
+    assert found.to_dict()["unchecked"] == [link]
+
+
 def test_an_answer_citing_only_the_run_flags_nothing() -> None:
     found = asking.check("c1 https://example.org/b", asking.run_sources(SOURCES), CLAIMS,
                          research=False)

@@ -173,6 +173,8 @@ class Behaviour:
         # "server": a sticky HTTP 500 (each CLI's own words; council retries it within the
         # phase); "bad_request": an HTTP 400, which no CLI and not council retries.
         self.crash_kind = str(raw.get("crash_kind", "server"))
+        message = raw.get("crash_message")  # codex: the failed turn's error text, as given
+        self.crash_message = message if isinstance(message, str) else None
         self.hang = bool(raw.get("hang"))
         self.hang_after_turn = int(raw.get("hang_after_turn", 0) or 0)
         self.ignore_sigterm = bool(raw.get("ignore_sigterm"))

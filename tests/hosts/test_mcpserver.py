@@ -134,7 +134,7 @@ async def test_a_run_outlives_its_server_and_a_new_server_reports_it(council: Co
         final = (council.research / run_id / "final-report.md").read_text()
         assert data(report)["done"] is True
         assert data(report)["markdown"] == final
-        assert text(report).startswith(final.rstrip("\n"))
+        assert f"-----\n{final.rstrip(chr(10))}\n----- END COUNCIL REPORT " in text(report)
         assert "3 of 3 agents contributed" in text(report)
         assert data(report)["paths"]["report_html"] in text(report)
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import stat
@@ -122,6 +123,57 @@ def run_cli(argv: list[str], *, cwd: Path, env: Mapping[str, str],
             pytest.fail(f"timed out after {timeout}s: {run.describe()}")
     return Run(argv, proc.returncode, out.decode(errors="replace"),
                err.decode(errors="replace"), time.monotonic() - started)
+
+
+# Text that would take over a terminal (issue 43, item 7): an OSC 52 (writes the user's
+# clipboard), a CSI 2J (clears the screen), the one-byte C1 CSI, a bell, a bidi override and
+# rich markup. Short enough that `council list` does not cut its topic.
+OSC52 = "\x1b]52;c;ZXZpbA==\x07"
+HOSTILE = f"[blink]look[/blink] {OSC52}\x1b[2J\x9b2J \u202eevil"
+# What none of the output may hold: the sequences' introducers, raw.
+CONTROLS = ("\x1b", "\x9b", "\x07", "\u202e")
+
+
+def controls(text: str) -> list[str]:
+    return [c for c in CONTROLS if c in text]
+
+
+def sent(shown: str) -> list[str]:
+    """The run's sequences in what a terminal was sent (rich's own styling aside): the
+    clipboard write, the clear, the C1 CSI, the bell, the override, blinking."""
+    return [c for c in ("\x1b]52", "\x1b[2J", "\x9b", "\x07", "\u202e", "\x1b[5m")
+            if c in shown]
+
+
+def on_a_terminal(args: list[str], env: dict[str, str], cwd: Path,
+                  timeout: float = 120) -> bytes:
+    """What `args` sent to a pseudo-terminal (its stdin, stdout and stderr), byte for byte,
+    until it ended."""
+    master, slave = os.openpty()
+    proc = subprocess.Popen(args, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
+                            start_new_session=True)
+    os.close(slave)
+    shown = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while (left := deadline - time.monotonic()) > 0:
+            ready, _, _ = select.select([master], [], [], left)
+            if not ready:
+                break
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the program ended and closed the terminal
+                break
+            if not data:
+                break
+            shown += data
+        assert proc.wait(timeout=30) == 0, shown.decode(errors="replace")
+        return shown
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 class Terminal:

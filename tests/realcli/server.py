@@ -96,11 +96,13 @@ and headers each vendor sends), from a chosen request on, for a count or a time:
                           "count": null,   # only so many faulted requests, then normal ones
                           "seconds": null, # or only for so long after the first fault
                           "models": null,  # only requests for these models (gemini's chain)
-                          "retry_after": null, "resets_in": null, "retry_delay": null}}}
+                          "retry_after": null, "resets_in": null, "retry_delay": null,
+                          "message": null}}}  # the body's error message, in its place
 
 - ``retry_after`` (seconds) replaces a fault's Retry-After header, or adds one; ``resets_in``
   (seconds from now) sets the reset a plan limit names; ``retry_delay`` a Google RetryInfo's
-  ``retryDelay`` (``"60s"``).
+  ``retryDelay`` (``"60s"``). ``message`` replaces the text of the body's error message (a
+  server that says what it likes: escape sequences, markup).
 - ``cut``: the stream starts (HTTP 200, the first events, part of a text) and the connection
   closes before the response ends.
 - ``stall``: nothing is sent, not even headers, until the client gives up (it closes the
@@ -864,7 +866,7 @@ FAULTS: dict[str, dict[str, tuple[int, dict[str, Any], dict[str, str]]]] = {
 STREAM_FAULTS = ("cut", "stall", "stall_stream")
 FAULT_DEFAULTS: dict[str, Any] = {"name": None, "from": 1, "from_turn": None, "count": None,
                                   "seconds": None, "models": None, "retry_after": None,
-                                  "resets_in": 9000, "retry_delay": "60s"}
+                                  "resets_in": 9000, "retry_delay": "60s", "message": None}
 
 
 def fault_answer(api: str, fault: Mapping[str, Any], model: str, now: float
@@ -891,7 +893,10 @@ def fault_answer(api: str, fault: Mapping[str, Any], model: str, now: float
     filled_headers = {name: str(fill(text)) for name, text in headers.items()}
     if fault["retry_after"] is not None:
         filled_headers["retry-after"] = str(fault["retry_after"])
-    return status, fill(body), filled_headers
+    filled = fill(body)
+    if fault.get("message") is not None:  # every vendor's body says it in error.message
+        filled["error"]["message"] = str(fault["message"])
+    return status, filled, filled_headers
 
 
 def request_turn(api: str, body: Mapping[str, Any], model: str | None) -> int:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import FAKES_BIN
 
 from council.agents import gemini
 from council.config import Overrides, load_options
@@ -102,3 +105,38 @@ def test_the_walk_is_breadth_first_and_never_enters_a_link(tmp_path: Path) -> No
     assert found == ["CLAUDE.md", "z/CLAUDE.md", "a/b/c/d/CLAUDE.md"]
     with pytest.raises(seatfolder.FolderTooLarge):
         seatfolder.instruction_entries(folder, {"claude.md"}, {"claude.md"}, 5)
+
+
+def test_a_prompt_file_is_written_redacted(ws: Workspace,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43: a phase's prompt (its topic, an earlier report) may hold a secret; the file
+    in the seat's folder holds the mark, as every file council writes does."""
+    key = "planted-service-key-0123456789"
+    monkeypatch.setenv("SERVICE_API_KEY", key)
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    prompt = f"Research why {key} and {token} leak.\n"
+    seatfolder.own_folder(ws, "gemini", "research")
+    written = seatfolder.put(ws, "gemini", "research", "research-prompt.md", prompt)
+    text = written.read_text()
+    assert key not in text
+    assert token not in text
+    assert "REDACTED:SERVICE_API_KEY" in text
+    assert "REDACTED:github-token" in text
+    raw = seatfolder.put(ws, "gemini", "research", "seed.md", prompt.encode() + b"\xff")
+    assert raw.read_bytes() == (b"Research why REDACTED:SERVICE_API_KEY and "
+                                b"REDACTED:github-token leak.\n") + b"\xff"
+
+
+def test_no_prompt_of_a_run_holds_a_secret_of_its_topic(tmp_path: Path) -> None:
+    token = "ghp_" + "Z9y8X7w6V5" * 4
+    env = {**os.environ, "PATH": f"{FAKES_BIN}{os.pathsep}{os.environ['PATH']}",
+           "ANTHROPIC_API_KEY": "fake-key", "OPENAI_API_KEY": "fake-key",
+           "GEMINI_API_KEY": "fake-key"}
+    proc = subprocess.run([sys.executable, "-m", "council", "run", "--test", "--agents",
+                           "claude", f"Why does {token} leak?"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    prompts = list((tmp_path / "research").glob("*/agents/*/*-prompt.md"))
+    assert prompts
+    assert not [p for p in prompts if token in p.read_text()]
+    assert all("REDACTED:github-token" in p.read_text() for p in prompts)

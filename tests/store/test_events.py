@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from council.store import events, progress
+from council.store.terminal import safe
 
 # Every character class JSON escapes differently, folding whitespace, and text json.dumps
 # leaves raw (non-ASCII, U+2028, DEL, a lone surrogate that the file write replaces).
@@ -44,11 +45,13 @@ def lines(run: Path) -> list[str]:
 def test_both_files_are_written_in_their_one_format(tmp_path: Path, frozen: None,
                                                     writer: object) -> None:
     """The formats other tools tail, byte for byte: `TIME SCOPE [AGENT] MESSAGE` and the
-    JSON object json.dumps would write, whichever of the two entry points wrote them."""
+    JSON object json.dumps would write, whichever of the two entry points wrote them; the
+    message folded to one line and made text (terminal.safe: `\\x1b` for an ESC)."""
     assert callable(writer)
     for scope, message, agent in EVENTS:
         writer(tmp_path, scope, message, agent=agent)
-    folded = [(scope, " ".join(message.split()), agent) for scope, message, agent in EVENTS]
+    folded = [(scope, safe(" ".join(message.split())), agent)
+              for scope, message, agent in EVENTS]
     log = "".join(f"{STAMP} {scope}{f' {agent}' if agent else ''} {message}\n"
                   for scope, message, agent in folded)
     records = "".join(json.dumps({"time": STAMP, "scope": scope, "agent": agent,

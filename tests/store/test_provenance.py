@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from council.errors import RunNotFoundError, UsageError
+from council.errors import CouncilError, RunNotFoundError, UsageError
 from council.runoptions import RunOptions
 from council.store import progress, provenance
 from council.store.agentfs import UnsafeFile
@@ -234,3 +234,53 @@ def test_a_record_from_before_the_seal_still_names_its_folder(isolated: Path) ->
     provenance.registry_file().write_text(json.dumps(record))
     (ws.root / provenance.SEAL).unlink()
     assert provenance.is_own(ws.root)
+
+
+def own_run(isolated: Path) -> Path:
+    ws = create_workspace(isolated / "research")
+    create_state(ws.root, RunState(id=ws.id, topic="ours", created_at="x",
+                                   options=RunOptions(seats=())))
+    assert provenance.is_own(ws.root)
+    return ws.root
+
+
+@pytest.mark.parametrize("writable", [stat.S_IWOTH, stat.S_IWGRP], ids=["others", "group"])
+def test_a_record_in_a_folder_others_may_write_is_no_record(
+        isolated: Path, capsys: pytest.CaptureFixture[str], writable: int) -> None:
+    """Issue 43: runs.json in a folder another user may write vouches for nothing (they
+    could add their planted run to it): every run is foreign, one line says why, and no run
+    is recorded there."""
+    root = own_run(isolated)
+    folder = provenance.registry_file().parent
+    folder.chmod(0o700 | writable)
+    capsys.readouterr()
+    assert not provenance.is_own(root)
+    assert not provenance.is_own(root)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1  # one warning, once
+    assert err.startswith(f"council: warning: {folder} is writable by others")
+    assert f"chmod go-w {folder}" in err
+    with pytest.raises(CouncilError, match=r"cannot record council's runs: .* writable by "
+                                           r"others"):
+        create_workspace(isolated / "research")
+    folder.chmod(0o700)
+    assert provenance.is_own(root)  # the fix restores the record
+
+
+def test_a_record_in_another_users_folder_is_no_record(
+        isolated: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    root = own_run(isolated)
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(root).st_uid + 1)  # another user
+    assert not provenance.is_own(root)
+    assert "is not a folder of yours" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user takes root")
+def test_a_record_another_user_owns_is_no_record(
+        isolated: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = own_run(isolated)
+    os.chown(provenance.registry_file(), 65534, 65534)
+    assert not provenance.is_own(root)
+    err = capsys.readouterr().err
+    assert f"{provenance.registry_file()} is owned by uid 65534, not you" in err

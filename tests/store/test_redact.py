@@ -48,7 +48,17 @@ TOKEN = "ghp_planted-0f9e8d7c6b5a"
     ("STRIPE_SK", "sk_live_0123456789abcdefABCDEF", True),
     ("GPG_PASSPHRASE", "correct horse battery staple", True),
     ("SIGNING_KEY_PASSPHRASE", "Tr0ub4dor&3", True),
+    # issue 43: more names redaction missed
+    ("AUTH_HEADER", "Bearer abc123def456", True),
+    ("HTTP_AUTHORIZATION", "Basic dXNlcjpwYXNzd29yZA==", True),
+    ("SIGNING_SALT", "c2FsdHNhbHRzYWx0", True),
+    ("SESSION_ID", "9f86d081884c7d65", True),
+    ("APP_SESSIONID", "s%3Aabc123def456", True),
     # ...and what is not a secret
+    ("AUTH_MODE", "disabled", False),  # one lowercase word is a setting
+    ("GIT_AUTHOR_NAME", "Ada Lovelace-Byron", False),  # AUTHOR, not AUTH
+    ("XDG_SESSION_ID", "c2c2c2c2c2", False),
+    ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus", False),
     ("API_BASE_URL", "https://api.example.com/v1", False),
     ("DOCS_URL", "https://docs.example.com", False),
     ("HTTPS_PROXY", "http://proxy.example.com:3128", False),
@@ -214,6 +224,10 @@ SHAPED = {
                    "ZQACKlszLCJhYmNkZWYiXQAABiDx"],
     "docker-token": ["dckr_pat_" + "Ab3-Cd4_Ef5Gh6Ij7Kl8Mn9Op0Q"],
     "digitalocean-token": ["dop_v1_" + "0123456789abcdef" * 4],
+    # issue 43: Square, Shopify and Linear
+    "square-token": ["sq0atp-" + "AbCdEfGhIj-_KlMnOpQrSt", "sq0csp-" + "aB3_cD4-eF5gH6" * 3 + "i"],
+    "shopify-token": ["shpat_" + "0123456789abcdef" * 2, "shpss_" + "fedcba9876543210" * 2],
+    "linear-key": ["lin_api_" + "AbCdEfGh01" * 4],
 }
 
 
@@ -242,7 +256,8 @@ AKIA is an AWS prefix, eyJ starts a JWT, and xoxb- a Slack token.
 Stripe's sk_live_ and rk_live_ prefixes, sk_live_mode, hf_hub_download and
 hf_transformers_cache, hf_abcdefghijklmnopqrstuvwxyzabcdefgh, xapp-config, the
 xapp-1-short one, SG.Smith and SG.a.b, pypi-server, pypi-AgE, dckr_pat_ alone, dckr_pat_x,
-dop_v1_ and dop_v1_0123abcd are words, not tokens. We do; docs do_v1_setup.
+dop_v1_ and dop_v1_0123abcd are words, not tokens. We do; docs do_v1_setup. Square's
+sq0atp- prefix, shpat_ and shpat_0123, lin_api_ and lin_api_keys are words too.
 Timing: 2024-05-01T12:00:00Z, version 1.2.3, commit 3db2217e.
 """
 
