@@ -21,7 +21,7 @@ from council.agents.base import (
     page_url,
     turn_cap,
 )
-from council.agents.mcp import stdio
+from council.agents.mcp import given, reference, stdio
 from council.agents.toolsets import Instructions, asks
 from council.domains import Policy
 from council.evidence.ledger import Usage, estimate
@@ -89,7 +89,9 @@ def permission_args(policy: Policy, servers: Sequence[str] = ()) -> list[str]:
 
 
 def mcp_config(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str, Any]:
-    """The `--mcp-config` file's content: `{"mcpServers": {name: …}}`."""
+    """The `--mcp-config` file's content: `{"mcpServers": {name: …}}`. A server's `env`
+    says `${COUNCIL_VAR}`, which claude expands from its own environment (mcp.given puts
+    the value there): no value is written."""
     table: dict[str, Any] = {}
     for server in servers:
         if server.url is not None:
@@ -97,7 +99,7 @@ def mcp_config(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str
             continue
         command, args = stdio(server, cli_env)
         table[server.name] = {"type": "stdio", "command": command, "args": args,
-                              "env": dict(server.env)}
+                              "env": {name: reference(source) for name, source in server.env}}
     return {"mcpServers": table}
 
 
@@ -204,10 +206,12 @@ class ClaudeAdapter:
             env.update(self_hosted_env(job.seat, str(job.home)))
         return env
 
-    def _mcp_args(self, job: AgentJob, env: Mapping[str, str]) -> list[str]:
-        """`--mcp-config` with the seat's own servers, or nothing."""
+    def _mcp_args(self, job: AgentJob, env: dict[str, str]) -> list[str]:
+        """`--mcp-config` with the seat's own servers, or nothing. The variables their
+        `env` reads go in claude's environment (`env`), read from council's now."""
         if not job.seat.mcp_servers:
             return []
+        env.update(given(job.seat.mcp_servers, os.environ, job.seat.name))
         # Beside the settings, where no agent can rewrite the servers it is given.
         config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
         # Started without the variables claude has that it is not given: the

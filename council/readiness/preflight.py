@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from council import clis
-from council.agents import adapter_for
+from council.agents import adapter_for, mcp
 from council.agents.environment import agent_env
 from council.config import CLIS
 from council.errors import UsageError
@@ -246,6 +246,8 @@ def prepare(options: RunOptions, explicit: bool,
     if (explicit and problems) or not ready:
         raise UsageError("\n".join(["no agent can run here" if not ready else
                                     "an agent you asked for cannot run here", *problems]))
+    for seat in ready:  # every variable its MCP servers read is set (ConfigError if not)
+        mcp.given(seat.mcp_servers, os.environ, seat.name)
     servers, server_notes = endpoint.check(ready)
     if servers:
         raise UsageError("\n".join(servers))
