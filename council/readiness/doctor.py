@@ -141,7 +141,7 @@ def can_run(found: Readiness, seats: Sequence[Seat], rows: list[dict[str, Any]])
     self-hosted seat's server answered with no problem. A CLI no seat uses: its login."""
     answered = {row["agent"] for row in rows if not row["problems"]}
     mine = [s for s in seats if s.cli == found.cli] or [Seat(found.cli, found.cli)]
-    return any(can_start(s, found) and (not s.self_hosted or s.name in answered)
+    return any(can_start(s, found) and (needs_login(s) or s.name in answered)
                for s in mine)
 
 
