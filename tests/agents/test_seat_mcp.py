@@ -133,3 +133,24 @@ def test_codex_refuses_a_seat_server_named_like_the_users(monkeypatch: pytest.Mo
     monkeypatch.setattr(codex, "user_mcp_servers", lambda *a, **k: ("web",))
     with pytest.raises(codex.CodexConfigError, match="rename"):
         codex.mcp_args(servers=[McpServer("web", command="x")])
+
+
+def test_the_old_form_with_a_name_like_value_is_refused_before_the_run_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`env: {REGION: eu}` (README's example until issue 43) reads as "REGION from $eu": the
+    run's preflight refuses it in one line naming the form, before any CLI starts."""
+    from council.readiness import preflight
+    from council.runoptions import RunOptions
+
+    monkeypatch.delenv("eu", raising=False)
+    old = seat(web={"command": "x", "env": {"REGION": "eu"}})
+    ready = preflight.Readiness("claude", "/usr/bin/claude", "1", "1", "ANTHROPIC_API_KEY")
+    monkeypatch.setattr(preflight, "check", lambda clis, *a, **k: {"claude": ready})
+    with pytest.raises(ConfigError) as refused:
+        preflight.prepare(RunOptions(seats=(old,), synthesizer="s"), False)
+    assert str(refused.value) == (
+        "agents.s.mcp_servers.web.env: REGION is read from eu, a variable of council's "
+        "environment that is not set (env maps the server's variables to council's: REGION: "
+        "COUNCIL_MCP_REGION)")
+    monkeypatch.setenv("eu", "eu-west-1")
+    assert preflight.prepare(RunOptions(seats=(old,), synthesizer="s"), False)[0].seats
