@@ -237,7 +237,8 @@ def test_a_claude_process_stopped_before_its_result_keeps_its_estimate() -> None
     total = counter.total()
     assert total.tokens_in == 4 * 120
     assert total.estimated  # the stopped process's part was never stated by claude
-    assert total.cost_usd is not None and total.cost_usd > 0.5
+    assert total.cost_usd is not None
+    assert total.cost_usd > 0.5
 
 
 def test_a_phases_usage_is_booked_by_iteration_and_adds_up() -> None:

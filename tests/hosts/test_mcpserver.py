@@ -400,7 +400,8 @@ async def test_ask_research_answers_a_finished_run_through_the_server(council: C
     path = run / "asks" / "1-what-about-the-moon.md"
     # Issue 43, item 15: the run's page is rebuilt with the answer in its follow-ups.
     page = (run / "report.html").read_text()
-    assert 'id="followups"' in page and "What about the moon?" in page
+    assert 'id="followups"' in page
+    assert "What about the moon?" in page
     assert answered["run_id"] == run.name  # the newest run, by default
     assert answered["answer_file"] == str(path)
     assert answered["markdown"] == path.read_text()

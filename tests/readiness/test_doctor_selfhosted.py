@@ -118,7 +118,7 @@ def test_doctor_and_the_preflight_decide_alike_and_the_config_is_read_once(
 
     from council.commands import doctor as command
     from council.readiness import doctor as checks
-    from council.readiness import preflight
+    from council.readiness import endpoint, preflight
     from council.readiness.preflight import Readiness
     from council.runoptions import RunOptions
 
@@ -143,6 +143,6 @@ def test_doctor_and_the_preflight_decide_alike_and_the_config_is_read_once(
     (row,) = found.endpoints
     assert (row["agent"], row["problems"], row["faults"]) == ("local", [], [])
     down = replaced(seats[1], base_url=f"http://127.0.0.1:{closed_port()}")
-    (check,) = checks.endpoint.checks((seats[0], down))
+    (check,) = endpoint.checks((seats[0], down))
     assert check.faults[0].startswith("the server does not answer")
     assert check.problems == [f"local (claude at {down.base_url}): {check.faults[0]}"]

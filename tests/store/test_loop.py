@@ -152,7 +152,7 @@ def test_a_turns_line_is_written_before_a_deactivate_can_stop_the_loop(
             else:
                 held.append(False)
 
-    monkeypatch.setattr(loop.progress, "emit", emit)
+    monkeypatch.setattr("council.store.progress.emit", emit)
     decision = loop.end_turn(loop_file, tmp_path / "report.md", tmp_path, "research", "claude")
     assert (decision.proceed, decision.iteration) == (True, 2)
     assert held == [True]
