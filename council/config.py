@@ -564,7 +564,7 @@ def _seat_lines(seats: Sequence[Seat], review: bool = False) -> list[str]:
     `review` (`council trust`): also every other setting that sends the question or a
     secret somewhere, in full: the server (base_url), the variable whose value goes to it
     (api_key_env), the vendor a failure moves the seat to (fallback), and each MCP server's
-    environment with its values (a CLI expands `${NAME}` in them)."""
+    environment with the variables of council's its values are read from."""
     lines = []
     for seat in seats:
         sends = ([f"base_url {json.dumps(seat.base_url)}"] if seat.base_url else []) + (
@@ -613,8 +613,8 @@ def _args(args: Sequence[str], cut: int | None = None) -> str:
 
 def _mcp(seat: Seat, cut: int | None = None, values: bool = False) -> str:
     """A seat's MCP servers as the user must see them before trusting: each name with its
-    command line or URL, and the names of the variables it is given (`values`: with their
-    values, as JSON, for the review)."""
+    command line or URL, and the names of the variables it is given (`values`: with the
+    variables of council's environment they are read from, as JSON, for the review)."""
     shown = []
     for server in seat.mcp_servers:
         what = (json.dumps(server.url) if server.url is not None

@@ -99,15 +99,27 @@ class _Words(_KeyKind):
 
 
 class _Variables(_KeyKind):
-    """Environment variables with their values, kept sorted by name."""
+    """An MCP server's variables, each named after one of council's environment: a mapping
+    of the server's name to council's (`{REGION: COUNCIL_MCP_REGION}`), or a list of names
+    the server gets as they are (`[BRAVE_API_KEY]`, as a seat's `env`). Never a value: the
+    value is read from council's environment when the CLI starts (agents/mcp.py), so no file
+    of council's holds it. Kept sorted by the server's name."""
 
     def check(self, value: Any) -> Any:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = {name: name for name in value}
         if not isinstance(value, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-            raise options.Invalid("expected a mapping of names to strings")
-        for key in value:
+            raise options.Invalid("expected a mapping of the server's variable names to "
+                                  "names of council's environment (REGION: COUNCIL_MCP_REGION)")
+        for key, source in value.items():
             if not ENV_NAME.fullmatch(key):
                 raise options.Invalid(f"{key!r} is not an environment variable name")
+            if not ENV_NAME.fullmatch(source):
+                # The value is not repeated: the old form held values, keys among them.
+                raise options.Invalid(
+                    f"{key}: name the variable of council's environment that holds its value "
+                    f"({key}: COUNCIL_MCP_{key}), not the value itself")
         return tuple(sorted(value.items()))
 
     def dump(self, value: Any) -> Any:
@@ -186,7 +198,9 @@ class McpServer:
     command: str | None = _key(_Word(), "The command that starts it.", None, optional=True)
     args: tuple[str, ...] = _key(_Words(), "The command's arguments.", ())
     env: tuple[tuple[str, str], ...] = _key(
-        _Variables(), "The only environment variables it gets besides the basics.", ())
+        _Variables(), "The only environment variables it gets besides the basics: each of "
+        "the server's names with the variable of council's environment its value is read "
+        "from when the CLI starts.", ())
     url: str | None = _key(_Word(), "The URL of a server already running.", None,
                            optional=True)
     search: bool = _key(_Switch(), "Its tools search the web (can_search).", False)

@@ -15,7 +15,14 @@ from council.config import plan_lines
 from council.phases import synthesis
 from council.readiness.doctor import search_lines
 from council.runoptions import RunOptions, Seat
-from council.store.state import AgentPhase, AgentRecord, RunState, create_state
+from council.store.state import (
+    AgentPhase,
+    AgentRecord,
+    RunState,
+    create_state,
+    load_state,
+    read_spec,
+)
 from council.store.workspace import Workspace
 from council.views import page, status
 
@@ -97,11 +104,16 @@ def test_the_synthesis_is_told_which_seats_could_not_search(tmp_path: Path) -> N
     assert "/usr/bin" not in text  # names only: no server's command reaches the prompt
 
 
-def test_a_search_servers_key_is_kept_in_neither_state_yaml_nor_run_json(tmp_path: Path
-                                                                         ) -> None:
+def test_a_search_servers_key_is_kept_in_neither_state_yaml_nor_run_json(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43, item 12: the server's env names the variables its values are read from, so
+    state.yaml and run.json keep names, never the value nor a placeholder a resume would hand
+    the server (on a0243e7 both held `REDACTED:BRAVE_API_KEY`)."""
     key = "brave-0123456789abcdef0123"
+    monkeypatch.setenv("COUNCIL_BRAVE_KEY", key)
     keyed = Seat.from_dict("local-web", {"cli": "codex", "mcp_servers": {"web": {
-        **WEB, "env": {"BRAVE_API_KEY": key, "REGION": "eu"}}}}, "a")
+        **WEB, "env": {"BRAVE_API_KEY": "COUNCIL_BRAVE_KEY", "REGION": "COUNCIL_REGION"}}}},
+        "a")
     ws = Workspace(tmp_path / "20261123-100000-abcdef")
     ws.root.mkdir()
     create_state(ws.root, RunState(id=ws.root.name, topic="q",
@@ -110,5 +122,6 @@ def test_a_search_servers_key_is_kept_in_neither_state_yaml_nor_run_json(tmp_pat
     for name in ("state.yaml", "run.json"):
         text = (ws.root / name).read_text()
         assert key not in text, name
-        assert "REDACTED:BRAVE_API_KEY" in text, name
-        assert "eu" in text, name  # a setting that is not a secret stays
+        assert "REDACTED" not in text, name
+    assert read_spec(ws.root).options.seats == (keyed,)  # a rebuild starts the same server
+    assert load_state(ws.root).options.seats == (keyed,)

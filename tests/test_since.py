@@ -4,14 +4,17 @@ are scripted, so a second run flips one claim and a third changes nothing (issue
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import Council
 
 from council import graph
 from council.config import load_options
 from council.evidence.finalreport import body_of
 from council.options import Overrides
+from council.run.prepare import plan
 
 CLAIMS = {"claims": [
     {"id": "c1", "agent": "claude", "claim": "Tides follow the moon.",
@@ -160,3 +163,21 @@ def test_since_plans_the_checks_at_depth_quick_in_the_test_profile() -> None:
     assert graph.plan(options)[0].startswith(
         "depth quick (--depth quick|standard|deep): claims checked by agents of other vendors "
         "(--since checks them at any depth and profile)")
+
+
+def test_a_configs_verify_false_is_named_in_the_plan_of_a_since_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43, item 15: a config file's `verify: false` does not stop a --since run from
+    verifying (the earlier claims are what changed is judged on); on a0243e7 that was
+    silent, now the plan says why it verifies."""
+    config = tmp_path / "council.yaml"
+    config.write_text("verify: false\n")
+    options = load_options(Overrides(config=str(config), agents="claude,codex",
+                                     since="20260101-000000-abcdef"))
+    assert options.verify is False
+    assert graph.VERIFICATION.name in graph.planned(options)
+    shown = "\n".join(plan(options))
+    assert ("your config sets verify: false, but a --since run verifies anyway: what "
+            "changed is judged on the claims") in shown
+    plain = load_options(Overrides(config=str(config), agents="claude,codex"))
+    assert "verifies anyway" not in "\n".join(plan(plain))

@@ -453,7 +453,7 @@ def test_the_review_shows_in_full_every_setting_that_sends_data_or_a_secret(
         "          api_key_env: AWS_SECRET_ACCESS_KEY, env: [HTTPS_PROXY],\n"
         "          mcp_servers: {hook: {url: 'https://mcp.example.org/s'},\n"
         "                        tool: {command: /usr/bin/env, args: [python3, '-c', 'x'],\n"
-        "                               env: {TOKEN: '${AWS_SESSION_TOKEN}'}}}}\n"
+        "                               env: {TOKEN: AWS_SESSION_TOKEN}}}}\n"
         "  moving: {cli: claude, fallback: gemini}\n")
     line = str(refusal())
     assert "; … more in the file)" in line  # the one line was cut: what it dropped is below
@@ -464,7 +464,7 @@ def test_the_review_shows_in_full_every_setting_that_sends_data_or_a_secret(
     assert "env [HTTPS_PROXY]" in local
     assert 'hook="https://mcp.example.org/s"' in local
     assert '["/usr/bin/env", "python3", "-c", "x"]' in local
-    assert 'env {"TOKEN": "${AWS_SESSION_TOKEN}"}' in local  # a CLI expands it
+    assert 'env {"TOKEN": "AWS_SESSION_TOKEN"}' in local  # read from council's environment
     (moving,) = [x for x in lines if x.startswith("  moving: ")]
     assert "fallback gemini" in moving
     # The refusal's one line keeps where the data goes ahead of what is cut.

@@ -25,7 +25,7 @@ from council.agents.base import (
     turn_cap,
 )
 from council.agents.failure import Failure, Kind, epoch, one_line, resets, try_again_in
-from council.agents.mcp import stdio
+from council.agents.mcp import given, reference, stdio
 from council.agents.toolsets import Instructions, asks
 from council.domains import Policy
 from council.evidence.ledger import Usage, estimate
@@ -93,7 +93,9 @@ def permission_args(policy: Policy, servers: Sequence[str] = ()) -> list[str]:
 
 
 def mcp_config(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str, Any]:
-    """The `--mcp-config` file's content: `{"mcpServers": {name: …}}`."""
+    """The `--mcp-config` file's content: `{"mcpServers": {name: …}}`. A server's `env`
+    says `${COUNCIL_VAR}`, which claude expands from its own environment (mcp.given puts
+    the value there): no value is written."""
     table: dict[str, Any] = {}
     for server in servers:
         if server.url is not None:
@@ -101,7 +103,7 @@ def mcp_config(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str
             continue
         command, args = stdio(server, cli_env)
         table[server.name] = {"type": "stdio", "command": command, "args": args,
-                              "env": dict(server.env)}
+                              "env": {name: reference(source) for name, source in server.env}}
     return {"mcpServers": table}
 
 
@@ -228,10 +230,12 @@ class ClaudeAdapter:
             env.update(self_hosted_env(job.seat, str(job.home)))
         return env
 
-    def _mcp_args(self, job: AgentJob, env: Mapping[str, str]) -> list[str]:
-        """`--mcp-config` with the seat's own servers, or nothing."""
+    def _mcp_args(self, job: AgentJob, env: dict[str, str]) -> list[str]:
+        """`--mcp-config` with the seat's own servers, or nothing. The variables their
+        `env` reads go in claude's environment (`env`), read from council's now."""
         if not job.seat.mcp_servers:
             return []
+        env.update(given(job.seat.mcp_servers, os.environ, job.seat.name))
         # Beside the settings, where no agent can rewrite the servers it is given.
         config_name = f"{job.seat.name}-{job.tag}-claude-mcp.json"
         # Started without the variables claude has that it is not given: the
@@ -372,7 +376,13 @@ class ClaudeUsage:
     process (`result_index` above 0) replaces the one before it. Newer claude (2.1.330+) also
     states `model_usage_since_last_result`: what the process counted since its previous
     result, each call on one result only, even across a `--resume` whose first result carries
-    the earlier process's totals. When a result has it, council adds that instead."""
+    the earlier process's totals. When a result has it, council adds that instead.
+
+    A process stopped before its result (a killed supervisor's orphan, ended by the resume)
+    states nothing: its messages' estimate is kept when the next process starts (its `init`
+    event), or the resumed seat's ledger would drop them (seen on 2.1.332: the resumed
+    process's since-last figures are its own, its `total_cost_usd` carries the stopped one's
+    cost; tests/realcli/test_resumed_usage_real.py)."""
 
     def __init__(self, model: str | None) -> None:
         self.model, self.seen = model, None
@@ -383,6 +393,9 @@ class ClaudeUsage:
     def add(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind == "system" and event.get("subtype") == "init":
+            # A new process: the one before it is over, counted by its result or estimated.
+            self.done, self.latest, self.live = self.done + self.latest + self._live(), \
+                Usage(), {}
             self.seen = event.get("model") or self.seen
         elif kind == "assistant":
             message = event.get("message") or {}
@@ -399,15 +412,18 @@ class ClaudeUsage:
             self.live = {}
 
     def total(self) -> Usage:
-        done = self.done + self.latest
+        return self.done + self.latest + self._live()
+
+    def _live(self) -> Usage:
+        """The estimate of the messages no result has stated yet."""
         if not self.live:
-            return done
+            return Usage()
         tokens_in = sum(_tokens_in(u) for u in self.live.values())
         tokens_out = sum(_int(u.get("output_tokens")) for u in self.live.values())
         cached = sum(_int(u.get("cache_read_input_tokens")) for u in self.live.values())
         # The model claude says it runs (its init event) before the seat's alias, which
         # each claude version resolves its own way (opus: claude-opus-4-8, then -5-5).
-        return done + estimate("claude", self.seen or self.model, tokens_in, tokens_out, cached)
+        return estimate("claude", self.seen or self.model, tokens_in, tokens_out, cached)
 
 
 def _running_total(result: dict[str, Any]) -> Usage:

@@ -18,6 +18,7 @@ from typing import Any
 
 import council.agents.selfhosted as selfhosted
 from council import clis
+from council.agents.allowlist import rules
 from council.agents.base import (
     AgentJob,
     Invocation,
@@ -27,8 +28,8 @@ from council.agents.base import (
     model_args,
 )
 from council.agents.failure import Failure, Kind, one_line, try_again_at, try_again_in
+from council.agents.mcp import given, toml_value
 from council.agents.mcp import toml_string as toml_string
-from council.agents.mcp import toml_value
 from council.agents.toolsets import Instructions
 from council.errors import CouncilError
 from council.evidence.ledger import Usage, estimate
@@ -85,7 +86,9 @@ def mcp_table(servers: Sequence[McpServer], disabled: Sequence[str]) -> str | No
     """The one `mcp_servers={...}` override: each server of the user's config (`disabled`)
     turned off, each of the seat's defined, or None when there is neither. One inline table,
     because codex splits a `-c` key at every dot. codex gives a stdio server only its basic
-    variables and the ones `env` sets; `required`, so a seat never runs without its server.
+    variables and the ones `env_vars` names, from codex's own environment (mcp_env puts them
+    there): no value is on the command line; `required`, so a seat never runs without its
+    server.
     A seat server with a user server's name is refused by
     the caller: the override would merge into the user's entry, not replace it."""
     table: dict[str, Any] = {name: {"enabled": False} for name in disabled}
@@ -96,9 +99,37 @@ def mcp_table(servers: Sequence[McpServer], disabled: Sequence[str]) -> str | No
         # needs approval is refused ("requires approval, but approval policy is never").
         table[server.name] = ({"url": server.url} if server.url is not None else
                               {"command": server.command, "args": list(server.args),
-                               "env": dict(server.env)}) | {
+                               "env_vars": [name for name, _ in server.env]}) | {
             "required": True, "default_tools_approval_mode": "approve"}
     return None if not table else toml_value(table, quoted=True)
+
+
+def mcp_env(servers: Sequence[McpServer], environ: Mapping[str, str], held: Mapping[str, str],
+            seat: str = "") -> dict[str, str]:
+    """What codex's environment must hold for its servers' `env_vars`: each server variable
+    with the value of the variable of council's environment (`environ`) it is read from.
+    codex expands nothing in its config, so a server's variable is codex's own by name: one
+    codex's environment may already hold (`held`, or a name of its allow-list) is refused
+    unless it is read from council's variable of that name (then it is there already)."""
+    names, prefixes = rules(clis.CODEX, environ)
+    values = given(servers, environ, seat)
+    env: dict[str, str] = {}
+    for server in servers:
+        for name, source in server.env:
+            if name in held or name in names or name.startswith(prefixes):
+                if name != source:
+                    raise CodexConfigError(
+                        f"agents.{seat}.mcp_servers.{server.name}.env: {name} is a variable "
+                        f"codex's own environment holds: a codex seat's server gets it only "
+                        f"as it is ({name}: {name})")
+                continue
+            if env.get(name, values[source]) != values[source]:
+                raise CodexConfigError(
+                    f"agents.{seat}.mcp_servers.{server.name}.env: {name} is read from "
+                    "another variable by another server of this codex seat: codex gives "
+                    "both servers the same one")
+            env[name] = values[source]
+    return env
 
 
 
@@ -375,13 +406,19 @@ class CodexAdapter:
             return self.resume(job, session_id, job.prompt_file.read_text(encoding="utf-8"))
         # The prompt comes on stdin ("-"), so the topic never appears on an argv.
         argv = ["codex", "exec", "--json", "--skip-git-repo-check", *self._common(job), "-"]
-        return Invocation(tuple(argv), job.cwd, self._env(job), stdin_file=job.prompt_file)
+        return Invocation(tuple(argv), job.cwd, self._servers_env(job),
+                          stdin_file=job.prompt_file)
 
     def resume(self, job: AgentJob, session_id: str, prompt: str) -> Invocation:
         # cwd and sandbox are not remembered by resume: the exec parent must give them again.
         argv = ["codex", "exec", *self._common(job), "resume", "--skip-git-repo-check",
                 "--json", session_id, prompt]
-        return Invocation(tuple(argv), job.cwd, self._env(job))
+        return Invocation(tuple(argv), job.cwd, self._servers_env(job))
+
+    def _servers_env(self, job: AgentJob) -> dict[str, str]:
+        """_env, and the variables the seat's MCP servers get (mcp_env), read now."""
+        env = self._env(job)
+        return {**env, **mcp_env(job.seat.mcp_servers, os.environ, env, job.seat.name)}
 
     def _env(self, job: AgentJob) -> dict[str, str]:
         """codex's shell reads any path it can name, so `~` is a private HOME of the agent's

@@ -40,7 +40,7 @@ from council.agents.base import (
     turn_cap,
 )
 from council.agents.failure import Failure, Kind, next_pacific_midnight, one_line, try_again_in
-from council.agents.mcp import names, stdio
+from council.agents.mcp import given, names, reference, stdio
 from council.agents.toolsets import Instructions
 from council.evidence.ledger import Usage, estimate
 from council.graph import EDIT, FILES, WEB
@@ -113,15 +113,18 @@ def mcp_args(servers: Sequence[McpServer] = ()) -> list[str]:
 
 def mcp_servers(servers: Sequence[McpServer], cli_env: Iterable[str]) -> dict[str, Any]:
     """The workspace settings' `mcpServers`. `trust: true`: the user named the server, and
-    headless gemini refuses a tool call that would need a confirmation."""
+    headless gemini refuses a tool call that would need a confirmation. A server's `env`
+    says `${COUNCIL_VAR}`, which gemini expands from its own environment when it reads its
+    settings (mcp.given puts the value there): the workspace's file holds no value."""
     table: dict[str, Any] = {}
     for server in servers:
         if server.url is not None:
             table[server.name] = {"httpUrl": server.url, "trust": True}
             continue
         command, args = stdio(server, cli_env)
-        table[server.name] = {"command": command, "args": args, "env": dict(server.env),
-                              "trust": True}
+        table[server.name] = {
+            "command": command, "args": args, "trust": True,
+            "env": {name: reference(source) for name, source in server.env}}
     return table
 
 
@@ -311,6 +314,8 @@ class GeminiAdapter:
             agentfs.write(job.home, SETTINGS, json.dumps(SELF_HOSTED_USER_SETTINGS, indent=2))
             env.update(self_hosted_env(job.seat, str(job.home)))
         if job.seat.mcp_servers:
+            # The variables the servers' env reads, from council's environment, now.
+            env.update(given(job.seat.mcp_servers, os.environ, job.seat.name))
             # A server is started without every variable gemini has: the ones it is given,
             # the ones above, and GEMINI_CLI, which gemini sets for its children.
             settings["mcpServers"] = mcp_servers(job.seat.mcp_servers, [

@@ -7,19 +7,49 @@ What a server sees of the environment: only the basics a process needs (agents/a
 BASIC and NETWORK) and the variables its `env` names. codex already starts a server with just
 those; claude and gemini hand a server their own environment (their vendor's key among it),
 so there each command runs through `env -u NAME …`, which drops every other variable the CLI
-was given. Only names reach a command line, never a value: the values of `env` go in the
-CLI's own settings (claude's file and gemini's are in folders no agent can write).
+was given.
+
+A server's `env` names, for each of its variables, the variable of council's environment
+that holds the value (`{REGION: COUNCIL_MCP_REGION}`): the value is read when the CLI starts
+(`given`) and goes in the CLI's environment, never in a file or on a command line. claude's
+`--mcp-config` and gemini's settings say `${COUNCIL_MCP_REGION}`, which each CLI expands from
+its own environment when it reads them; codex, which expands nothing, is handed `REGION`
+itself and forwards it by name (`env_vars`).
 
 Pure: the callers write the files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from council.agents.allowlist import BASIC, BASIC_PREFIXES, NETWORK
+from council.errors import ConfigError
 from council.runoptions import McpServer
+
+
+def given(servers: Sequence[McpServer], environ: Mapping[str, str],
+          seat: str = "") -> dict[str, str]:
+    """The variables of council's environment (`environ`) the servers' `env` names, with
+    their values: what the CLI's environment must hold for them. ConfigError, naming the
+    server and the variable, when one is not set."""
+    values: dict[str, str] = {}
+    for server in servers:
+        for name, source in server.env:
+            if source not in environ:
+                raise ConfigError(
+                    f"agents.{seat}.mcp_servers.{server.name}.env: {name} is read from "
+                    f"{source}, a variable of council's environment that is not set (env "
+                    f"maps the server's variables to council's: {name}: COUNCIL_MCP_{name})")
+            values[source] = environ[source]
+    return values
+
+
+def reference(source: str) -> str:
+    """How claude's and gemini's MCP settings name a variable of the CLI's environment:
+    each expands `${NAME}` when it reads them."""
+    return "${" + source + "}"
 
 
 def dropped(cli_env: Iterable[str], server: McpServer) -> list[str]:

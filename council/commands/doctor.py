@@ -46,7 +46,7 @@ def doctor(hosts: list[HostSetup], live: bool = False) -> Findings:
     rows, notes = checks.endpoint_rows(seats)
     hosted = checks.hosted_only(seats)
     return Findings(found, answers, options, seats, rows, list(notes), hosted,
-                    [checks.can_run(r, hosted, rows) for r in found], hosts)
+                    [checks.can_run(r, seats, rows) for r in found], hosts)
 
 
 def lines(f: Findings) -> list[str]:

@@ -22,7 +22,7 @@ from council.config import CLIS, Overrides, load_options
 from council.domains import Policy
 from council.errors import CouncilError
 from council.readiness import endpoint
-from council.readiness.preflight import Readiness, check
+from council.readiness.preflight import Readiness, can_start, check, needs_login
 from council.readiness.setup import HostSetup
 from council.runoptions import NO_SEARCH, RunOptions, Seat, search_path
 
@@ -105,14 +105,14 @@ def _seen(seat: Seat) -> dict[str, str]:
 
 def endpoint_rows(seats: tuple[Seat, ...]) -> tuple[list[dict[str, Any]], list[str]]:
     """Each self-hosted seat's endpoint, model and window, and what its server says now
-    (endpoint.py's check: about a second), and endpoint.py's notes (a window not
-    verified)."""
-    hosted = [s for s in seats if s.self_hosted]
-    problems, notes = endpoint.check(hosted)
-    return ([{"agent": s.name, "cli": s.cli, "endpoint": s.base_url, "model": s.model,
-              "window": selfhosted.window(s), "window_set": s.context_window is not None,
-              "problems": [p for p in problems if p.startswith(f"{s.name} (")]}
-             for s in hosted], notes)
+    (endpoint.py's checks, one per seat: about a second), and the notes of the seats whose
+    window was not verified (an assumed one shows in the row)."""
+    found = endpoint.checks(seats)
+    return ([{"agent": c.seat.name, "cli": c.seat.cli, "endpoint": c.seat.base_url,
+              "model": c.seat.model, "window": selfhosted.window(c.seat),
+              "window_set": c.seat.context_window is not None, "problems": c.problems,
+              "faults": list(c.faults)} for c in found],
+            [note for c in found for note in c.unverified])
 
 
 def endpoint_lines(rows: list[dict[str, Any]], notes: Sequence[str] = ()) -> list[str]:
@@ -122,26 +122,27 @@ def endpoint_lines(rows: list[dict[str, Any]], notes: Sequence[str] = ()) -> lis
     lines = ["", "self-hosted agents (no vendor login; their server is checked instead):"]
     for row in rows:
         window = f"{row['window']} tokens" + ("" if row["window_set"] else " (not set)")
-        state = "answers" if not row["problems"] else "; ".join(
-            p.split(": ", 1)[1] for p in row["problems"])
+        state = "; ".join(row["faults"]) or "answers"
         lines.append(f"  {row['agent']}: {row['cli']} at {row['endpoint']}, model "
                      f"{row['model']}, window {window}: {state}")
-    return [*lines, *(f"  {note}" for note in notes if "not verified" in note)]
+    return [*lines, *(f"  {note}" for note in notes)]
 
 
 def hosted_only(seats: tuple[Seat, ...]) -> set[str]:
     """The CLIs every configured seat of which runs on a server the user runs: they need
-    no vendor login, so doctor does not ask for one."""
-    return {s.cli for s in seats if s.self_hosted} - {s.cli for s in seats if not s.self_hosted}
+    no vendor login (preflight.needs_login), so doctor does not ask for one."""
+    return ({s.cli for s in seats if not needs_login(s)}
+            - {s.cli for s in seats if needs_login(s)})
 
 
-def can_run(found: Readiness, hosted: AbstractSet[str], rows: list[dict[str, Any]]) -> bool:
-    """Whether an agent of this CLI can run here: logged in, or (a CLI only self-hosted
-    seats use) installed with a seat whose server answered with no problem."""
-    if found.cli not in hosted:
-        return found.ready
-    return found.path is not None and any(
-        row["cli"] == found.cli and not row["problems"] for row in rows)
+def can_run(found: Readiness, seats: Sequence[Seat], rows: list[dict[str, Any]]) -> bool:
+    """Whether an agent of this CLI can run here, as a run's preflight decides it
+    (preflight.can_start: logged in, or for a self-hosted seat its CLI installed), and a
+    self-hosted seat's server answered with no problem. A CLI no seat uses: its login."""
+    answered = {row["agent"] for row in rows if not row["problems"]}
+    mine = [s for s in seats if s.cli == found.cli] or [Seat(found.cli, found.cli)]
+    return any(can_start(s, found) and (needs_login(s) or s.name in answered)
+               for s in mine)
 
 
 def fix_line(found: Readiness, hosted: AbstractSet[str], ready: bool) -> str | None:

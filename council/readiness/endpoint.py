@@ -177,34 +177,43 @@ def served_window(body: Any, model: str) -> int | None:
     return None
 
 
+def where(seat: Seat) -> str:
+    """How a problem line names the seat and its endpoint."""
+    return f"{seat.name} ({seat.cli} at {seat.base_url})"
+
+
 def problems(seat: Seat, answers: Sequence[Answer], stated: Served | None = None) -> list[str]:
-    """One line per problem with the seat's server, each naming the seat and its endpoint.
-    `stated`: the window the server's own place states (`PROBES`), which a listing's field
-    does not override."""
-    where = f"{seat.name} ({seat.cli} at {seat.base_url})"
+    """One line per problem with the seat's server, each naming the seat and its endpoint
+    (`faults`, with `where`)."""
+    return [f"{where(seat)}: {fault}" for fault in faults(seat, answers, stated)]
+
+
+def faults(seat: Seat, answers: Sequence[Answer], stated: Served | None = None) -> list[str]:
+    """Each problem with the seat's server. `stated`: the window the server's own place
+    states (`PROBES`), which a listing's field does not override."""
     model = str(seat.model)
     lines = []
     floor = clis.facts(seat.cli).min_window
     if seat.context_window is not None and seat.context_window < floor:
-        lines.append(f"{where}: context_window {seat.context_window} is below the {floor} "
+        lines.append(f"context_window {seat.context_window} is below the {floor} "
                      f"tokens {seat.cli} needs: serve {model} with a larger window "
                      f"({selfhosted.RECOMMENDED_WINDOW} recommended) and set it")
     if seat.api_key_env and not _key_set(seat):
-        lines.append(f"{where}: api_key_env names {seat.api_key_env}, which is not set")
+        lines.append(f"api_key_env names {seat.api_key_env}, which is not set")
     if not answers or all(a.status is None for a in answers):
         why = answers[0].error if answers else "no URL"
-        return [f"{where}: the server does not answer ({why}): start it, or fix base_url",
+        return [f"the server does not answer ({why}): start it, or fix base_url",
                 *lines]
     for answer in answers:
         if answer.status in (401, 403):
-            return [f"{where}: the server refused council's key ({answer.status}): "
+            return [f"the server refused council's key ({answer.status}): "
                     "set api_key_env to the variable that holds its key", *lines]
         names = listed(answer.body) if answer.status == 200 else None
         if names is None:
             continue  # it does not list models here
         if not matches(model, names):
             some = ", ".join(sorted(names)[:5]) or "none"
-            lines.append(f"{where}: model {model} is not among the models it serves "
+            lines.append(f"model {model} is not among the models it serves "
                          f"({some}); council never pulls one: load or pull it yourself")
             break
         listed_window = served_window(answer.body, model)
@@ -215,7 +224,7 @@ def problems(seat: Seat, answers: Sequence[Answer], stated: Served | None = None
     need = max(floor, selfhosted.window(seat))
     if stated is not None and stated.tokens < need:
         fix = stated.fix.format(need=need, model=model)
-        lines.append(f"{where}: {stated.server} gives {model} a window of {stated.tokens} "
+        lines.append(f"{stated.server} gives {model} a window of {stated.tokens} "
                      f"tokens, below the {need} {seat.cli} is run with: {fix}")
     return lines
 
@@ -224,10 +233,21 @@ def notes(seat: Seat, answers: Sequence[Answer] = (), stated: Served | None = No
           servers: Sequence[str] = ()) -> list[str]:
     """What is not a problem but the user should know: a window assumed, or not verified
     (the server answered but stated none; `servers`: the ones that answered a probe)."""
+    return [*assumed(seat), *unverified(seat, answers, stated, servers)]
+
+
+def assumed(seat: Seat) -> list[str]:
+    """The window council assumes for a seat that sets none."""
+    if seat.context_window is not None:
+        return []
+    return [f"{seat.name}: no context_window set; running {seat.cli} as if the "
+            f"server gives {seat.model} {selfhosted.DEFAULT_WINDOW} tokens"]
+
+
+def unverified(seat: Seat, answers: Sequence[Answer] = (), stated: Served | None = None,
+               servers: Sequence[str] = ()) -> list[str]:
+    """That the server answered but stated no window for the seat's model."""
     lines = []
-    if seat.context_window is None:
-        lines.append(f"{seat.name}: no context_window set; running {seat.cli} as if the "
-                     f"server gives {seat.model} {selfhosted.DEFAULT_WINDOW} tokens")
     listed_window = next((w for a in answers if a.status == 200
                           and (w := served_window(a.body, str(seat.model)))), None)
     if stated is None and listed_window is None and any(a.status for a in answers):
@@ -338,15 +358,39 @@ def _ask_all(seat: Seat, budget: float) -> tuple[list[Answer], Served | None, li
     return (answers, *_stated(seat, deadline))
 
 
-def check(seats: Sequence[Seat], budget: float = BUDGET) -> tuple[list[str], list[str]]:
-    """The problems and the notes of every self-hosted seat among `seats`, asked in
-    parallel, each within `budget` seconds."""
+@dataclass(frozen=True)
+class SeatCheck:
+    """One self-hosted seat's server, as it answered: each problem (`faults`, without the
+    seat's name), the window assumed and whether it went unverified (notes' lines)."""
+
+    seat: Seat
+    faults: tuple[str, ...]
+    assumed: tuple[str, ...]
+    unverified: tuple[str, ...]
+
+    @property
+    def problems(self) -> list[str]:
+        return [f"{where(self.seat)}: {fault}" for fault in self.faults]
+
+    @property
+    def notes(self) -> list[str]:
+        return [*self.assumed, *self.unverified]
+
+
+def checks(seats: Sequence[Seat], budget: float = BUDGET) -> list[SeatCheck]:
+    """Every self-hosted seat among `seats`, its server asked (in parallel, each within
+    `budget` seconds)."""
     hosted = [s for s in seats if s.self_hosted]
     if not hosted:
-        return [], []
+        return []
     with ThreadPoolExecutor(max_workers=len(hosted)) as pool:
         found = list(pool.map(lambda s: _ask_all(s, budget), hosted))
-    lines = [p for seat, (answers, stated, _) in zip(hosted, found, strict=True)
-             for p in problems(seat, answers, stated)]
-    return lines, [n for seat, (answers, stated, servers) in zip(hosted, found, strict=True)
-                   for n in notes(seat, answers, stated, servers)]
+    return [SeatCheck(seat, tuple(faults(seat, answers, stated)), tuple(assumed(seat)),
+                      tuple(unverified(seat, answers, stated, servers)))
+            for seat, (answers, stated, servers) in zip(hosted, found, strict=True)]
+
+
+def check(seats: Sequence[Seat], budget: float = BUDGET) -> tuple[list[str], list[str]]:
+    """The problems and the notes of every self-hosted seat among `seats` (`checks`)."""
+    found = checks(seats, budget)
+    return ([p for c in found for p in c.problems], [n for c in found for n in c.notes])

@@ -25,12 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from council import clis
-from council.agents import adapter_for
+from council.agents import adapter_for, mcp
 from council.agents.environment import agent_env
 from council.config import CLIS
 from council.errors import UsageError
 from council.readiness import endpoint
-from council.runoptions import RunOptions
+from council.runoptions import RunOptions, Seat
 from council.store import logins
 
 # Each CLI's npm package, its login hint and the variables that log it in: its facts (clis.py).
@@ -228,6 +228,19 @@ def check(clis: list[str], env: dict[str, str] | None = None, home: Path | None 
             for cli in clis}
 
 
+def needs_login(seat: Seat) -> bool:
+    """Whether the seat needs its vendor's login: a seat with a base_url needs its CLI
+    installed and no login, its server being checked instead (endpoint.py). The one place
+    this is decided: a run's preflight and `council doctor` both ask it."""
+    return not seat.self_hosted
+
+
+def can_start(seat: Seat, found: Readiness) -> bool:
+    """Whether the seat's CLI, as `found`, lets it start: installed, and logged in when the
+    seat needs a login (needs_login)."""
+    return found.ready if needs_login(seat) else found.path is not None
+
+
 def prepare(options: RunOptions, explicit: bool,
             found: dict[str, Readiness] | None = None) -> tuple[RunOptions, list[str]]:
     """The run's options with the seats whose CLI is ready, and the lines to show (skips and
@@ -235,17 +248,16 @@ def prepare(options: RunOptions, explicit: bool,
     must be: otherwise a UsageError, one line per problem."""
     clis = sorted({seat.cli for seat in options.seats})
     found = check(clis) if found is None else found
-    # A seat with a base_url needs its CLI installed, no vendor login: its server is checked
-    # instead (endpoint.py).
-    login = {seat.cli for seat in options.seats if not seat.self_hosted}
+    login = {seat.cli for seat in options.seats if needs_login(seat)}
     notes = [w for cli in clis if (w := found[cli].warning)]
     problems = [p for cli in clis if (p := found[cli].problem) and
                 (cli in login or found[cli].path is None)]
-    ready = tuple(s for s in options.seats
-                  if (found[s.cli].path is not None if s.self_hosted else found[s.cli].ready))
+    ready = tuple(s for s in options.seats if can_start(s, found[s.cli]))
     if (explicit and problems) or not ready:
         raise UsageError("\n".join(["no agent can run here" if not ready else
                                     "an agent you asked for cannot run here", *problems]))
+    for seat in ready:  # every variable its MCP servers read is set (ConfigError if not)
+        mcp.given(seat.mcp_servers, os.environ, seat.name)
     servers, server_notes = endpoint.check(ready)
     if servers:
         raise UsageError("\n".join(servers))

@@ -133,5 +133,12 @@ def plan(options: RunOptions) -> list[str]:
     """The plan's lines: the phases and seats, the estimate, the config and what it sets."""
     since = ([f"since run {options.since}: seeded with its claims, verdicts and sources, which "
               "are verified again; changes.json says what changed"] if options.since else [])
+    if options.since and not options.verify:
+        # --no-verify is refused with --since (prepare); a config's `verify: false`, or the
+        # test profile's, is not, so the plan says why it does not hold.
+        off = ("the test profile turns verification off" if options.profile == "test"
+               else "your config sets verify: false")
+        since.append(f"  {off}, but a --since run verifies anyway: what changed is judged on "
+                     "the claims, and unchecked they would all read as retracted")
     return [*graph.plan(options), *synthesizer_lines(options), *since, *estimate_lines(options),
             *plan_lines(options)]

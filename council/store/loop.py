@@ -200,7 +200,13 @@ def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[s
              run_dir: str | os.PathLike[str], phase: str, seat: str,
              bound: int = REPORT_BOUND) -> Decision:
     """Record the end of one turn in the loop file and progress.log; say what comes next.
-    The report is read as `report_facts` reads it: a link or FIFO there is not complete."""
+    The report is read as `report_facts` reads it: a link or FIFO there is not complete.
+
+    The line is written under the loop file's lock, with the decision: a `deactivate` (the
+    budget reached, a cancel) waits for it, so progress.log never shows a turn going on
+    after the line that stopped every loop (seat/budget.py writes that line once each loop
+    is deactivated). Written after the lock, a hook slowed down between the two could log
+    "iteration 2/6" below "budget reached" (seen under load)."""
     _, complete = report_facts(report_path, bound)
     with locked(loop_path):
         iteration, cap, active = read_loop(loop_path)
@@ -210,11 +216,11 @@ def end_turn(loop_path: str | os.PathLike[str], report_path: str | os.PathLike[s
         decision = decide(complete, iteration, cap)
         if decision.proceed:
             write_loop(loop_path, decision.iteration, cap, True)
-    if decision.why == "continue":
-        message = f"iteration {decision.iteration}/{cap}"
-    elif decision.why == "complete":
-        message = f"marked its report complete after iteration {iteration}/{cap}"
-    else:
-        message = f"reached its cap of {cap} iterations"
-    progress.emit(run_dir, phase, message, agent=seat)
+        if decision.why == "continue":
+            message = f"iteration {decision.iteration}/{cap}"
+        elif decision.why == "complete":
+            message = f"marked its report complete after iteration {iteration}/{cap}"
+        else:
+            message = f"reached its cap of {cap} iterations"
+        progress.emit(run_dir, phase, message, agent=seat)
     return decision

@@ -418,17 +418,8 @@ def dump(state: RunState) -> str:
     the YAML quoting stays right, and the text is exactly what reaches the file."""
     text = _dump(state.to_dict())
     found = [(name, value) for name, value in redact.secrets() if value in text]
-    found += mcp_secrets(state.options)
     # Token shapes and URL passwords too, not only the environment's values (redact.py).
     return _dump(_redacted(state.to_dict(), found)) if found or redact.holds(text, []) else text
-
-
-def mcp_secrets(options: RunOptions) -> redact.Secrets:
-    """The values of the seats' MCP servers' env that look like secrets (redact.is_secret):
-    they come from the config, not council's environment (a search server's API key), so
-    redact.secrets() does not know them, and neither state.yaml nor run.json keeps them."""
-    return [(name, value) for seat in options.seats for server in seat.mcp_servers
-            for name, value in server.env if redact.is_secret(name, value)]
 
 
 def _redacted(value: Any, found: redact.Secrets) -> Any:
@@ -509,7 +500,8 @@ def create_state(run_dir: Path, state: RunState) -> None:
 
     disk.atomic_write(run_dir / RUN_SPEC, json.dumps(
         {"id": state.id, "topic": state.topic, "created_at": state.created_at,
-         "options": _redacted(state.options.to_dict(), mcp_secrets(state.options))},
+         # No value of a secret: an MCP server's env names variables (runoptions).
+         "options": state.options.to_dict()},
         indent=2, ensure_ascii=False) + "\n")
     with locked(run_dir):
         _save(run_dir, copy.deepcopy(state))

@@ -255,9 +255,11 @@ def _ledger(ws: Workspace, state: RunState) -> dict[str, Any]:
 
 
 def _lanes(state: RunState) -> tuple[list[Lane], float]:
-    """Each agent's phases as bars on one time axis (percent of the run), and its length."""
-    spans = [(s, e) for rec in state.agents.values() for ap in rec.phases.values()
-             if (s := epoch(ap.started_at)) is not None
+    """Each agent's phases as bars on one time axis (percent of the run), and its length.
+    The axis spans the run's phases only: a `council ask` turn, a day later perhaps, would
+    squeeze every bar to a sliver (its turns are listed apart: _asks)."""
+    spans = [(s, e) for rec in state.agents.values() for phase, ap in rec.phases.items()
+             if phase != graph.ASK.name and (s := epoch(ap.started_at)) is not None
              and (e := epoch(ap.ended_at) or epoch(state.updated_at) or s) is not None]
     if not spans:
         return [], 0.0
@@ -268,7 +270,7 @@ def _lanes(state: RunState) -> tuple[list[Lane], float]:
         bars, started = [], []
         for phase, ap in rec.phases.items():
             start = epoch(ap.started_at)
-            if start is None:
+            if start is None or phase == graph.ASK.name:
                 continue
             started.append(ap)
             end = epoch(ap.ended_at) or epoch(state.updated_at) or start
@@ -281,6 +283,29 @@ def _lanes(state: RunState) -> tuple[list[Lane], float]:
         lanes.append(Lane(name, rec.cli, bars, sum(ap.iteration for ap in started),
                           format_usage(total(ap.usage for ap in started))))
     return lanes, length
+
+
+@dataclass(frozen=True)
+class AskTurn:
+    agent: str
+    started: str  # when the follow-up began (UTC, to the minute)
+    seconds: int
+    usage: str
+
+
+def _asks(state: RunState) -> list[AskTurn]:
+    """The `council ask` turns, apart from the run's timeline: each agent's last one (its
+    state keeps one record of the phase), when it began, how long it took, what it cost."""
+    turns = []
+    for name, rec in state.agents.items():
+        ap = rec.phases.get(graph.ASK.name)
+        start = epoch(ap.started_at) if ap is not None else None
+        if ap is None or start is None:
+            continue
+        end = epoch(ap.ended_at) or start
+        turns.append(AskTurn(name, str(ap.started_at)[:16].replace("T", " "),
+                             round(end - start), format_usage(Usage.from_dict(ap.usage))))
+    return turns
 
 
 def _report_body(ws: Workspace) -> tuple[str | None, str | None]:
@@ -334,6 +359,7 @@ def render(ws: Workspace, state: RunState) -> str:
                 if isinstance(ledger.get("policy"), dict) else None),
         claims=_claim_rows(checked), coverage=_coverage(state, checked),
         opposition=opposition, lanes=lanes, length=length, colours=PHASE_COLOURS,
+        asks=_asks(state),
         total=format_usage(spent(state)), spending=_spending(state),
         accounts=_accounts(ws, state),
         # Seats that had neither their vendor's web search nor an MCP search server.

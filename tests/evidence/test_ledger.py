@@ -219,6 +219,28 @@ def test_claude_one_result_per_process_and_what_several_would_mean() -> None:
     assert not resumed.estimated
 
 
+def test_a_claude_process_stopped_before_its_result_keeps_its_estimate() -> None:
+    """Issue 43, item 15 (seen with 2.1.332, tests/realcli/test_resumed_usage_real.py): the
+    orphan a killed supervisor left is ended by the resume before its result; its messages
+    were counted live, then dropped once the resumed process stated its own figures. Now
+    they stay, as an estimate, when the next process starts."""
+    counter = adapter_for("claude").usage_counter("opus")
+    init: dict[str, object] = {"type": "system", "subtype": "init", "model": "claude-opus-5-5"}
+
+    def message(n: int) -> dict[str, object]:
+        return {"type": "assistant", "message": {"id": f"msg{n}", "usage": {
+            "input_tokens": 120, "output_tokens": 30}}}
+
+    for event in [init, message(1), message(2), init, message(3), message(4),
+                  claude_result(0.75, 240, 0, since(0.5, 240))]:
+        counter.add(event)
+    total = counter.total()
+    assert total.tokens_in == 4 * 120
+    assert total.estimated  # the stopped process's part was never stated by claude
+    assert total.cost_usd is not None
+    assert total.cost_usd > 0.5
+
+
 def test_a_phases_usage_is_booked_by_iteration_and_adds_up() -> None:
     """The CLI reports a running total; each iteration gets what the total gained during it,
     and an earlier iteration number (a late hook) never moves the booking back."""

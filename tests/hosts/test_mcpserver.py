@@ -393,10 +393,15 @@ async def test_ask_research_answers_a_finished_run_through_the_server(council: C
                     "The run found it: https://example.org/claude/claude/1 and "
                     "https://invented.example/page\n<!-- RESEARCH_COMPLETE -->\n"}})
     before = len(council.fake_log())
+    assert "What about the moon?" not in (run / "report.html").read_text()
     async with connected(council) as session:
         result = await session.call_tool("ask_research", {"question": "What about the moon?"})
         answered = data(result)
     path = run / "asks" / "1-what-about-the-moon.md"
+    # Issue 43, item 15: the run's page is rebuilt with the answer in its follow-ups.
+    page = (run / "report.html").read_text()
+    assert 'id="followups"' in page
+    assert "What about the moon?" in page
     assert answered["run_id"] == run.name  # the newest run, by default
     assert answered["answer_file"] == str(path)
     assert answered["markdown"] == path.read_text()

@@ -105,3 +105,44 @@ def test_a_seat_with_no_search_says_so_once() -> None:
                                      "base_url": "http://127.0.0.1:1"}, "t")
     (line,) = [line for line in search_lines((blind,)) if line.startswith("  local:")]
     assert line == "  local: no web search (give it an MCP server with `search: true`)"
+
+
+def test_doctor_and_the_preflight_decide_alike_and_the_config_is_read_once(
+        monkeypatch: pytest.MonkeyPatch, local_server: LocalServer) -> None:
+    """Issue 43, item 15. One CLI with a vendor seat (no login here) and a self-hosted seat
+    whose server answers: the run's preflight starts the self-hosted seat, so doctor says
+    an agent of that CLI can run (on a0243e7 doctor decided "needs a login" on its own, and
+    said no). Doctor reads the config once, and takes each seat's endpoint result as data,
+    not by matching lines."""
+    from dataclasses import replace as replaced
+
+    from council.commands import doctor as command
+    from council.readiness import doctor as checks
+    from council.readiness import endpoint, preflight
+    from council.readiness.preflight import Readiness
+    from council.runoptions import RunOptions
+
+    seats = (Seat("vendor", "claude"),
+             Seat("local", "claude", model=MODELS["claude"], base_url=local_server.url,
+                  context_window=65536))
+    claude = Readiness("claude", "/usr/bin/claude", "2.1.332", "2.1.332", None)
+    monkeypatch.setattr(preflight, "check", lambda clis, *a, **k: {"claude": claude})
+    prepared, _ = preflight.prepare(RunOptions(seats=seats, synthesizer="vendor"), False)
+    assert [s.name for s in prepared.seats] == ["local"]
+    loads: list[int] = []
+
+    def load(*args: object) -> RunOptions:
+        loads.append(1)
+        return RunOptions(seats=seats, synthesizer="vendor")
+
+    monkeypatch.setattr(checks, "load_options", load)
+    monkeypatch.setattr(checks, "checked", lambda live: ([claude], None))
+    found = command.doctor([])
+    assert loads == [1]
+    assert found.ready == [True]
+    (row,) = found.endpoints
+    assert (row["agent"], row["problems"], row["faults"]) == ("local", [], [])
+    down = replaced(seats[1], base_url=f"http://127.0.0.1:{closed_port()}")
+    (check,) = endpoint.checks((seats[0], down))
+    assert check.faults[0].startswith("the server does not answer")
+    assert check.problems == [f"local (claude at {down.base_url}): {check.faults[0]}"]

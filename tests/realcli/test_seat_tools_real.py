@@ -57,7 +57,8 @@ def test_a_cli_offers_and_calls_a_seats_mcp_search_server(
     project = tmp_path / "project"
     project.mkdir()
     log = tmp_path / "search-log.jsonl"
-    web = {"command": sys.executable, "args": [str(SERVER)], "env": {"SEARCH_LOG": str(log)},
+    cli_env = {**cli_env, "SEARCH_LOG": str(log)}  # read by name (env: [SEARCH_LOG])
+    web = {"command": sys.executable, "args": [str(SERVER)], "env": ["SEARCH_LOG"],
            "search": True}
     config = project / "seats.yaml"
     config.write_text(yaml.safe_dump({"synthesizer": CLI[api], "agents": {

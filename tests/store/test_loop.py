@@ -126,3 +126,36 @@ def test_the_report_bound_is_the_cap_where_it_is_larger() -> None:
     assert report_bound(None) == REPORT_BOUND == 64 << 20
     assert report_bound(2_000_000) == REPORT_BOUND
     assert report_bound(100 << 20) == 100 << 20
+
+
+def test_a_turns_line_is_written_before_a_deactivate_can_stop_the_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43, item 15: test_a_budget_reached_in_the_first_turns_… once saw `iteration 2/6`
+    logged below "budget reached": on a0243e7 end_turn decided under the loop file's lock
+    but wrote its line after releasing it, so the budget's deactivate and its line could
+    come between. Now the line is written while the lock is held: at that moment no other
+    process can take it (a deactivate waits)."""
+    import fcntl
+
+    from council.store import loop
+
+    loop_file = tmp_path / "research.loop"
+    loop.write_loop(loop_file, 1, 6, True)
+    held: list[bool] = []
+
+    def emit(run_dir: object, phase: str, message: str, agent: str) -> None:
+        with open(f"{loop_file}.lock", "a") as other:  # another open file: as another process
+            try:
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(True)
+            else:
+                held.append(False)
+
+    monkeypatch.setattr("council.store.progress.emit", emit)
+    decision = loop.end_turn(loop_file, tmp_path / "report.md", tmp_path, "research", "claude")
+    assert (decision.proceed, decision.iteration) == (True, 2)
+    assert held == [True]
+    assert loop.deactivate(loop_file) == 2
+    stopped = loop.end_turn(loop_file, tmp_path / "report.md", tmp_path, "research", "claude")
+    assert (stopped.why, held) == ("inactive", [True])  # nothing logged once inactive

@@ -221,3 +221,38 @@ def test_claims_and_coverage_show_on_the_page(council: Council) -> None:
     assert "<li>Why?</li>" in html
     assert "<li>Cost</li>" in html
     assert '<a href="#claim-c1">c1</a>' in html  # from the source the claim cites
+
+
+def test_the_timeline_spans_the_runs_phases_and_lists_ask_turns_apart(tmp_path: Path) -> None:
+    """Issue 43, item 15: a `council ask` a day after a 10-minute run squeezed every phase bar
+    to a sliver on a0243e7 (the axis ran to the ask's end); the axis now spans the run's
+    phases, and each ask turn is listed under it."""
+    from council.runoptions import RunOptions, Seat
+    from council.store.state import AgentRecord, RunState
+    from council.store.workspace import Workspace
+    from council.views.page import _asks, _lanes, render
+
+    record = AgentRecord(cli="claude")
+    research = record.phase("research")
+    research.started_at, research.ended_at = "2026-11-27T10:00:00Z", "2026-11-27T10:10:00Z"
+    research.status = "done"
+    ask = record.phase("ask")
+    ask.started_at, ask.ended_at = "2026-11-28T10:00:00Z", "2026-11-28T10:01:30Z"
+    ask.usage = {"input_tokens": 1200, "output_tokens": 300}
+    state = RunState(id="20261127-100000-abcdef", topic="q",
+                     created_at="2026-11-27T10:00:00Z", phase="done",
+                     updated_at="2026-11-28T10:01:30Z",
+                     options=RunOptions(seats=(Seat("claude", "claude"),)),
+                     agents={"claude": record})
+    (lane,), length = _lanes(state)
+    assert length == 600
+    assert [(b.phase, b.x, b.width) for b in lane.bars] == [("research", 0, 100)]
+    (turn,) = _asks(state)
+    assert (turn.agent, turn.started, turn.seconds) == ("claude", "2026-11-28 10:00", 90)
+    ws = Workspace(tmp_path / state.id)
+    ws.root.mkdir()
+    html = render(ws, state)
+    assert "over the run's 600 seconds" in html
+    assert "Follow-up questions (council ask)" in html
+    assert "2026-11-28 10:00" in html
+    assert_inert(html)
