@@ -61,6 +61,7 @@ class Cli:
         "nested_memory",
         "npm",
         "prefixes",
+        "profiles",
         "providers",
         "request_bytes",
         "version_env",
@@ -78,7 +79,8 @@ class Cli:
                  hook: HookReply | None = None, providers: tuple[str, ...] = (),
                  version_env: tuple[tuple[str, str], ...] = (),
                  listings: tuple[str, ...] = ("{v1}/models", "{base}/api/tags"),
-                 window_probes: bool = True) -> None:
+                 window_probes: bool = True,
+                 profiles: Mapping[str, tuple[str | None, str | None]] | None = None) -> None:
         self.name = name
         # Its npm package (tested_versions.json pins its version).
         self.npm = npm
@@ -115,6 +117,11 @@ class Cli:
         # given, {v1}: with /v1, {base}: without), and whether that server may state its
         # window in the places readiness/endpoint.py probes.
         self.listings, self.window_probes = listings, window_probes
+        # Its seat in council's built-in council, by profile (options.PROFILES): the seat's
+        # (model, effort), None for the CLI's own default. runoptions.PROFILES is made of
+        # these, and `--test` gives a configured seat of it the test profile's
+        # (config._cheapen). A CLI without one has no seat there unless a config names it.
+        self.profiles = dict(profiles or {})
 
 
 CLAUDE = Cli(
@@ -136,6 +143,7 @@ CLAUDE = Cli(
     config_entries=(".claude", ".mcp.json"),
     hook=HookReply({"decision": "block"}, "reason"),
     providers=("anthropic",),
+    profiles={"production": ("opus", "high"), "test": ("haiku", "low")},
 )
 CODEX = Cli(
     "codex",
@@ -152,6 +160,8 @@ CODEX = Cli(
     memory_files=("AGENTS.md", "AGENTS.override.md"),
     config_entries=(".codex", ".agents"),
     providers=("openai",),
+    # Its own default model runs in "code mode", which offers no web_search tool.
+    profiles={"production": ("gpt-5.5", "high"), "test": ("gpt-5.5", "low")},
 )
 GEMINI = Cli(
     "gemini",
@@ -175,6 +185,7 @@ GEMINI = Cli(
     version_env=(("GEMINI_CLI_NO_RELAUNCH", "true"),),
     # Its server is a Gemini API gateway: it lists models there, and states no window.
     listings=("{root}/v1beta/models",), window_probes=False,
+    profiles={"production": ("pro", None), "test": ("flash-lite", None)},
 )
 
 # Every CLI council can drive, by name: runoptions.CLIS is its keys, the adapters' registry

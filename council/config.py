@@ -17,7 +17,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from council import domains, options, paths, runoptions, trust
+from council import clis, domains, options, paths, runoptions, trust
 from council.errors import ConfigError, UsageError
 from council.options import Overrides as Overrides
 from council.runoptions import CLIS as CLIS
@@ -447,12 +447,16 @@ def _label(name: str, overrides: Overrides, where: str) -> str:
 
 
 def _cheapen(seat: Seat) -> Seat:
-    """--test on a configured council: the test profile's model for the seat's CLI (a CLI
-    the profile has no seat of keeps the seat's own)."""
-    cheap = {s.cli: s for s in PROFILES["test"]}.get(seat.cli, seat)
+    """--test on a configured council: the test profile's model and effort for the seat's
+    CLI, from its facts (clis.Cli.profiles; a CLI without a test profile keeps the seat's
+    own)."""
+    facts = clis.REGISTRY.get(seat.cli)
+    cheap_model, effort = (facts.profiles.get("test") if facts is not None else None) or (
+        seat.model, seat.effort)
     # A self-hosted seat keeps its model: the server serves that one, not a vendor's.
-    model = seat.model if seat.self_hosted else cheap.model
-    return replace(seat, model=model, effort=cheap.effort, max_iterations=2)
+    model = seat.model if seat.self_hosted else cheap_model
+    return replace(seat, model=model, effort=effort,
+                   max_iterations=runoptions.PROFILE_ITERATIONS["test"])
 
 
 def _find_config(explicit: Path | None) -> ConfigFile | None:

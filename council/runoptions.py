@@ -387,20 +387,23 @@ def search_path(seat: Seat) -> str:
     return NO_SEARCH
 
 
+# A built-in seat's turns at most per phase, by profile (options.PROFILES).
+PROFILE_ITERATIONS = {"production": 10, "test": 2}
+
+
+def built_in(registry: Mapping[str, clis.Cli]) -> dict[str, tuple[Seat, ...]]:
+    """The built-in council of each profile: a seat named after each CLI that has a model and
+    effort for that profile in its facts (clis.Cli.profiles), in the registry's order."""
+    seats: dict[str, list[Seat]] = {profile: [] for profile in options.PROFILES}
+    for name, cli in registry.items():
+        for profile, (model, effort) in cli.profiles.items():
+            seats[profile].append(Seat(name, name, model=model, effort=effort,
+                                       max_iterations=PROFILE_ITERATIONS[profile]))
+    return {profile: tuple(each) for profile, each in seats.items()}
+
+
 # Seed 001's two profiles, with model names the CLIs accept today (see README).
-PROFILES: dict[str, tuple[Seat, ...]] = {
-    "production": (
-        Seat("claude", "claude", model="opus", effort="high", max_iterations=10),
-        # codex's own default model runs in "code mode", which offers no web_search tool.
-        Seat("codex", "codex", model="gpt-5.5", effort="high", max_iterations=10),
-        Seat("gemini", "gemini", model="pro", max_iterations=10),
-    ),
-    "test": (
-        Seat("claude", "claude", model="haiku", effort="low", max_iterations=2),
-        Seat("codex", "codex", model="gpt-5.5", effort="low", max_iterations=2),
-        Seat("gemini", "gemini", model="flash-lite", max_iterations=2),
-    ),
-}
+PROFILES: dict[str, tuple[Seat, ...]] = built_in(clis.REGISTRY)
 OPTION = "council.option"  # a RunOptions field's metadata: its options.Option
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from conftest import write_trusted_config
 
+from council import clis
 from council.config import Overrides, load_options
 from council.errors import ConfigError, UsageError
 from council.runoptions import RunOptions, Seat
@@ -65,6 +66,20 @@ def test_config_file_defines_seats(tmp_path: Path) -> None:
     cheap = load_options(Overrides(test=True))
     assert [s.model for s in cheap.seats] == ["haiku", "haiku", "gpt-5.5"]
     assert RunOptions.from_dict(options.to_dict()) == options
+
+
+def test_test_gives_a_configured_seat_its_clis_test_profile_from_its_facts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--test on a configured council reads each seat's CLI's facts (clis.Cli.profiles); a
+    CLI without a test profile keeps the seat's own model and effort."""
+    monkeypatch.setattr(clis.CODEX, "profiles", {"test": ("codex-mini", "minimal")})
+    monkeypatch.setattr(clis.GEMINI, "profiles", {})
+    write_trusted_config(tmp_path, "agents:\n"
+                                   "  a: {cli: codex, model: big, effort: high}\n"
+                                   "  b: {cli: gemini, model: pro, effort: high}\n")
+    cheap = load_options(Overrides(test=True))
+    assert [(s.model, s.effort, s.max_iterations) for s in cheap.seats] == [
+        ("codex-mini", "minimal", 2), ("pro", "high", 2)]
 
 
 def test_agents_selection_and_overrides() -> None:

@@ -131,9 +131,16 @@ def test_the_declarations_sit_below_every_floor() -> None:
 
 
 def test_only_the_cli_imports_click() -> None:
+    """The command line is three modules, not a package, and they are the only click ones:
+    cli.py (each command: parse, ask commands/, render), which must stay under 400 lines
+    (tests/test_shape.py); cliparts.py, its parts that are not commands (the error handler,
+    the declared options as click options, output); clieval.py, `council eval`, the one
+    module outside council/evaluation that imports it (tests/test_lean.py). Not a `cli/`
+    package: the bound is on cli.py itself (issue 41), and the hooks' fast path
+    (__main__.py) and the tests import `council.cli` as it is."""
     users = sorted(str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("*.py")
                    if "import click" in p.read_text(encoding="utf-8"))
-    assert users == ["cli.py", "clieval.py", "cliparts.py"]  # the command line
+    assert users == ["cli.py", "clieval.py", "cliparts.py"]
 
 
 def test_every_import_is_one_the_floors_can_see() -> None:

@@ -70,7 +70,9 @@ def test_the_core_install_has_no_inspect_and_the_test_install_has_it() -> None:
 def test_only_the_eval_command_imports_the_eval() -> None:
     """Read from the source, lazy imports included: outside council/evaluation, only the cli
     imports it (clieval.py), and only inside `council eval` and its check before parsing
-    (the inspect entry point is in the package)."""
+    (the inspect entry point is in the package). clieval.py is `council eval`'s command line,
+    one of the three click modules with cli.py and cliparts.py (tests/test_layers.py): kept
+    apart from cli.py, which every command loads, so the eval is reached from one place, lazily."""
     found: dict[str, set[str]] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.is_relative_to(PACKAGE / "evaluation"):

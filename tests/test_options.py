@@ -14,12 +14,12 @@ from typing import Any
 import click
 import pytest
 
-from council import cli, options
+from council import cli, clis, options
 from council.config import PROFILES, Overrides, load_options
 from council.errors import ConfigError, UsageError
 from council.hosts.flow import CommandArgs, check_request, grammar, parse_request
 from council.options import CLI, CONFIG, HOST, OPTIONS, Option, PerProfile
-from council.runoptions import FIELDS, RunOptions
+from council.runoptions import FIELDS, RunOptions, Seat, built_in
 
 ROOT = Path(__file__).parents[1]
 # `council run`'s own options, which are not the run's: the topic, how to ask, where runs go.
@@ -55,6 +55,34 @@ def test_every_option_has_one_default_and_one_check(option: Option) -> None:
 def test_the_declared_profiles_are_the_profiles_of_seats() -> None:
     assert set(options.PROFILES) == set(PROFILES)
     assert isinstance(options.OPTION["verify"].default, PerProfile)
+
+
+def test_the_built_in_council_is_made_of_the_clis_facts() -> None:
+    """Each CLI's built-in seat is its facts entry's (clis.Cli.profiles), so a new CLI joins
+    the built-in council there; one without a profile has no seat in it."""
+    pinned = {
+        "production": (
+            Seat("claude", "claude", model="opus", effort="high", max_iterations=10),
+            Seat("codex", "codex", model="gpt-5.5", effort="high", max_iterations=10),
+            Seat("gemini", "gemini", model="pro", max_iterations=10)),
+        "test": (
+            Seat("claude", "claude", model="haiku", effort="low", max_iterations=2),
+            Seat("codex", "codex", model="gpt-5.5", effort="low", max_iterations=2),
+            Seat("gemini", "gemini", model="flash-lite", max_iterations=2)),
+    }
+    assert pinned == PROFILES
+
+    def toy(name: str, **profiles: tuple[str | None, str | None]) -> clis.Cli:
+        return clis.Cli(name, npm=name, login="", config_folder=f".{name}", login_file="x",
+                        keys=(), prefixes=(), request_bytes=1, min_window=1, profiles=profiles)
+
+    made = built_in({**clis.REGISTRY, "toy": toy("toy", production=("big", None),
+                                                 test=("small", "low")),
+                     "quiet": toy("quiet")})
+    assert made == {"production": (*PROFILES["production"],
+                                   Seat("toy", "toy", model="big", max_iterations=10)),
+                    "test": (*PROFILES["test"],
+                             Seat("toy", "toy", model="small", effort="low", max_iterations=2))}
 
 
 def test_run_options_fields_are_the_declared_ones_with_their_defaults() -> None:

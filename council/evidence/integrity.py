@@ -479,23 +479,41 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
     numbered = {int(s["n"]): s["url"] for s in sources if isinstance(s.get("n"), int)}
     known = {c for s in sources for u in (s.get("url"), *(s.get("variants") or []))
              if isinstance(u, str) and (c := canonical(u))}
-    folded: dict[str, str] = {}
-
-    def words_of(url: str) -> str | None:
-        if url not in texts:
-            return None
-        if url not in folded:
-            folded[url] = _words(texts[url])
-        return folded[url]
-
     records = list(records)
-    cut = {r.canonical or canonical(r.url) for r in records if r.truncated}
-
-    def verdict(hit: bool, stored: Iterable[str]) -> bool | None:
-        """Found; not found; or None when every source searched was cut off."""
-        return True if hit else None if all(u in cut for u in stored) else False
-
+    store = _Store(texts, {c for r in records
+                           if r.truncated and (c := r.canonical or canonical(r.url))})
     said = sentences(report, numbered)
+    citations, stated = _citations(claims, said, known)
+    quotes, unattributed = _quotes(report, said, store)
+    numbers = _numbers(report, said, stated, store)
+    return Integrity(tuple(quotes), tuple(numbers), tuple(citations),
+                     tuple(_problems(records, said, claims)), unattributed, len(texts))
+
+
+@dataclass
+class _Store:
+    """The evidence store's texts as the checks search them: `cut`, the canonical URLs whose
+    stored text was cut off at the store's limits."""
+    texts: Mapping[str, str]
+    cut: set[str]
+    folded: dict[str, str] = field(default_factory=dict)
+
+    def words_of(self, url: str) -> str | None:
+        """The source's folded words (`_words`), each source folded once; None: no text."""
+        if url not in self.texts:
+            return None
+        if url not in self.folded:
+            self.folded[url] = _words(self.texts[url])
+        return self.folded[url]
+
+    def verdict(self, hit: bool, stored: Iterable[str]) -> bool | None:
+        """Found; not found; or None when every source searched was cut off."""
+        return True if hit else None if all(u in self.cut for u in stored) else False
+
+
+def _citations(claims: Sequence[Mapping[str, Any]], said: Sequence[Sentence],
+               known: set[str]) -> tuple[list[ClaimCitation], dict[int, list[Mapping[str, Any]]]]:
+    """Each claim's citation, and the claims each sentence (by index) states."""
     stated: dict[int, list[Mapping[str, Any]]] = {}
     citations = []
     for claim in claims:
@@ -509,8 +527,13 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
         linked = tuple(u for u in _sources_of(said, i) if u in known)
         citations.append(ClaimCitation(cid, sentence.text.strip(), sentence.start,
                                        sentence.end, bool(linked), linked))
+    return citations, stated
 
-    quotes, unattributed, numbers = [], 0, []
+
+def _quotes(report: str, said: Sequence[Sentence], store: _Store) -> tuple[list[Quote], int]:
+    """The attributed quotes, each searched in its sources' texts, and how many were not
+    attributed."""
+    quotes, unattributed = [], 0
     for i, sentence in enumerate(said):
         cited = _sources_of(said, i)
         for a, b in sentence.quotes:
@@ -520,30 +543,45 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
             if not cited:
                 unattributed += 1
                 continue
-            stored = [(u, w) for u in cited if (w := words_of(u)) is not None]
+            stored = [(u, w) for u in cited if (w := store.words_of(u)) is not None]
             where = next((u for u, w in stored if quote_found(body, w)), None)
             quotes.append(Quote(body, a, b, cited, None if not stored else
-                                verdict(where is not None, (u for u, _ in stored)), where))
+                                store.verdict(where is not None, (u for u, _ in stored)),
+                                where))
+    return quotes, unattributed
+
+
+def _numbers(report: str, said: Sequence[Sentence],
+             stated: Mapping[int, list[Mapping[str, Any]]], store: _Store) -> list[Number]:
+    """The numbers of each sentence that cites a source or states a claim (outside its
+    quotes), each traced in the texts of the sources behind it."""
+    numbers = []
+    for i, sentence in enumerate(said):
         of_claims = stated.get(i, [])
         extra = tuple(c for claim in of_claims for u in claim.get("sources") or []
                       if (c := canonical(str(u))))
-        behind = tuple(dict.fromkeys(cited + extra))
+        behind = tuple(dict.fromkeys(_sources_of(said, i) + extra))
         if not behind:
             continue
         masked = sentence.masked
         for qa, qb in sentence.quotes:  # a quote is checked whole, not its numbers
             masked = masked[:qa - sentence.start] + " " * (qb - qa) + masked[qb - sentence.start:]
-        stored_urls = [u for u in behind if u in texts]
-        pages = [texts[u] for u in stored_urls]
+        stored_urls = [u for u in behind if u in store.texts]
+        pages = [store.texts[u] for u in stored_urls]
         for m, value in _values(masked):
             if not _counted(m):
                 continue
             start, end = sentence.start + m.start(), sentence.start + m.end()
             numbers.append(Number(report[start:end].strip(), start, end, behind,
-                                  verdict(number_traced(value, pages), stored_urls)
+                                  store.verdict(number_traced(value, pages), stored_urls)
                                   if pages else None,
                                   str(of_claims[0].get("id")) if of_claims else None))
+    return numbers
 
+
+def _problems(records: Iterable[Fetched], said: Sequence[Sentence],
+              claims: Sequence[Mapping[str, Any]]) -> list[SourceProblem]:
+    """The cited sources (by the report or by a claim) whose record says gone or retracted."""
     cited_anywhere = {u for s in said for u in s.sources} | {
         c for claim in claims for u in claim.get("sources") or [] if (c := canonical(str(u)))}
     problems = []
@@ -555,8 +593,7 @@ def check(report: str, claims: Sequence[Mapping[str, Any]],
             problems.append(SourceProblem(record.url, f"gone (HTTP {record.status})"))
         elif record.retracted:
             problems.append(SourceProblem(record.url, f"retracted: {record.retracted}"))
-    return Integrity(tuple(quotes), tuple(numbers), tuple(citations), tuple(problems),
-                     unattributed, len(texts))
+    return problems
 
 
 def summary(result: Integrity) -> str:

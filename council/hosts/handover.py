@@ -11,7 +11,7 @@ from council.run.pipeline import set_phase
 from council.store import events, loop
 from council.store.runlock import RunLock
 from council.store.state import MAIN_SESSION, RunEnd, RunState, States, load_state
-from council.store.workspace import Workspace
+from council.store.workspace import Workspace, phase_of
 from council.views import page
 
 __all__ = ["MAIN_SESSION", "complete_handover", "fail_run", "handover"]
@@ -27,7 +27,7 @@ def handover(ws: Workspace, state: RunState | None = None) -> str:
     source, names = finalreport.contributions(state)
     options = state.options
     seats = [options.seat(n) for n in names]
-    return synthesis.prompt(ws, state, options, seats, source, ws.final_report)
+    return synthesis.prompt(ws, state, options, seats, phase_of(source), ws.final_report)
 
 
 def complete_handover(ws: Workspace, states: States) -> bool:

@@ -36,13 +36,13 @@ from council.evidence.finalreport import REPORT_PHASES
 from council.evidence.ledger import Usage, format_usage
 from council.phases import RunContext, seat_task
 from council.runoptions import Seat
-from council.seat.runner import run_seat
+from council.seat.runner import Limits, run_seat
 from council.store import agentfs, events, loop, provenance, redact
 from council.store.disk import atomic_write
-from council.store.owner import owned
+from council.store.owner import StateOwner, owned
 from council.store.runlock import RunLock, live_supervisor
 from council.store.state import AgentPhase, RunState, readable
-from council.store.workspace import CLAIMS, Workspace, find_run
+from council.store.workspace import CLAIMS, Workspace, find_run, phase_of
 
 ASK = graph.ASK
 SOURCES = "sources.json"
@@ -113,12 +113,13 @@ def evidence(ws: Workspace, state: RunState) -> tuple[dict[str, Path], dict[str,
     inputs: dict[str, Path] = {ws.final_report.name: ws.final_report}
     reports = []
     for name, rec in state.agents.items():
-        for phase in REPORT_PHASES:
-            ap = rec.phases.get(phase)
+        for phase in map(phase_of, REPORT_PHASES):  # finalreport's names
+            ap = rec.phases.get(phase.name)
             path = ws.published_output(name, phase)
             if ap is not None and ap.usable and path.is_file():
                 inputs[path.name] = path
-                reports.append({"name": name, "file": path.name, "what": WHAT.get(phase, phase)})
+                reports.append({"name": name, "file": path.name,
+                                "what": WHAT.get(phase.name, phase.name)})
     listing: dict[str, Any] = {"reports": reports, "claims_file": None, "sources": None,
                                "pages": None, "claim_list": []}
     claims = claimcheck.load(ws.root / CLAIMS)
@@ -148,59 +149,11 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
     answer (exit 1: it was sent)."""
     ws, seat = prepared.ws, prepared.seat
     with RunLock(ws.root), owned(ws.root) as owner:
-        state = owner.state
-        inputs, listing = evidence(ws, state)
+        inputs, listing = evidence(ws, owner.state)
         name = asking.answer_name(prepared.question, asking.listed(ws.root))
         number = name.split("-", 1)[0]
-        before = state.agents[seat.name].phases.get(ASK.name)
-        earlier = Usage.from_dict(before.usage) if before is not None else Usage()
-        limits = replace(RunContext(ws, owner, state.options, state.topic).limits(ASK),
-                         budgeted=False)  # the run's budget was the research's
-        events.emit(ws.root, ASK.name, f"started: {seat.name} answers a follow-up question"
-                    + (" with a research turn" if prepared.research else ""))
-
-        def turn(which: str, given: dict[str, Path], notes: str | None,
-                 tools: str | None, turns: int | None) -> tuple[str | None, Usage, str | None]:
-            """One conversation of the seat: (its report, its usage, its error)."""
-            folder = ws.work_dir(seat.name, ASK.name)
-            if folder.is_dir():  # an earlier answer or turn would make this one a "resume"
-                agentfs.remove(folder, ws.output_name(seat.name, ASK.name))
-            text = prompts.render(
-                ASK.prompt, topic=state.topic, question=prepared.question, turn=which,
-                inputs=str(ws.peers_dir(seat.name, ASK.name)), notes=notes,
-                final_report=ws.final_report.name, marker=loop.MARKER,
-                report_path=str(ws.working_output(seat.name, ASK.name)), **listing)
-            task = seat_task(ASK, seat, text, given, own=turns)
-            record: AgentPhase = anyio.run(run_seat, ws, owner, replace(task, tools=tools),
-                                           limits)
-            published = ws.published_output(seat.name, ASK.name)
-            report = loop.read_report(published) if record.usable else None
-            if published.is_file():
-                agentfs.remove(ws.root, published.name)
-            return report, Usage.from_dict(record.usage), record.error
-
-        used, notes = Usage(), None
-        if prepared.research:  # one turn with the web tools, its notes for the answer
-            found_notes, spent, _ = turn(NOTES_TURN, inputs, None, graph.WEB, 1)
-            used += spent
-            owner.update(lambda s: _book(s, seat.name, earlier + used))
-            _keep_log(ws, seat.name, f"{number}-research")
-            if found_notes:
-                atomic_write(ws.work / NOTES, found_notes)
-                inputs, notes = {**inputs, NOTES: ws.work / NOTES}, NOTES
-        answer, spent, error = turn(ANSWER_TURN, inputs, notes, None,
-                                    1 if prepared.research else None)
-        used += spent
-        owner.update(lambda s: _book(s, seat.name, earlier + used))
-        if not answer:
-            raise CouncilError(f"{seat.name} gave no answer: {error or 'no text'}; "
-                               f"see {ws.root / 'progress.log'}")
-        found = asking.check(answer, asking.run_sources(_json(ws.root / SOURCES)),
-                             claimcheck.load(ws.root / CLAIMS), prepared.research)
-        body = "\n".join(ln for ln in answer.splitlines() if ln.strip() != loop.MARKER)
-        text = (asking.header(prepared.question, ws.id, seat.name, seat.cli, prepared.research)
-                + body.strip() + "\n" + asking.footer(found, format_usage(used)))
-        agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
+        answer, used = _converse(_Turns(prepared, owner, listing), inputs, number)
+        found = _write_answer(prepared, name, answer, used)
         _keep_log(ws, seat.name, number)
         events.emit(ws.root, ASK.name, f"finished: {asking.ASKS}/{name} ({len(found.cited)} "
                     f"of the run's sources cited, {len(found.claims)} claims named"
@@ -211,6 +164,79 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
     return Asked(ws.root / asking.ASKS / name, found, seat.name, used)
 
 
+@dataclass(frozen=True)
+class _Turns:
+    """What an ask's conversations share: the ask, the run's owner (the lock is held), what
+    the prompt says of the run's evidence."""
+    prepared: Prepared
+    owner: StateOwner
+    listing: dict[str, Any]
+
+    def turn(self, which: str, given: dict[str, Path], notes: str | None, tools: str | None,
+             turns: int | None, limits: Limits) -> tuple[str | None, Usage, str | None]:
+        """One conversation of the seat: (its report, its usage, its error)."""
+        ws, seat, state = self.prepared.ws, self.prepared.seat, self.owner.state
+        folder = ws.work_dir(seat.name, ASK)
+        if folder.is_dir():  # an earlier answer or turn would make this one a "resume"
+            agentfs.remove(folder, ws.output_name(seat.name, ASK))
+        text = prompts.render(
+            ASK.prompt, topic=state.topic, question=self.prepared.question, turn=which,
+            inputs=str(ws.peers_dir(seat.name, ASK)), notes=notes,
+            final_report=ws.final_report.name, marker=loop.MARKER,
+            report_path=str(ws.working_output(seat.name, ASK)), **self.listing)
+        task = seat_task(ASK, seat, text, given, own=turns)
+        record: AgentPhase = anyio.run(run_seat, ws, self.owner, replace(task, tools=tools),
+                                       limits)
+        published = ws.published_output(seat.name, ASK)
+        report = loop.read_report(published) if record.usable else None
+        if published.is_file():
+            agentfs.remove(ws.root, published.name)
+        return report, Usage.from_dict(record.usage), record.error
+
+
+def _converse(talk: _Turns, inputs: dict[str, Path], number: str) -> tuple[str, Usage]:
+    """The ask's conversations (a research turn first, with `--research`), each booked in the
+    ledger as it ends: (the answer, their usage). Raises CouncilError without an answer."""
+    prepared, owner = talk.prepared, talk.owner
+    ws, seat, state = prepared.ws, prepared.seat, owner.state
+    before = state.agents[seat.name].phases.get(ASK.name)
+    earlier = Usage.from_dict(before.usage) if before is not None else Usage()
+    limits = replace(RunContext(ws, owner, state.options, state.topic).limits(ASK),
+                     budgeted=False)  # the run's budget was the research's
+    events.emit(ws.root, ASK.name, f"started: {seat.name} answers a follow-up question"
+                + (" with a research turn" if prepared.research else ""))
+    used, notes = Usage(), None
+    if prepared.research:  # one turn with the web tools, its notes for the answer
+        found_notes, spent, _ = talk.turn(NOTES_TURN, inputs, None, graph.WEB, 1, limits)
+        used += spent
+        owner.update(lambda s: _book(s, seat.name, earlier + used))
+        _keep_log(ws, seat.name, f"{number}-research")
+        if found_notes:
+            atomic_write(ws.work / NOTES, found_notes)
+            inputs, notes = {**inputs, NOTES: ws.work / NOTES}, NOTES
+    answer, spent, error = talk.turn(ANSWER_TURN, inputs, notes, None,
+                                     1 if prepared.research else None, limits)
+    used += spent
+    owner.update(lambda s: _book(s, seat.name, earlier + used))
+    if not answer:
+        raise CouncilError(f"{seat.name} gave no answer: {error or 'no text'}; "
+                           f"see {ws.root / 'progress.log'}")
+    return answer, used
+
+
+def _write_answer(prepared: Prepared, name: str, answer: str, used: Usage) -> asking.Check:
+    """Check the answer against the run's evidence and write it, with what the check found,
+    to research/<id>/asks/<name> (redacted, through agentfs's no-follow writer)."""
+    ws, seat = prepared.ws, prepared.seat
+    found = asking.check(answer, asking.run_sources(_json(ws.root / SOURCES)),
+                         claimcheck.load(ws.root / CLAIMS), prepared.research)
+    body = "\n".join(ln for ln in answer.splitlines() if ln.strip() != loop.MARKER)
+    text = (asking.header(prepared.question, ws.id, seat.name, seat.cli, prepared.research)
+            + body.strip() + "\n" + asking.footer(found, format_usage(used)))
+    agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
+    return found
+
+
 def _book(state: RunState, seat: str, total: Usage) -> None:
     """The seat's `ask` line of the ledger holds every ask it answered on this run."""
     state.agents[seat].phase(ASK.name).usage = {**total.to_dict(), "per_iteration": []}
@@ -219,7 +245,7 @@ def _book(state: RunState, seat: str, total: Usage) -> None:
 def _keep_log(ws: Workspace, seat: str, number: str) -> None:
     """This ask's CLI log (or its research turn's), kept under the answer's number, so the
     next conversation's usage is read from a log of its own."""
-    for path in (ws.log_file(seat, ASK.name), ws.stderr_file(seat, ASK.name)):
+    for path in (ws.log_file(seat, ASK), ws.stderr_file(seat, ASK)):
         if path.is_file() and not path.is_symlink():
             path.rename(path.with_name(path.name.replace(f"-{ASK.name}.",
                                                          f"-{ASK.name}-{number}.", 1)))

@@ -17,13 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from council import graph
 from council.store import agentfs, disk, loop
 from council.store.state import RunState
-from council.store.workspace import Workspace
+from council.store.workspace import Workspace, phase_of
 
-# Outputs council changes after publication (the final report, stamped): no snapshots.
-UNCHECKED = tuple(name for name, p in graph.BY_NAME.items() if not p.snapshot)
 _CHUNK = 1 << 20
 _digests: dict[Path, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, sha256)
 
@@ -166,12 +163,15 @@ def changes(ws: Workspace, state: RunState) -> list[str]:
     bound = loop.report_bound(state.options.max_report_bytes)
     found = []
     for seat, rec in state.agents.items():
-        for phase, ap in rec.phases.items():
-            if phase in UNCHECKED or not ap.usable or not ap.sha256:
+        for name, ap in rec.phases.items():
+            if not ap.usable or not ap.sha256:
+                continue
+            phase = phase_of(name)
+            if not phase.snapshot:  # changed by council after publication: the final report
                 continue
             published = ws.published_output(seat, phase)
             if digest(published) != ap.sha256:
-                found.append(f"the published {phase} output of {seat} ({published.name}) was "
+                found.append(f"the published {name} output of {seat} ({published.name}) was "
                              f"changed or removed after publication (sha256 "
                              f"{ap.sha256[:12]}… no longer matches)")
             try:
@@ -181,7 +181,7 @@ def changes(ws: Workspace, state: RunState) -> list[str]:
             except OSError:  # no longer a plain file within the bound: changed
                 original = ""
             if original is not None and original != (ap.original_sha256 or ap.sha256):
-                found.append(f"{seat} changed its {phase} output ({published.name}) in its "
+                found.append(f"{seat} changed its {name} output ({published.name}) in its "
                              "folder after it was published; council used the published "
                              f"snapshot (sha256 {ap.sha256[:12]}…)")
     return found
