@@ -14,7 +14,12 @@ FILE_ACCESS = {"load_state", "readable", "update_state", "StateFile"}
 
 # The modules that may read a run's file, and why: each reads a run it does not own.
 READERS = {
-    "cli.py": "council status, list, report and open: any run, running or not",
+    "commands/status.py": "council status and research_status: any run, running or not",
+    "commands/runs.py": "council list and list_research: every run in the folder",
+    "commands/report.py": "council report and open, get_report: any run's page and report",
+    "commands/cancel.py": "council cancel and cancel_research: a run another process holds",
+    "commands/resume.py": "council resume: a run no supervisor holds, before taking it",
+    "commands/start.py": "start_research: the run a request started detached, or its twin",
     "views/watch.py": "council watch: follows a run another process supervises; council "
                       "run's live view reads its own run's file too, from rich's refresh "
                       "thread, never the supervisor's memory",
@@ -23,7 +28,6 @@ READERS = {
     "hosts/handover.py": "the host's hand-back, in the hook's process once the supervisor ended",
     "run/detach.py": "a detached run's launcher waits for the run it handed to its supervisor",
     "run/recovery.py": "council adopt: shows what a run no supervisor holds would start",
-    "hosts/mcptools.py": "the MCP server's tools read runs they started detached, or any run",
     "evaluation/results.py": "council eval: a run it started as a subprocess, once it ended",
     "run/ask.py": "council ask: a finished run, read under its lock before one seat answers",
     "run/prepare.py": "council run --since: the earlier, finished run a new one builds on",
