@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from tests.conftest import Council
+from conftest import Council
 
 
 def state_of(run: Path) -> dict[str, Any]:
@@ -133,7 +133,7 @@ def test_a_recorded_limit_leaves_the_seat_out_of_the_next_run(council: Council) 
 
 
 def test_a_limited_seat_moves_to_its_fallback(council: Council) -> None:
-    from tests.conftest import write_trusted_config
+    from conftest import write_trusted_config
 
     write_trusted_config(council.root, "agents:\n  codex: {cli: codex, fallback: gemini}\n"
                          "  claude: {cli: claude}\n")
