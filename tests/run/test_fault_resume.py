@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-
 from conftest import Council
 
 
@@ -126,7 +125,8 @@ def test_a_recorded_limit_leaves_the_seat_out_of_the_next_run(council: Council) 
     refused = council.run("run", "--test", "q")
     assert refused.returncode == 2
     lines = refused.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("council: error: every agent is limited: ")
+    assert len(lines) == 1
+    assert lines[0].startswith("council: error: every agent is limited: ")
     for cli in ("claude", "codex", "gemini"):
         assert f"{cli} (" in lines[0]
     assert set(council.research.iterdir()) == runs
