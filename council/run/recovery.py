@@ -214,15 +214,25 @@ def lost_seats(state: RunState) -> list[Lost]:
     """The seats of the run whose latest research or refinement failed (or was published
     partial) for a recoverable kind (pure)."""
     out = []
+    first = graph.FEEDS[0]
     for seat in state.options.seats:
         rec = state.agents.get(seat.name)
-        failed = last_failure(rec.phases) if rec is not None else None
-        if failed is None or failed.failure not in RECOVERABLE:
+        if rec is None:
             continue
-        phase = next(p for p in reversed(graph.FEEDS) if rec is not None
-                     and rec.phases.get(p.name) is failed)
-        out.append(Lost(seat.name, seat.cli, phase.name, failed.failure,
-                        _when(failed.retry_at)))
+        failed = last_failure(rec.phases)
+        if failed is not None:
+            if failed.failure in RECOVERABLE:
+                phase = next(p for p in reversed(graph.FEEDS) if rec.phases.get(p.name) is failed)
+                out.append(Lost(seat.name, seat.cli, phase.name, failed.failure,
+                                _when(failed.retry_at)))
+            continue
+        # Dropped before its research (in the scope phase): it is owed its research.
+        kind = (state.dropped or {}).get(seat.name, "").split(":", 1)[0]
+        research = rec.phases.get(first.name)
+        if kind in RECOVERABLE and (research is None or not research.usable):
+            when = [ap.retry_at for ap in rec.phases.values() if ap.failure == kind]
+            out.append(Lost(seat.name, seat.cli, first.name, kind,
+                            _when(when[-1] if when else None)))
     return out
 
 
@@ -263,7 +273,9 @@ def reopen(ws: Workspace, owner: States, plan: Reopening) -> None:
 
     def change(state: RunState) -> None:
         for lost in plan.seats:
-            record = state.agents[lost.seat].phases[lost.phase]
+            record = state.agents[lost.seat].phases.get(lost.phase)
+            if record is None:  # dropped before it: its phase runs it afresh
+                continue
             record.status = SeatStatus.PENDING
             record.error = record.failure = record.retry_at = None
             record.partial = False

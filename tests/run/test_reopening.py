@@ -173,3 +173,15 @@ def test_downstream_is_what_builds_on_a_phase(phase: graph.Phase) -> None:
     assert graph.SCOPE.name not in later
     assert graph.DISSENT.name not in later
     assert all(graph.GRAPH.index(graph.BY_NAME[n]) > graph.GRAPH.index(phase) for n in later)
+
+
+def test_a_seat_dropped_before_its_research_is_owed_it(tmp_path: Path) -> None:
+    state = finished_run(done())
+    del state.agents["codex"].phases["research"]
+    state.agents["codex"].phases["scope"] = failed("auth")
+    state.dropped = {"codex": "auth: invalid x-api-key"}
+    plan = reopening(state, NOW, {"codex": None}, {})
+    assert [(x.seat, x.phase, x.kind) for x in plan.seats] == [("codex", "research", "auth")]
+    reopen(Workspace(tmp_path), Owner(state), plan)
+    assert state.dropped is None
+    assert "research" not in state.agents["codex"].phases  # research.run starts it afresh
