@@ -63,6 +63,7 @@ class Cli:
         "prefixes",
         "providers",
         "request_bytes",
+        "subscription",
         "version_env",
         "when",
         "window_probes",
@@ -78,7 +79,7 @@ class Cli:
                  hook: HookReply | None = None, providers: tuple[str, ...] = (),
                  version_env: tuple[tuple[str, str], ...] = (),
                  listings: tuple[str, ...] = ("{v1}/models", "{base}/api/tags"),
-                 window_probes: bool = True) -> None:
+                 window_probes: bool = True, subscription: str = "") -> None:
         self.name = name
         # Its npm package (tested_versions.json pins its version).
         self.npm = npm
@@ -115,6 +116,9 @@ class Cli:
         # given, {v1}: with /v1, {base}: without), and whether that server may state its
         # window in the places readiness/endpoint.py probes.
         self.listings, self.window_probes = listings, window_probes
+        # What its login file holds when it is a subscription's login ("claude.ai"): the
+        # login an API key in the environment silently overrides (readiness/doctor.py).
+        self.subscription = subscription
 
 
 CLAUDE = Cli(
@@ -122,6 +126,7 @@ CLAUDE = Cli(
     npm="@anthropic-ai/claude-code",
     login="log in with `claude` then /login, or set ANTHROPIC_API_KEY",
     config_var="CLAUDE_CONFIG_DIR", config_folder=".claude", login_file=".credentials.json",
+    subscription="claude.ai",
     keys=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
           "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
     prefixes=("ANTHROPIC_", "CLAUDE_", "DISABLE_"),
@@ -142,6 +147,7 @@ CODEX = Cli(
     npm="@openai/codex",
     login="log in with `codex login`, or set OPENAI_API_KEY",
     config_var="CODEX_HOME", config_folder=".codex", login_file="auth.json",
+    subscription="ChatGPT",
     keys=("OPENAI_API_KEY", "CODEX_API_KEY"),
     prefixes=("OPENAI_", "CODEX_"),
     request_bytes=13_900, min_window=32_768,
@@ -159,6 +165,7 @@ GEMINI = Cli(
     login="log in with `gemini` (choose a login method), or set GEMINI_API_KEY",
     config_var="GEMINI_CLI_HOME", config_var_is_home=True, config_folder=".gemini",
     login_file="oauth_creds.json",
+    subscription="Google",
     keys=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
           "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),
     prefixes=("GEMINI_", "GOOGLE_", "CLOUDSDK_"),

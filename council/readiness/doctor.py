@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from council import clis
 from council.agents import adapter_for, selfhosted
 from council.agents.base import private_root
 from council.agents.environment import agent_env
@@ -156,11 +157,6 @@ def fix_line(found: Readiness, hosted: AbstractSet[str], ready: bool) -> str | N
             + ("" if ready else ", which has a problem (below)"))
 
 
-# What a CLI's login file holds when it is a subscription's login: what an API key in the
-# environment silently takes the place of, and bills per token instead.
-SUBSCRIPTION = {"claude": "claude.ai", "codex": "ChatGPT", "gemini": "Google"}
-
-
 def credential_rows(seats: tuple[Seat, ...], env: Mapping[str, str] | None = None,
                     home: Path | None = None) -> dict[str, dict[str, str | None]]:
     """Which credential each configured seat will really use (preflight.credentials: the
@@ -193,8 +189,8 @@ def credential_lines(rows: Mapping[str, Mapping[str, str | None]],
         if row["overrides"]:
             where = str(row["overrides"])
             where = "~" + where[len(home_text):] if where.startswith(home_text + "/") else where
-            shown += (f" (overrides your {SUBSCRIPTION.get(str(row['cli']), 'subscription')} "
-                      f"login in {where}: billed per token)")
+            what = clis.facts(str(row["cli"])).subscription or "subscription"
+            shown += f" (overrides your {what} login in {where}: billed per token)"
         lines.append(f"  {name}: {shown}")
     return lines
 
