@@ -112,6 +112,15 @@ def test_plan_limits_are_named_with_their_reset_and_resume_adds_the_seats(
     from council.store import limits
 
     assert {x.cli for x in limits.active()} == {"claude", "codex"}
+    asked = {api: len(server.records(api)) for api in ("anthropic", "openai")}
+    later = council({**env, "COUNCIL_RESEARCH_DIR": str(tmp_path / "later")}, tmp_path,
+                    "run", "--test", TOPIC)
+    assert later.returncode == 0, later.stderr[-3000:]
+    for cli in ("claude", "codex"):
+        assert f"council: {cli} (" in later.stderr, later.stderr
+    assert later.stderr.count("is limited until") == 2, later.stderr
+    assert later.stderr.count(" left out") == 2, later.stderr
+    assert {api: len(server.records(api)) for api in asked} == asked  # nothing sent
 
     # Before the reset: said, not waited for; nothing else to do, so still done without them.
     early = council(env, tmp_path, "resume", run.name)
