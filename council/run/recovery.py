@@ -282,10 +282,13 @@ def reopen(ws: Workspace, owner: States, plan: Reopening) -> None:
         state.dropped = {k: v for k, v in (state.dropped or {}).items()
                          if k not in recovered} or None
         for name in plan.steps:
-            if name in feeding:
-                continue  # the others keep their reports: only the recovered seat runs
-            for rec in state.agents.values():
-                if (old := rec.phases.get(name)) is not None:
+            for seat, rec in state.agents.items():
+                if (old := rec.phases.get(name)) is None or (seat in recovered and (
+                        name == recovered[seat].phase)):
+                    continue
+                # In a feeding phase the others keep their reports (only the recovered seat
+                # runs it again: a refinement it made of a partial report is made afresh).
+                if name not in feeding or seat in recovered:
                     rec.phases[name] = AgentPhase(usage=old.usage, log=old.log)
         state.steps = {k: v for k, v in (state.steps or {}).items()
                        if k not in plan.steps} or None

@@ -109,6 +109,19 @@ def test_a_seat_whose_cli_fails_the_preflight_is_not_tried() -> None:
                                       {}).seats] == ["codex"]
 
 
+def test_a_partial_seats_own_later_work_is_made_afresh(tmp_path: Path) -> None:
+    state = finished_run(AgentPhase(status=SeatStatus.STOPPED, failure="auth", partial=True,
+                                    started_at="x", iteration=1))
+    state.agents["codex"].phases["refinement"] = done(usage={"tokens_in": 7})
+    reopen(Workspace(tmp_path), Owner(state), reopening(state, NOW, {}, {}))
+    assert state.agents["codex"].phases["research"].status == SeatStatus.PENDING
+    refined = state.agents["codex"].phases["refinement"]  # it refined a partial report
+    assert refined.status == SeatStatus.PENDING
+    assert refined.started_at is None
+    assert refined.usage == {"tokens_in": 7}
+    assert state.agents["claude"].phases["refinement"].status == SeatStatus.COMPLETE
+
+
 def test_a_seat_lost_in_refinement_reopens_from_refinement() -> None:
     state = finished_run(done())
     state.agents["codex"].phases["refinement"] = failed("overloaded")
