@@ -234,7 +234,10 @@ def list_cmd(as_json: bool, research_dir: Path | None) -> None:
                    "environment (each agent: the variable names its CLI is given), "
                    "endpoints (each self-hosted agent: agent, cli, endpoint, model, window, "
                    "window_set, problems) and search (each agent: vendor search, MCP server "
-                   "NAME, or no web search). Same exit code.")
+                   "NAME, or no web search), credentials (each agent: cli, source, the "
+                   "login file an API key overrides) and limits (each vendor limit recorded "
+                   "on this machine: cli, credential, kind, until, message, met, run_id, "
+                   "seat). Same exit code.")
 @handle_errors
 def doctor(live: bool, as_json: bool) -> None:
     """Check each CLI: on PATH, version, tested with council, where its login comes from,

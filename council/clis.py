@@ -64,6 +64,7 @@ class Cli:
         "profiles",
         "providers",
         "request_bytes",
+        "subscription",
         "version_env",
         "when",
         "window_probes",
@@ -80,7 +81,8 @@ class Cli:
                  version_env: tuple[tuple[str, str], ...] = (),
                  listings: tuple[str, ...] = ("{v1}/models", "{base}/api/tags"),
                  window_probes: bool = True,
-                 profiles: Mapping[str, tuple[str | None, str | None]] | None = None) -> None:
+                 profiles: Mapping[str, tuple[str | None, str | None]] | None = None,
+                 subscription: str = "") -> None:
         self.name = name
         # Its npm package (tested_versions.json pins its version).
         self.npm = npm
@@ -122,6 +124,9 @@ class Cli:
         # these, and `--test` gives a configured seat of it the test profile's
         # (config._cheapen). A CLI without one has no seat there unless a config names it.
         self.profiles = dict(profiles or {})
+        # What its login file holds when it is a subscription's login ("claude.ai"): the
+        # login an API key in the environment silently overrides (readiness/doctor.py).
+        self.subscription = subscription
 
 
 CLAUDE = Cli(
@@ -129,6 +134,7 @@ CLAUDE = Cli(
     npm="@anthropic-ai/claude-code",
     login="log in with `claude` then /login, or set ANTHROPIC_API_KEY",
     config_var="CLAUDE_CONFIG_DIR", config_folder=".claude", login_file=".credentials.json",
+    subscription="claude.ai",
     keys=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
           "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
     prefixes=("ANTHROPIC_", "CLAUDE_", "DISABLE_"),
@@ -150,6 +156,7 @@ CODEX = Cli(
     npm="@openai/codex",
     login="log in with `codex login`, or set OPENAI_API_KEY",
     config_var="CODEX_HOME", config_folder=".codex", login_file="auth.json",
+    subscription="ChatGPT",
     keys=("OPENAI_API_KEY", "CODEX_API_KEY"),
     prefixes=("OPENAI_", "CODEX_"),
     request_bytes=13_900, min_window=32_768,
@@ -169,6 +176,7 @@ GEMINI = Cli(
     login="log in with `gemini` (choose a login method), or set GEMINI_API_KEY",
     config_var="GEMINI_CLI_HOME", config_var_is_home=True, config_folder=".gemini",
     login_file="oauth_creds.json",
+    subscription="Google",
     keys=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS",
           "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA"),
     prefixes=("GEMINI_", "GOOGLE_", "CLOUDSDK_"),

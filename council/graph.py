@@ -385,6 +385,20 @@ def feeding(steps: Mapping[str, str] | None, has_reports: Callable[[Phase], bool
     return FEEDS[0]
 
 
+def downstream(phase: Phase) -> list[Phase]:
+    """The phases that build, directly or through others, on what `phase` produced, in graph
+    order: what must run again when a seat's work in `phase` is recovered after the run went
+    on without it (`council resume`, run/recovery.py). research's are refinement to synthesis;
+    dissent, which runs beside it, is not among them."""
+    found: set[str] = {phase.name}
+    out = []
+    for later in GRAPH[GRAPH.index(phase) + 1:]:
+        if found & set(later.after):
+            found.add(later.name)
+            out.append(later)
+    return out
+
+
 def before(phase: Phase) -> Phase:
     """The feeding phase declared before `phase`: the reports a refinement of them reads."""
     return [p for p in GRAPH[:GRAPH.index(phase)] if p.feeds][-1]

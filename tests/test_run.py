@@ -142,8 +142,11 @@ def test_one_failing_agent_degrades_the_run(
     council.script(script)
     idle = ["--idle-timeout", "2"] if "hang_after_turn" in script["gemini"] else []
     proc = council.run("run", "--test", "--timeout", "5", *idle, "q")
-    assert proc.returncode == 0, proc.stderr
+    # Finished without a seat it started with: exit 3, the seat and why on stderr.
+    assert proc.returncode == 3, proc.stderr
     run = council.only_run()
+    assert "council: finished without gemini: " in proc.stderr
+    assert f"council resume {run.name}" in proc.stderr
     rec = state_of(run)["agents"]["gemini"]["phases"]["research"]
     assert rec["status"] == "failed"
     assert error in rec["error"]
@@ -155,9 +158,12 @@ def test_one_failing_agent_degrades_the_run(
     assert "refinement" not in state_of(run)["agents"]["gemini"]["phases"]
     assert statuses(run, "refinement") == {"claude": "complete", "codex": "complete"}
     final = (run / "final-report.md").read_text()
-    assert "2 of 3 agents contributed (claude, codex)" in final
+    why = {"crash": "server error", "write_nothing": "wrote no report", "hang": "timed out",
+           "hang_after_turn": "no output (idle)"}[next(iter(script["gemini"]))]
+    assert f"2 of 3 agents contributed (claude, codex); gemini: {why} ·" in final
     log = (run / "progress.log").read_text()
     assert "research gemini failed" in log
+    assert f"run finished without gemini: {why}" in log
     if "hang_after_turn" in script["gemini"]:  # said every quarter of the idle limit
         for silent in ("0.5", "1", "1.5"):
             assert f"research gemini no output for {silent} s (gives up at 2 s)" in log
@@ -202,7 +208,7 @@ def test_no_ready_cli_fails_fast_with_the_fixes(council: Council) -> None:
 def test_failed_synthesizer_is_replaced(council: Council) -> None:
     council.script({"claude": {"crash": True, "crash_kind": "bad_request"}})
     proc = council.run("run", "--test", "q")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # without claude
     run = council.only_run()
     assert state_of(run)["synthesizer"] == "codex"
     assert "synthesised by codex" in (run / "final-report.md").read_text()
@@ -212,7 +218,7 @@ def test_single_survivor_skips_refinement(council: Council) -> None:
     bad = {"crash": True, "crash_kind": "bad_request"}
     council.script({"codex": bad, "gemini": bad})
     proc = council.run("run", "--test", "q")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr
     run = council.only_run()
     assert "refinement skipped" in (run / "progress.log").read_text()
     assert "1 of 3 agents contributed (claude)" in (run / "final-report.md").read_text()
@@ -293,7 +299,7 @@ def test_bad_input_is_one_line_and_nonzero(council: Council, args: list[str],
 
 def test_status_shows_each_agent(council: Council) -> None:
     council.script({"gemini": {"crash": True, "crash_kind": "bad_request"}})
-    assert council.run("run", "--test", "q").returncode == 0
+    assert council.run("run", "--test", "q").returncode == 3  # without gemini
     proc = council.run("status")
     assert proc.returncode == 0
     lines = {line.split()[0]: line for line in proc.stdout.splitlines() if line}

@@ -3,16 +3,18 @@ computed once, then rendered as lines or as JSON."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from council.readiness import doctor as checks
 from council.readiness.preflight import Readiness
 from council.readiness.setup import HostSetup
 from council.runoptions import RunOptions, Seat, search_path
+from council.store.limits import Limit
 
 # `council doctor --json`'s keys (documented in its --help): the top level, and each CLI's.
-JSON_KEYS = ("ok", "clis", "hosts", "environment", "endpoints", "search")
+JSON_KEYS = ("ok", "clis", "hosts", "environment", "endpoints", "search", "credentials",
+             "limits")
 CLI_JSON_KEYS = ("cli", "path", "version", "tested", "tested_version", "credentials",
                  "ready", "problem", "live")
 NO_AGENT = ("no agent can run here: install a CLI and log in to it, or start the server of "
@@ -30,6 +32,9 @@ class Findings:
     hosted: set[str]  # the CLIs only self-hosted seats use
     ready: list[bool]  # per CLI of `found`: an agent of it can run here
     hosts: list[HostSetup]
+    # Per seat: the credential it will use (`source`) and the login that overrides (a file).
+    credentials: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    limits: list[Limit] = field(default_factory=list)  # recorded on this machine, in force
 
     @property
     def code(self) -> int:
@@ -46,7 +51,8 @@ def doctor(hosts: list[HostSetup], live: bool = False) -> Findings:
     rows, notes = checks.endpoint_rows(seats)
     hosted = checks.hosted_only(seats)
     return Findings(found, answers, options, seats, rows, list(notes), hosted,
-                    [checks.can_run(r, seats, rows) for r in found], hosts)
+                    [checks.can_run(r, seats, rows) for r in found], hosts,
+                    checks.credential_rows(seats), checks.limit_rows())
 
 
 def lines(f: Findings) -> list[str]:
@@ -59,6 +65,7 @@ def lines(f: Findings) -> list[str]:
     fixes = [p for r, ok in zip(f.found, f.ready, strict=True)
              if (p := checks.fix_line(r, f.hosted, ok))]
     return [*checks.table([header, *rows]), *fixes, "", *checks.hosts_lines(f.hosts), "",
+            *checks.credential_lines(f.credentials), *checks.limit_lines(f.limits), "",
             *checks.environment_lines(f.seats), *checks.endpoint_lines(f.endpoints, f.notes),
             checks.policy_of(f.options), "",
             *checks.search_lines(f.seats)]
@@ -76,4 +83,6 @@ def as_json(f: Findings) -> dict[str, Any]:
     return {"ok": any(f.ready), "clis": clis, "hosts": [asdict(h) for h in f.hosts],
             "environment": checks.environment(f.seats),
             "endpoints": f.endpoints,
-            "search": {s.name: search_path(s) for s in f.seats}}
+            "search": {s.name: search_path(s) for s in f.seats},
+            "credentials": f.credentials,
+            "limits": [asdict(limit) for limit in f.limits]}

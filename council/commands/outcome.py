@@ -13,6 +13,9 @@ from council.run import supervisor
 # `--exit-code`: the run failed, or its claims could not be compared with the earlier run's
 # (changes.compared): neither may read as "no change" (0) or "changed" (1).
 EXIT_UNKNOWN = 3
+# A run that finished, with its final report, without a seat it started with (a plan limit,
+# a refused login, a crash): scripts and cron tell it from a full run. Without --exit-code.
+EXIT_DEGRADED = 3
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,8 @@ class Outcome:
 def outcome(result: supervisor.RunResult, base: Path, exit_code: bool = False) -> Outcome:
     """A --since run that changed nothing says so in one line; with `exit_code` a changed
     one exits 1 (changes.json's `changed`), and one that failed or could not compare exits
-    EXIT_UNKNOWN."""
+    EXIT_UNKNOWN. Without `exit_code`, a run that finished without a seat it started with
+    exits EXIT_DEGRADED, naming each seat and why on stderr."""
     found = changes.load(result.ws.root) if result.exit_code == 0 else None
     if found is not None and not changes.compared(found):
         if exit_code:
@@ -49,4 +53,16 @@ def outcome(result: supervisor.RunResult, base: Path, exit_code: bool = False) -
         err.append(f"council: {result.message}")
     if exit_code and result.exit_code == supervisor.EXIT_FAILED:
         return Outcome(EXIT_UNKNOWN, out, err)
-    return Outcome(1 if exit_code and found is not None else result.exit_code, out, err)
+    if exit_code:
+        return Outcome(1 if found is not None else result.exit_code, out, err)
+    return degraded(result, base, Outcome(result.exit_code, out, err))
+
+
+def degraded(result: supervisor.RunResult, base: Path, said: Outcome) -> Outcome:
+    """A done run that lost seats: exit EXIT_DEGRADED, with one line naming each and why,
+    and how to add them."""
+    if result.exit_code != 0 or not result.missing:
+        return said
+    line = (f"council: finished without {'; '.join(result.missing)}; "
+            f"{hint(result.ws, base).replace('continue it', 'try them again')}")
+    return Outcome(EXIT_DEGRADED, said.out, [*said.err, line])

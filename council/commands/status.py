@@ -4,12 +4,13 @@ says the same."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from council.commands import TEXT
-from council.evidence import asking, ledger
+from council.evidence import asking, finalreport, ledger
 from council.store import agentfs, provenance
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
@@ -59,6 +60,9 @@ class Status:
     phases: list[dict[str, Any]]  # per phase that ran: its cost and what it changed
     agents: list[AgentRow]
     asks: list[str]  # the follow-up answers (`council ask`), oldest first
+    # A done run's seats that did not contribute (or only in part), each and why, with the
+    # reset of a plan limit or quota: `codex: plan limit until 2026-11-30 00:53 UTC`.
+    missing: list[str]
     own: bool  # made by council on this machine (store/provenance.py)
     progress: list[str]  # progress.log's last lines
     paths: Paths
@@ -84,7 +88,21 @@ def of(state: RunState, ws: Workspace) -> Status:
         state.completeness, ledger.spent(state).to_dict(), ledger.by_phase(state),
         [a.to_dict() for a in views.phase_accounts(state, ws)], shown.agents,
         [str(ws.root / asking.ASKS / name) for name in asking.listed(ws.root)],
-        provenance.is_own(ws.root), lines, paths(ws), shown)
+        missing_of(state), provenance.is_own(ws.root), lines, paths(ws), shown)
+
+
+def missing_of(state: RunState) -> list[str]:
+    """The seats a done run finished without, each and why (finalreport.missing)."""
+    if state.phase != RunEnd.DONE:
+        return []
+    return [m.describe() for m in finalreport.missing(state)]
+
+
+def without(state: RunState) -> str:
+    """What a surface adds to a done run's line when it lost seats: "" for a full run."""
+    lost = missing_of(state)
+    return (f"; finished without {'; '.join(lost)} (`council resume {state.id}` tries "
+            "again where it can)" if lost else "")
 
 
 def ended(phase: str, held: bool) -> bool:
@@ -107,11 +125,13 @@ def tail(path: Path, count: int, limit: int = 64 << 10) -> list[str]:
     return [line for line in lines if line.strip()][-count:]
 
 
-def next_step(run_id: str, phase: str) -> str:
+def next_step(run_id: str, phase: str, missing: Sequence[str] = ()) -> str:
     """What an MCP client can do next, in one sentence (some clients show the model only
     the structured data)."""
     if phase == RunEnd.DONE:
-        return f"get_report with run_id {run_id} gives the final report"
+        return (f"get_report with run_id {run_id} gives the final report"
+                + (f"; the run finished without {'; '.join(missing)}: `council resume "
+                   f"{run_id}` in a terminal tries again where it can" if missing else ""))
     what = {RunEnd.FAILED: "failed", RunEnd.CANCELLED: "was cancelled",
             views.INTERRUPTED: "was interrupted (no supervisor holds it)"}.get(phase)
     if what:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from council import graph
@@ -25,7 +27,7 @@ from council.evidence.coverage import SCOPE
 from council.evidence.coverage import load as load_scope
 from council.store import agentfs, events, loop, snapshots
 from council.store.disk import atomic_write
-from council.store.state import RunState, States
+from council.store.state import AgentPhase, RunState, SeatStatus, States
 from council.store.workspace import CLAIMS, Workspace
 
 STAMP = "> council run "
@@ -66,6 +68,88 @@ def contributions(state: RunState) -> tuple[str, list[str]]:
     return phase.name, usable(phase.name)
 
 
+# How a reader is told why a seat is missing: a failure's kind (agents/failure.Kind's values,
+# council's own, and the words of runs recorded before those kinds), as a few words.
+KIND_WORDS = {
+    "plan_limit": "plan limit", "quota": "quota spent", "rate_limit": "rate limit",
+    "overloaded": "vendor overloaded", "auth": "login refused", "stream_cut": "stream cut",
+    "no_answer": "no answer", "crash": "crashed", "timeout": "timed out",
+    "idle": "no output (idle)", "no_report": "wrote no report",
+    "unsafe_report": "report not safe to publish", "missing_cli": "CLI not installed",
+    "server": "server error", "network": "network error",
+}
+# The kinds whose end the vendor names (a reset): the record says until when.
+TIMED = ("plan_limit", "quota")
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A seat the run started with that has no report the later phases build on, and why:
+    its failure's kind, when the vendor said it may be tried again, and whether what it had
+    finished was published as partial."""
+
+    seat: str
+    kind: str | None  # the failure's kind; None: it never ran, or ran without failing
+    until: str | None = None  # ISO 8601 UTC, for a plan limit or a quota
+    partial: bool = False
+
+    def until_text(self) -> str | None:
+        return _utc(self.until) if self.until else None
+
+    def describe(self) -> str:
+        """`codex: plan limit until 2026-11-30 00:53 UTC`."""
+        why = KIND_WORDS.get(self.kind or "", self.kind or "did not finish")
+        if self.partial:
+            why = f"partial report ({why})"
+        shown = self.until_text()
+        return f"{self.seat}: {why}" + (f" until {shown}" if shown else "")
+
+
+def _utc(stamp: str) -> str | None:
+    """An ISO time as the records show it: `2026-11-30 00:53 UTC`; None if it is not one."""
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return f"{when.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def last_failure(phases: dict[str, AgentPhase]) -> AgentPhase | None:
+    """A seat's latest failed (or partly published) record among the feeding phases."""
+    found = [ap for p in reversed(graph.FEEDS) if (ap := phases.get(p.name)) is not None
+             and (ap.status == SeatStatus.FAILED or ap.partial)]
+    return found[0] if found else None
+
+
+def missing(state: RunState, contributors: list[str] | None = None) -> list[Missing]:
+    """The seats the run started with that the phases after the research do not build on (or
+    build on a partial report of), each with why (pure, from the state). `contributors`: the
+    agents with a usable report (contributions()), when the caller has them."""
+    if contributors is None:
+        contributors = contributions(state)[1]
+    out = []
+    for name, rec in state.agents.items():
+        failed = last_failure(rec.phases)
+        if name in contributors and (failed is None or not failed.partial):
+            continue
+        dropped = (state.dropped or {}).get(name)
+        kind = failed.failure if failed is not None else (
+            dropped.split(":", 1)[0] if dropped else None)
+        until = failed.retry_at if failed is not None and kind in TIMED else None
+        out.append(Missing(name, kind, until, failed is not None and failed.partial
+                           and name in contributors))
+    return out
+
+
+def contributed_line(contributors: list[str], total: int, lost: list[Missing]) -> str:
+    """The header's `2 of 3 agents contributed (claude, gemini); codex: plan limit until
+    2026-11-30 00:53 UTC`."""
+    return (f"{len(contributors)} of {graph.counted(total, 'agent')} contributed "
+            f"({', '.join(contributors)})" + "".join(f"; {m.describe()}" for m in lost))
+
+
 def stamp_final_report(ws: Workspace, states: States, contributors: list[str], total: int,
                        writer: str) -> None:
     """Put who actually contributed at the top: a degraded run must not read like a full one.
@@ -80,9 +164,9 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     changed = check_snapshots(ws, states)  # with the seats that moved to a fallback CLI
     state = states.state
     gaps_filled = gap_fill_ran(state)
-    header = (f"{STAMP}`{ws.id}` · {len(contributors)} of {graph.counted(total, 'agent')} "
-              "contributed "
-              f"({', '.join(contributors)}) · {score.headline(result)} · "
+    lost = missing(state, contributors)
+    header = (f"{STAMP}`{ws.id}` · {contributed_line(contributors, total, lost)} · "
+              f"{score.headline(result)} · "
               f"depth {state.options.depth}: {phases_ran(ws, state)} · synthesised by {writer}"
               + (f" · claims: {checked}" if checked else " · claims not checked"
                  + (f": {why}" if (why := graph.claims_unchecked(state.options)) else ""))

@@ -309,6 +309,7 @@ def _release(base: Path, session_id: str, request: Request) -> None:
 def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_active: bool,
            fresh: bool) -> dict[str, Any]:
     from council import graph
+    from council.commands.status import without
     from council.evidence.finalreport import contributions
     from council.hosts import handover
     from council.run import supervisor
@@ -339,7 +340,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
         _release(base, session_id, request)
         if state.phase == RunEnd.DONE and result.exit_code == 0:
             return host.block(finished(ws), f"Research council {ws.id} done: "
-                              f"{ws.final_report}")
+                              f"{ws.final_report}{without(state)}")
         if state.phase == RunEnd.CANCELLED:
             return host.allow(f"Research council {ws.id} was cancelled: {result.message}")
         return tell(host, f"run {ws.id} {state.phase}: "
@@ -349,7 +350,8 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
     if state.phase == graph.SYNTHESIS.name:
         if handover.complete_handover(ws, StateFile(ws.root)):
             _release(base, session_id, request)
-            return host.allow(f"Research council {ws.id} done: {ws.final_report}")
+            return host.allow(f"Research council {ws.id} done: {ws.final_report}"
+                              f"{without(load_state(ws.root))}")
         if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
             request.reminders += 1
             _change(base, session_id, request, reminders=request.reminders)

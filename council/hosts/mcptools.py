@@ -215,10 +215,11 @@ def run_status(args: dict[str, Any], call: Call) -> Answer:
     text = head + plain(render(found.overview))
     if found.progress:
         text += "\n\nlast lines of progress.log:\n" + "\n".join(found.progress)
-    text += f"\n\nnext: {next_step(found.id, found.phase)}"
+    then = next_step(found.id, found.phase, found.missing)
+    text += f"\n\nnext: {then}"
     facts = {f.name: getattr(found, f.name) for f in fields(found)}
     return Answer.of(text, Followed(**{**facts, "topic": _cut(found.topic, TOPIC_SHOWN)},
-                                    next=next_step(found.id, found.phase)))
+                                    next=then))
 
 
 def get_report(args: dict[str, Any], call: Call) -> Answer:

@@ -6,15 +6,18 @@ and times its answer."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from council import clis
 from council.agents import adapter_for, selfhosted
 from council.agents.base import private_root
 from council.agents.environment import agent_env
@@ -22,9 +25,18 @@ from council.config import CLIS, Overrides, load_options
 from council.domains import Policy
 from council.errors import CouncilError
 from council.readiness import endpoint
-from council.readiness.preflight import Readiness, can_start, check, needs_login
+from council.readiness.preflight import (
+    KEYS,
+    Readiness,
+    can_start,
+    check,
+    credentials,
+    login_name,
+    needs_login,
+)
 from council.readiness.setup import HostSetup
 from council.runoptions import NO_SEARCH, RunOptions, Seat, search_path
+from council.store import limits, logins
 
 LIVE_PROMPT = "Reply with the single word OK."
 LIVE_TIMEOUT = 120.0
@@ -152,6 +164,57 @@ def fix_line(found: Readiness, hosted: AbstractSet[str], ready: bool) -> str | N
         return found.problem
     return (f"{found.cli} needs no login: its seats use a self-hosted server"
             + ("" if ready else ", which has a problem (below)"))
+
+
+def credential_rows(seats: tuple[Seat, ...], env: Mapping[str, str] | None = None,
+                    home: Path | None = None) -> dict[str, dict[str, str | None]]:
+    """Which credential each configured seat will really use (preflight.credentials: the
+    first of its CLI's keys set in the environment, else its login file, else what its
+    adapter finds), and the login it overrides: a key in the environment wins over a
+    subscription's login file, silently, and bills per token. Names only, never a value.
+    A self-hosted seat needs none."""
+    env = dict(os.environ if env is None else env)
+    home = Path.home() if home is None else home
+    out: dict[str, dict[str, str | None]] = {}
+    for seat in seats:
+        if seat.self_hosted:
+            continue
+        source = credentials(seat.cli, env, home)
+        login = logins.login_file(seat.cli, env, str(home))
+        overrides = login if source in KEYS[seat.cli] and Path(login).is_file() else None
+        out[seat.name] = {"cli": seat.cli, "source": login_name(source),
+                          "overrides": overrides}
+    return out
+
+
+def credential_lines(rows: Mapping[str, Mapping[str, str | None]],
+                     home: Path | None = None) -> list[str]:
+    """`council doctor`'s lines on them: `claude: ANTHROPIC_API_KEY (overrides your claude.ai
+    login in ~/.claude/.credentials.json: billed per token)`."""
+    home_text = str(Path.home() if home is None else home)
+    lines = ["credentials (what each agent will use):"]
+    for name, row in rows.items():
+        shown = row["source"] or "none"
+        if row["overrides"]:
+            where = str(row["overrides"])
+            where = "~" + where[len(home_text):] if where.startswith(home_text + "/") else where
+            what = clis.facts(str(row["cli"])).subscription or "subscription"
+            shown += f" (overrides your {what} login in {where}: billed per token)"
+        lines.append(f"  {name}: {shown}")
+    return lines
+
+
+def limit_rows(now: datetime | None = None) -> list[limits.Limit]:
+    """The vendors' limits recorded on this machine that still hold (store/limits.py)."""
+    return limits.active(now)
+
+
+def limit_lines(found: Sequence[limits.Limit]) -> list[str]:
+    """Each limit recorded, until when; `council run` leaves its seat out until then."""
+    if not found:
+        return ["vendor limits recorded on this machine: none"]
+    return ["vendor limits recorded on this machine (runs leave the seat out, or move it to "
+            "its fallback, until then):", *(f"  {limit.describe()}" for limit in found)]
 
 
 def search_lines(seats: tuple[Seat, ...] | None = None) -> list[str]:

@@ -31,7 +31,7 @@ from council.config import CLIS
 from council.errors import UsageError
 from council.readiness import endpoint
 from council.runoptions import RunOptions, Seat
-from council.store import logins
+from council.store import limits, logins
 
 # Each CLI's npm package, its login hint and the variables that log it in: its facts (clis.py).
 NPM = {name: cli.npm for name, cli in clis.REGISTRY.items()}
@@ -116,6 +116,21 @@ def credentials(cli: str, env: dict[str, str], home: Path) -> str | None:
     if login.is_file():
         return str(login)
     return adapter_for(cli).login_elsewhere(login.parent, env)
+
+
+def credential_key(cli: str, env: dict[str, str], home: Path) -> str:
+    """The credential a seat of `cli` will use, as store/limits.py names it (a limit is
+    recorded and looked up under it): the variable's name and a digest of its value, or the
+    login file's name. Never the value itself."""
+    source = credentials(cli, env, home)
+    if source in KEYS[cli]:
+        return limits.credential_id(source, env.get(source))
+    return limits.credential_id(login_name(source))
+
+
+def login_name(source: str | None) -> str | None:
+    """Where a login comes from, as a line shows it: a variable's name, a login file's."""
+    return Path(source).name if source and "/" in source else source
 
 
 def stranded_key(cli: str, env: dict[str, str], home: Path) -> str | None:

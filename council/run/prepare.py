@@ -13,8 +13,10 @@ entry point's own limits, the CLIs (preflight.prepare), then the research folder
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,8 @@ from council.evidence.estimate import plan_lines as estimate_lines
 from council.readiness import preflight
 from council.run import supervisor
 from council.runoptions import RunOptions
-from council.store import provenance
+from council.seat.failover import fallback_seat
+from council.store import limits, provenance
 from council.store.state import RunEnd, load_state
 from council.store.workspace import LATEST, Workspace, ensure_base, find_run
 from council.topic import check_topic
@@ -94,9 +97,56 @@ def prepare(request: Request) -> Prepared:
     if request.limits is not None:
         options = request.limits(options)
     options, notes = preflight.prepare(options, explicit="agents" in overrides)
+    options, held = limited(options)
+    notes += held
     if request.base is not None:
         ensure_base(request.base)
     return Prepared(topic, options, notes)
+
+
+def limited(options: RunOptions, env: Mapping[str, str] | None = None,
+            home: Path | None = None, now: datetime | None = None
+            ) -> tuple[RunOptions, list[str]]:
+    """The run's options without the seats whose CLI and credential a limit recorded on this
+    machine holds (store/limits.py: a plan's usage limit, a daily quota met by an earlier
+    run), or with their role moved to their `fallback` CLI when that one is installed, logged
+    in and not limited itself; and the plan's line for each. Every seat limited: a
+    UsageError naming each limit and its reset, before anything is created."""
+    env = dict(os.environ if env is None else env)
+    home = Path.home() if home is None else home
+    found = limits.active(datetime.now(UTC) if now is None else now)
+    if not found:
+        return options, []
+
+    def limit_of(cli: str) -> limits.Limit | None:
+        key = preflight.credential_key(cli, env, home)
+        held = [x for x in found if x.cli == cli and x.credential == key]
+        return max(held, key=limits.Limit.until_time) if held else None
+
+    seats, lines, held = [], [], []
+    for seat in options.seats:
+        limit = None if seat.self_hosted else limit_of(seat.cli)
+        if limit is None:
+            seats.append(seat)
+            continue
+        held.append(limit)
+        head = limit.describe().split(": ", 1)[0]
+        moved = fallback_seat(seat, options.profile)
+        login = preflight.login_name(preflight.credentials(moved.cli, env, home)) \
+            if moved is not None else None
+        if moved is not None and login and limit_of(moved.cli) is None:
+            seats.append(moved)
+            lines.append(f"{head}: the {seat.name} seat's role moves to its fallback "
+                         f"{moved.cli}, billed to {moved.cli}'s login ({login})")
+        else:
+            lines.append(f"{head}: {seat.name} left out")
+    if not seats:
+        raise UsageError("every agent is limited: " + "; ".join(
+            limit.describe() for limit in held))
+    synthesizer = options.synthesizer
+    if synthesizer not in {s.name for s in seats}:
+        synthesizer = seats[0].name
+    return replace(options, seats=tuple(seats), synthesizer=synthesizer), lines
 
 
 @dataclass(frozen=True)

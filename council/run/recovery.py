@@ -7,19 +7,36 @@
 - `council adopt`: a run folder council did not make on this machine (store/provenance.py),
   which the user moved there themselves, becomes council's once they have seen what its
   seats would run: resuming it starts each recorded seat's CLI with its recorded
-  `extra_args` and `env`, exactly as trusting a council.yaml would. Only a person adopts: the
-  record is refused under an agent (trust.refuse_an_agent), whoever calls `adopt`."""
+  `extra_args` and `env`, exactly as trusting a council.yaml would.
+- A seat a vendor's fault took (`reopening`, `reopen`): a seat whose research or refinement
+  failed for a kind that passes (RECOVERABLE: a plan limit or a quota after its reset, a rate
+  limit, an overload, a cut stream, no answer, a crash, a timeout, a refused login once its
+  CLI finds a login again) is tried again by `council resume`, in the phase it failed in,
+  continuing its session or its partial report; the phases that build on that phase run
+  again (graph.downstream) so the new report reaches the claims, the checks and the final
+  report, which is rewritten. The other seats keep what they finished: their research and
+  refined reports are not paid for twice (a provenance note says their refinement did not
+  read the recovered report). A seat whose reset has not come is not waited for: one line
+  says until when, and the rest of the run goes on without it.
+
+Only a person adopts: the record is refused under an agent (trust.refuse_an_agent), whoever
+calls `adopt`."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from council import graph, trust
 from council.errors import StateError
+from council.evidence.finalreport import KIND_WORDS, last_failure
+from council.paths import run_work
 from council.run.cancel import log_event
-from council.store import events, loop, provenance, snapshots
+from council.store import events, limits, loop, provenance, snapshots
 from council.store.progress import utc_now
 from council.store.state import (
     RUN_SPEC,
@@ -29,11 +46,12 @@ from council.store.state import (
     RunState,
     SeatStatus,
     StateFile,
+    States,
     load_state,
     read_spec,
     replace_state,
 )
-from council.store.workspace import Workspace
+from council.store.workspace import CLAIMS, COUNTERPOINTS, GAPS, Workspace
 
 # The agents' own research reports, one file per seat (dissent.md is one for the run: it is
 # redone).
@@ -129,3 +147,182 @@ def _forget_processes(state: RunState) -> list[str]:
                 forgotten += [f"{name} (pid {ap.pid})"] if ap.pid else []
                 ap.pid = ap.pid_started = None
     return sorted(set(forgotten))
+
+
+# The failures `council resume` tries again (agents/failure.Kind's values, council's own, and
+# the kinds of runs recorded before those: server, network). Not among them: a report that
+# was not safe to publish, a CLI that wrote none, a CLI that is not installed.
+RECOVERABLE = frozenset({"plan_limit", "quota", "rate_limit", "overloaded", "stream_cut",
+                         "no_answer", "crash", "timeout", "idle", "auth", "server", "network"})
+# What a re-opened phase that the others' reports do not feed leaves behind, moved aside
+# (into the run's work folder, before-resume/) so that it is made again, not reused.
+REDONE = {graph.CLAIMS.name: CLAIMS, graph.RECHECK.name: CLAIMS, graph.GAPFILL.name: GAPS,
+          graph.ANTAGONIST.name: COUNTERPOINTS}
+BEFORE_RESUME = "before-resume"
+
+
+@dataclass(frozen=True)
+class Lost:
+    """A seat a recoverable fault took: where, why, and when it may be tried again."""
+
+    seat: str
+    cli: str
+    phase: str  # the feeding phase it failed in
+    kind: str
+    until: datetime | None = None  # its reset (retry_at, or a limit recorded since)
+
+    def waiting_line(self) -> str:
+        """`codex: plan limit until 2026-11-30 00:53 UTC: not tried again before then`."""
+        assert self.until is not None
+        words = finalreport_words(self.kind)
+        return (f"{self.seat}: {words} until {self.until.astimezone(UTC):%Y-%m-%d %H:%M} "
+                "UTC: not tried again before then; the rest runs without it, and `council "
+                "resume` after then adds it")
+
+
+def finalreport_words(kind: str) -> str:
+    return KIND_WORDS.get(kind, kind)
+
+
+@dataclass(frozen=True)
+class Reopening:
+    """What a resume does about the seats faults took (pure: `reopening`)."""
+
+    seats: list[Lost] = field(default_factory=list)  # tried again now
+    waiting: list[Lost] = field(default_factory=list)  # before their reset
+    not_ready: list[tuple[Lost, str]] = field(default_factory=list)  # its CLI's problem
+    steps: list[str] = field(default_factory=list)  # re-opened, in graph order
+
+    def lines(self) -> list[str]:
+        """What the resume says of them, one line each."""
+        out = [f"{lost.seat}: {finalreport_words(lost.kind)} in {lost.phase}: tried again "
+               f"(continuing its work); then {', '.join(self.steps[1:]) or 'nothing else'} "
+               "run again" for lost in self.seats]
+        out += [lost.waiting_line() for lost in self.waiting]
+        out += [f"{lost.seat}: {finalreport_words(lost.kind)} in {lost.phase}: not tried "
+                f"again: {why}" for lost, why in self.not_ready]
+        return out
+
+
+def _when(stamp: str | None) -> datetime | None:
+    if not stamp:
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def lost_seats(state: RunState) -> list[Lost]:
+    """The seats of the run whose latest research or refinement failed (or was published
+    partial) for a recoverable kind (pure)."""
+    out = []
+    first = graph.FEEDS[0]
+    for seat in state.options.seats:
+        rec = state.agents.get(seat.name)
+        if rec is None:
+            continue
+        failed = last_failure(rec.phases)
+        if failed is not None:
+            if failed.failure in RECOVERABLE:
+                phase = next(p for p in reversed(graph.FEEDS) if rec.phases.get(p.name) is failed)
+                out.append(Lost(seat.name, seat.cli, phase.name, failed.failure,
+                                _when(failed.retry_at)))
+            continue
+        # Dropped before its research (in the scope phase): it is owed its research.
+        kind = (state.dropped or {}).get(seat.name, "").split(":", 1)[0]
+        research = rec.phases.get(first.name)
+        if kind in RECOVERABLE and (research is None or not research.usable):
+            when = [ap.retry_at for ap in rec.phases.values() if ap.failure == kind]
+            out.append(Lost(seat.name, seat.cli, first.name, kind,
+                            _when(when[-1] if when else None)))
+    return out
+
+
+def reopening(state: RunState, now: datetime, problems: Mapping[str, str | None],
+              limited: Mapping[str, datetime]) -> Reopening:
+    """Which lost seats a resume at `now` tries again, which wait for their reset, and which
+    cannot run (`problems`: each CLI's preflight problem, None when it is ready; `limited`:
+    a limit recorded machine-wide on a seat's CLI and credential, by seat), and the steps
+    that re-open: each lost seat's phase and every phase built on it (pure)."""
+    now_seats, waiting, not_ready = [], [], []
+    for lost in lost_seats(state):
+        until = max((t for t in (lost.until, limited.get(lost.seat)) if t is not None),
+                    default=None)
+        problem = problems.get(lost.cli)
+        if problem:
+            not_ready.append((lost, problem))
+        elif until is not None and until > now:
+            waiting.append(Lost(lost.seat, lost.cli, lost.phase, lost.kind, until))
+        else:
+            now_seats.append(lost)
+    names: set[str] = set()
+    for lost in now_seats:
+        phase = graph.BY_NAME[lost.phase]
+        names |= {phase.name, *(p.name for p in graph.downstream(phase))}
+    steps = [p.name for p in graph.GRAPH if p.name in names]
+    return Reopening(now_seats, waiting, not_ready, steps)
+
+
+def reopen(ws: Workspace, owner: States, plan: Reopening) -> None:
+    """Apply `plan` to the run: each lost seat's record becomes unfinished (keeping its
+    session, turns and usage, so it continues), it is no longer dropped, the re-opened steps
+    are forgotten (a one-seat phase's records start afresh, keeping what they spent; what they
+    wrote for the run is moved aside), and the run is running again."""
+    if not plan.seats:
+        return
+    recovered = {lost.seat: lost for lost in plan.seats}
+    feeding = {p.name for p in graph.FEEDS}
+
+    def change(state: RunState) -> None:
+        for lost in plan.seats:
+            record = state.agents[lost.seat].phases.get(lost.phase)
+            if record is None:  # dropped before it: its phase runs it afresh
+                continue
+            record.status = SeatStatus.PENDING
+            record.error = record.failure = record.retry_at = None
+            record.partial = False
+        state.dropped = {k: v for k, v in (state.dropped or {}).items()
+                         if k not in recovered} or None
+        for name in plan.steps:
+            for seat, rec in state.agents.items():
+                if (old := rec.phases.get(name)) is None or (seat in recovered and (
+                        name == recovered[seat].phase)):
+                    continue
+                # In a feeding phase the others keep their reports (only the recovered seat
+                # runs it again: a refinement it made of a partial report is made afresh).
+                if name not in feeding or seat in recovered:
+                    rec.phases[name] = AgentPhase(usage=old.usage, log=old.log)
+        state.steps = {k: v for k, v in (state.steps or {}).items()
+                       if k not in plan.steps} or None
+        kept = [n for n in state.agents if n not in recovered]
+        later = [n for n in plan.steps[1:] if n in feeding]
+        if kept and later:
+            state.provenance = [*(state.provenance or []), *(
+                f"{', '.join(kept)} wrote their {graph.BY_NAME[n].label} before "
+                f"{', '.join(recovered)}'s {plan.seats[0].phase} was recovered (council "
+                "resume): they did not read it" for n in later)]
+        state.phase, state.ended_at, state.error = plan.steps[0], None, None
+
+    aside = run_work(ws.root) / BEFORE_RESUME
+    for name in dict.fromkeys(REDONE[n] for n in plan.steps if n in REDONE):
+        path = ws.root / name
+        if path.is_file():
+            aside.mkdir(exist_ok=True)
+            path.replace(aside / name)
+    owner.update(change)
+    for line in plan.lines()[:len(plan.seats)]:
+        events.emit(ws.root, "run", f"resume: {line}")
+
+
+def limited_seats(state: RunState, now: datetime,
+                  credential: Mapping[str, str]) -> dict[str, datetime]:
+    """The limits recorded machine-wide on the lost seats' CLIs and credentials
+    (`credential`: each seat's credential id), by seat."""
+    out = {}
+    for lost in lost_seats(state):
+        found = limits.limit_on(lost.cli, credential.get(lost.seat, ""), now)
+        if found is not None:
+            out[lost.seat] = found.until_time()
+    return out

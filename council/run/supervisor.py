@@ -23,15 +23,18 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
 
 from council import config, graph
 from council.errors import CouncilError, PhaseFailedError, UsageError
+from council.evidence import finalreport
 from council.options import EVAL_RUN_ENV
 from council.phases import RunContext
-from council.run import crash
+from council.readiness import preflight
+from council.run import crash, recovery
 from council.run.cancel import mark_cancelled, stop_orphans
 from council.run.pipeline import run_graph, set_phase
 from council.runoptions import RunOptions
@@ -68,6 +71,9 @@ class RunResult:
     ws: Workspace
     exit_code: int
     message: str
+    # A run that ended done without seats it started with: each, and why (Missing.describe);
+    # `council run` and `council resume` exit EXIT_DEGRADED for it (commands/outcome.py).
+    missing: tuple[str, ...] = ()
 
 
 class TooManyRuns(UsageError):
@@ -209,9 +215,15 @@ def _supervise(ws: Workspace, synthesise: bool, publish: Publish) -> RunResult:
     # The supervisor owns the state for the whole run: in memory, mirrored to state.yaml,
     # and handed to every phase in the run's context.
     with RunLock(ws.root), owned(ws.root) as owner:
+        plan = recover(ws, owner)
         state = owner.state
         if state.phase == RunEnd.DONE:
-            return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}")
+            said = "".join(f"; {line}" for line in plan.lines())
+            return RunResult(ws, EXIT_OK, f"run {ws.id} is already done: {ws.final_report}"
+                             + said, without(state))
+        if state.phase == RunEnd.FAILED and plan.waiting and not plan.seats:
+            return RunResult(ws, EXIT_FAILED, f"run {ws.id} has no agent that can run "
+                             f"before its reset: {'; '.join(plan.lines())}")
         if state.phase == graph.SYNTHESIS.name and state.synthesizer == MAIN_SESSION \
                 and synthesise and sessions.is_bound(ws.root.parent, ws.id):
             raise CouncilError(f"run {ws.id} is waiting for its Claude Code session to write "
@@ -222,6 +234,35 @@ def _supervise(ws: Workspace, synthesise: bool, publish: Publish) -> RunResult:
             events.emit(ws.root, "run", f"stopped agents left running by an earlier "
                         f"supervisor: {', '.join(orphans)}")
         return anyio.run(_execute, ws, owner, options, state.topic, synthesise, publish)
+
+
+def recover(ws: Workspace, owner: StateOwner) -> recovery.Reopening:
+    """Before the run (re)starts: the seats a recoverable fault took are tried again when
+    their CLI passes the preflight and their reset has come (run/recovery.py); each lost seat
+    gets one line in progress.log. Nothing for a new run."""
+    state = owner.state
+    lost = recovery.lost_seats(state)
+    if not lost:
+        return recovery.Reopening()
+    clis = sorted({x.cli for x in lost})
+    found = preflight.check(clis)
+    hosted = {s.name for s in state.options.seats if s.self_hosted}
+    problems = {x.cli: found[x.cli].problem for x in lost if x.seat not in hosted
+                or found[x.cli].path is None}
+    home, env = Path.home(), dict(os.environ)
+    now = datetime.now(UTC)
+    credential = {x.seat: preflight.credential_key(x.cli, env, home) for x in lost}
+    plan = recovery.reopening(state, now, problems,
+                              recovery.limited_seats(state, now, credential))
+    recovery.reopen(ws, owner, plan)
+    for line in plan.lines()[len(plan.seats):]:
+        events.emit(ws.root, "run", f"resume: {line}")
+    return plan
+
+
+def without(state: RunState) -> tuple[str, ...]:
+    """The seats a done run lost, each as the header names it (finalreport.missing)."""
+    return tuple(m.describe() for m in finalreport.missing(state))
 
 
 async def _execute(ws: Workspace, owner: StateOwner, options: RunOptions, topic: str,
@@ -272,5 +313,9 @@ async def _run(ctx: RunContext, publish: Publish) -> RunResult:
         return RunResult(ws, EXIT_OK, HANDED_OVER)
     set_phase(ws, owner, RunEnd.DONE)
     publish(ws, owner.state)  # before the last line, which tells a follower the run has ended
+    lost = without(owner.state)
+    if lost:
+        events.emit(ws.root, "run", f"finished without {'; '.join(lost)}: "
+                    f"`council resume {ws.id}` tries again where it can")
     events.emit(ws.root, "run", f"done: {ws.final_report}")
-    return RunResult(ws, EXIT_OK, str(ws.final_report))
+    return RunResult(ws, EXIT_OK, str(ws.final_report), lost)

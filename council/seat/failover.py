@@ -38,7 +38,7 @@ from pathlib import Path
 from council.agents.environment import agent_env
 from council.agents.failure import PASSING, Failure, Kind, one_line
 from council.graph import Phase
-from council.readiness.preflight import KEYS, LOGIN, credentials
+from council.readiness.preflight import LOGIN, credential_key
 from council.runoptions import PROFILES, Seat
 from council.store import events, limits
 from council.store.owner import StateOwner
@@ -163,9 +163,7 @@ def credential(seat: Seat, environ: dict[str, str] | None = None,
     (limits.credential_id): where its login comes from and, for a key in its environment, a
     digest of the key."""
     env = agent_env(seat.cli, environ, extra=seat.env)
-    source = credentials(seat.cli, env, home or Path.home())
-    value = env.get(source) if source in KEYS.get(seat.cli, ()) else None
-    return limits.credential_id(source, value)
+    return credential_key(seat.cli, env, home or Path.home())
 
 
 def record_limit(ws: Workspace, seat: Seat, kind: str, error: str | None,

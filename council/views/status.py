@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from council import graph
 from council.agents.base import json_object
 from council.errors import CouncilError
-from council.evidence import accounts, asking, estimate, ledger, score
+from council.evidence import accounts, asking, estimate, finalreport, ledger, score
 from council.evidence.ledger import format_cost, format_usage
 from council.runoptions import NO_SEARCH, search_path
 from council.store import agentfs
@@ -50,6 +50,19 @@ class AgentFacts:
     error: str | None = None
     last_event: str | None = None
     cost_self_hosted: bool = False  # a self-hosted seat: its $0 is a fact (ledger.charge)
+    # Why it failed (agents/failure.Kind's value, or council's own: timeout, idle, ...) and,
+    # for a plan limit or quota, when it may be tried again (ISO 8601 UTC).
+    failure: str | None = None
+    retry_at: str | None = None
+
+    @property
+    def why(self) -> str | None:
+        """`plan limit until 2026-11-30 00:53 UTC`: its failure as the header says it."""
+        if self.failure is None:
+            return None
+        return finalreport.Missing(self.agent, self.failure, self.retry_at
+                                   if self.failure in finalreport.TIMED else None
+                                   ).describe().split(": ", 1)[1]
 
     def facts(self) -> AgentFacts:
         """These facts alone, without what a row adds for the terminal."""
@@ -108,6 +121,8 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
         out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
                             used.tokens, used.cost_usd, used.estimated, ap.error,
                             events.get(name), cost_self_hosted=used.self_hosted,
+                            failure=ap.failure if ap.status == SeatStatus.FAILED or ap.partial
+                            else None, retry_at=ap.retry_at,
                             elapsed_s=elapsed, output_bytes=size, quiet_s=quiet,
                             web_search=searches.get(name)))
     return out
@@ -321,7 +336,7 @@ def agents_table(agent_rows: Sequence[AgentRow], styled: bool = False) -> Table:
     agent last wrote anything; the last column is its error, or else its latest event."""
     table = _table(AGENT_COLUMNS, styled, wrap=("event / error",))
     for r in agent_rows:
-        note = r.error or r.last_event or ""
+        note = (f"{r.why}: {r.error}" if r.why else r.error) or r.last_event or ""
         table.add_row(*_cells(
             r.agent, r.cli, r.phase, r.status,
             f"{r.iteration}/{r.max_iterations}" if r.max_iterations else "-",
@@ -381,6 +396,10 @@ def overview(state: RunState, ws: Workspace, now: float | None = None,
     if blind:
         notes.append(f"{NO_SEARCH}: {', '.join(blind)} (neither its vendor's search nor an "
                      "MCP server with `search: true`)")
+    lost = finalreport.missing(state) if state.phase == RunEnd.DONE else []
+    if lost:
+        notes.append(f"finished without {'; '.join(m.describe() for m in lost)}: "
+                     f"council resume {state.id} tries again where it can")
     if ws.final_report.is_file():
         notes.append(f"final report: {ws.final_report}")
     notes += [f"follow-up: {ws.root / asking.ASKS / name}" for name in asking.listed(ws.root)]

@@ -122,7 +122,7 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
             status._tokens(r.tokens),
             format_cost(r.cost_usd, r.cost_estimated, r.cost_self_hosted),
             "-" if r.quiet_s is None else status._duration(r.quiet_s),
-            (r.last_event or "")[:80]), strict=True))
+            ((f"{r.why}: " if r.why else "") + (r.last_event or ""))[:80]), strict=True))
         grid.add_row(*(cells[c] for c in columns))
     if state.completeness:
         done = state.completeness

@@ -17,11 +17,12 @@ from .server import ScriptedServer
 pytestmark = pytest.mark.realcli
 
 
-def council_run(env: dict[str, str], project: Path, *args: str) -> dict[str, Any]:
+def council_run(env: dict[str, str], project: Path, *args: str, code: int = 0
+                ) -> dict[str, Any]:
     proc = subprocess.run([sys.executable, "-m", "council", "run", "--test", *args, "Tides?"],
                           env=env, cwd=project, capture_output=True, text=True, timeout=240,
                           stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == code, proc.stderr[-3000:]  # 3: done without a seat
     (run,) = [p for p in (project / "research").iterdir() if p.name[0].isdigit()]
     st: dict[str, Any] = yaml.safe_load((run / "state.yaml").read_text())
     st["_run"] = run
@@ -32,7 +33,7 @@ def test_an_auth_failure_is_not_retried_in_later_phases(
         cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
     server.script = {"anthropic": {"status": 401}, "openai": {"finish_after": 1},
                      "gemini": {"finish_after": 1}}
-    st = council_run(cli_env, tmp_path, "--verify", "--debate", "off")
+    st = council_run(cli_env, tmp_path, "--verify", "--debate", "off", code=3)
     run: Path = st["_run"]
     assert st["phase"] == "done"
     assert st["dropped"]["claude"].startswith("auth: ")
