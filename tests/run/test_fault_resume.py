@@ -23,7 +23,7 @@ def header(run: Path) -> str:
 
 
 def test_a_finished_run_that_lost_a_seat_is_resumed_to_add_it(council: Council) -> None:
-    council.script({"codex:research": {"crash": True, "crash_on_turn": 2}})
+    council.script({"codex:research": {"crash": True, "crash_on_turn": 2, "crash_kind": "bad_request"}})
     first = council.run("run", "--test", "q")
     assert first.returncode == 3, first.stderr
     run = council.only_run()
@@ -58,7 +58,7 @@ def test_a_finished_run_that_lost_a_seat_is_resumed_to_add_it(council: Council) 
 
 
 def test_a_run_where_every_seat_failed_can_be_resumed(council: Council) -> None:
-    council.script({"*": {"crash": True}})
+    council.script({"*": {"crash": True, "crash_kind": "bad_request"}})
     first = council.run("run", "--test", "q")
     assert first.returncode == 1
     run = council.only_run()
@@ -72,7 +72,7 @@ def test_a_run_where_every_seat_failed_can_be_resumed(council: Council) -> None:
 
 
 def test_a_seat_before_its_reset_is_not_waited_for(council: Council) -> None:
-    council.script({"codex:research": {"crash": True}})
+    council.script({"codex:research": {"crash": True, "crash_kind": "bad_request"}})
     assert council.run("run", "--test", "q").returncode == 3
     run = council.only_run()
     until = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0)
