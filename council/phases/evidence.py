@@ -71,9 +71,13 @@ def cited(ws: Workspace, state: RunState) -> list[str]:
     return urls + list(fetched_pages(ws.root))
 
 
-def _refused(url: str, why: str) -> Record:
-    return Record(url=url, key=fetch.key(url), canonical=sources.canonical(url),
-                  error=f"{REFUSED}: outside the run's source policy ({why})")
+def _outside(url: str, policy: Policy) -> str | None:
+    """Why council does not fetch a cited `url` before asking the network: a link that is no
+    web address (a file: URL), or the run's source policy."""
+    if sources.canonical(url) is None:
+        return fetch.refusal(url) or "not a web address"
+    why = sources.outside(url, policy)
+    return f"outside the run's source policy ({why})" if why else None
 
 
 def tally(records: Iterable[Record]) -> str:
@@ -97,15 +101,16 @@ async def ensure(ctx: RunContext, scope: str, extra: Sequence[str] = ()) -> list
         known = {r.canonical or r.url for r in have}
         wanted = []
         for url in [*cited(ws, ctx.owner.state), *extra]:
-            name = sources.canonical(url)
-            if name is not None and name not in known:
+            name = sources.canonical(url) or url
+            if name not in known:
                 known.add(name)
                 wanted.append(url)
         if not wanted:
             return have
         policy = Policy.of(ctx.options.sources)
-        verdicts = {u: sources.outside(u, policy) for u in wanted}
-        refused = [_refused(u, why) for u, why in verdicts.items() if why]
+        verdicts = {u: _outside(u, policy) for u in wanted}
+        refused = [Record(url=u, key=fetch.key(u), canonical=sources.canonical(u),
+                          error=f"{REFUSED}: {why}") for u, why in verdicts.items() if why]
         allowed = [u for u, why in verdicts.items() if not why]
         limits = fetch.Limits()
         limits = replace(limits, max_urls=max(0, limits.max_urls - len(have)))

@@ -159,5 +159,8 @@ def cli_env(tmp_path: Path, server: ScriptedServer, real_clis: RealClis) -> dict
         "GEMINI_CLI_HOME": str(gemini_home),
         "GOOGLE_GEMINI_BASE_URL": server.url,
         "GEMINI_API_KEY": "dummy",
+        # council fetches no cited source (issue 44): a test about fetching clears this and
+        # cites only a page server on loopback (test_evidence_real.py)
+        "COUNCIL_OFFLINE": "1",
     })
     return env
