@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evidence.pageserver import PageServer, serving
+from pageserver import PageServer, serving
 
 from council.evidence import fetch, integrity
 from council.evidence.reportcheck import INTEGRITY_JSON, LINE
