@@ -11,10 +11,11 @@ were not checked, and why; the citations are counted all the same."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from council.evidence import claimcheck, fetch, integrity
+from council.evidence import changes, claimcheck, fetch, integrity
 from council.evidence.finalreport import STAMP, read_final_report
 from council.evidence.integrity import Integrity
 from council.store import agentfs
@@ -53,9 +54,21 @@ def summary(result: Integrity, offline: bool) -> str:
     return f"{OFFLINE}; {cited}"
 
 
+def _without_changes(report: str) -> str:
+    """`report` with a --since run's "What changed since …" section blanked (council's own
+    list, offsets kept): none of its figures or links is the synthesiser's."""
+    found = re.search(rf"^## {re.escape(changes.HEADING)} ", report, re.M)
+    if found is None:
+        return report
+    end = re.search(r"^#", report[found.end():], re.M)
+    stop = found.end() + end.start() if end else len(report)
+    return report[:found.start()] + re.sub(r"[^\n]", " ", report[found.start():stop]) + \
+        report[stop:]
+
+
 def check(ws: Workspace, offline: bool, report: str | None = None) -> Checked:
     """The integrity of `report` (the published final report by default)."""
-    text = read_final_report(ws) if report is None else report
+    text = _without_changes(read_final_report(ws) if report is None else report)
     store = fetch.folder(ws.root)
     records = [fetch.load_record(store, r.url) or r for r in fetch.load_index(store)]
     claims = claimcheck.listed(claimcheck.load(ws.root / CLAIMS))
