@@ -72,6 +72,7 @@ def council_run(work: Path, seats_yaml: str | None, delay: float,
            "HOME": str(work / "home"), "COUNCIL_FAKE_SCRIPT": str(script),
            "COUNCIL_FAKE_LOG": str(work / "fake.jsonl"),
            "COUNCIL_RESEARCH_DIR": str(work / "research"),
+           "COUNCIL_OFFLINE": "1",  # the fakes' sources are not fetched (issue 44)
            # logged in, as far as council's preflight can tell: the fakes need no key
            "ANTHROPIC_API_KEY": "fake", "OPENAI_API_KEY": "fake", "GEMINI_API_KEY": "fake"}
     # One cache for the runs of a measure: the preflight remembers each CLI's version, as it

@@ -124,6 +124,7 @@ def cli_env(work: Path, url: str) -> dict[str, str]:
         "GEMINI_CLI_HOME": str(gemini_home), "GOOGLE_GEMINI_BASE_URL": url,
         "GEMINI_API_KEY": "dummy",
         "COUNCIL_RESEARCH_DIR": str(work / "research"),
+        "COUNCIL_OFFLINE": "1",  # the scripted sources are not fetched (issue 44)
     })
     return env
 

@@ -54,7 +54,8 @@ def load_options(overrides: Overrides) -> RunOptions:
     if source is None:
         return built
     why = _judge(source, configured)
-    return replace(built, config_trust="; ".join([why, *layer.notes]) if layer else why)
+    notes = [*(layer.notes if layer else []), *_private_note(source)]
+    return replace(built, config_trust="; ".join([why, *notes]))
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,8 @@ def _build(source: ConfigFile | None, overrides: Overrides, layer: Layer | None 
     file is a project's on top of the user's own (_over_own), whose settings it holds."""
     config_path = source.path if source else None
     data: Mapping[str, Any] = layer.data if layer else source.data if source else {}
+    if source is not None and layer is None and _private_note(source):
+        data = _without_private(data)
     where = str(config_path) if config_path else "config"
     machine = set(_machine_settings(source)) if source else set()  # the user's file only
     settings = {o.name for o in options.given_on(options.CONFIG)} | {SEATS_KEY} | machine
@@ -355,6 +358,8 @@ def _sources(yours: Any, asked: Any, own: Path, project: Path
     mine = domains.Policy.of(option.check(yours, f"{own}: sources") if yours else None)
     theirs = domains.Policy.of(option.check(asked, f"{project}: sources"))
     joined = domains.both(mine, theirs)
+    if joined is not None:  # allow_private is your own file's word only
+        joined = replace(joined, allow_private=mine.allow_private)
     if joined is None:
         raise ConfigError(f"{project}: sources.allow shares no domain with the allow list of "
                           f"your own config file, {own}: a project's file may narrow your "
@@ -371,6 +376,24 @@ def _sources(yours: Any, asked: Any, own: Path, project: Path
     if held:
         said += f"; {' and '.join(held)} {'hold' if len(held) > 1 else 'holds'}"
     return domains.as_stored(joined), said
+
+
+def _private_note(source: ConfigFile) -> list[str]:
+    """`sources: {allow_private: true}` lets council's own fetches reach private addresses:
+    only the user's own config file may say so. A project's council.yaml (or a file named
+    with --config) that says it is ignored, and the plan's config line says so."""
+    sources = source.data.get("sources") if isinstance(source.data, Mapping) else None
+    if _is_own(source) or not isinstance(sources, Mapping) or not sources.get(domains.PRIVATE):
+        return []
+    return [f"its sources.{domains.PRIVATE} is ignored: only your own config file, "
+            f"{paths.user_config_file()}, may let council fetch private addresses"]
+
+
+def _without_private(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    sources = data.get("sources")
+    if not isinstance(sources, Mapping):
+        return data
+    return {**data, "sources": {k: v for k, v in sources.items() if k != domains.PRIVATE}}
 
 
 def _machine_settings(source: ConfigFile) -> dict[str, Any]:

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 ALLOW, DENY = "allow", "deny"
+# `sources: {allow_private: true}`: council's own fetches (evidence/fetch.py) may reach private
+# addresses (an intranet). Taken from the user's own config file only (config.py).
+PRIVATE = "allow_private"
 # What a cited source outside the policy is marked with (sources.json's "policy").
 DENIED, NOT_ALLOWED = "denied", "not allowed"
 # A normalised domain: dot-separated LDH labels (punycode's `xn--` included), at least two.
@@ -64,6 +67,7 @@ class Policy:
 
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    allow_private: bool = False  # the user's own config allows fetching private addresses
 
     @classmethod
     def of(cls, value: Mapping[str, Any] | None) -> Policy:
@@ -71,9 +75,12 @@ class Policy:
         None), its rules already normalised by the option's check."""
         if not value:
             return cls()
-        return cls(tuple(value.get(ALLOW) or ()), tuple(value.get(DENY) or ()))
+        return cls(tuple(value.get(ALLOW) or ()), tuple(value.get(DENY) or ()),
+                   value.get(PRIVATE) is True)
 
     def __bool__(self) -> bool:
+        """Whether it has a domain rule (allow_private is not one: it says what council's own
+        fetches may reach, not which sources are inside the policy)."""
         return bool(self.allow or self.deny)
 
     def verdict(self, host: str | None) -> str | None:
@@ -92,7 +99,9 @@ class Policy:
         parts = ([f"allow {', '.join(self.allow)} (and their subdomains; nothing else)"]
                  if self.allow else []) + (
             [f"deny {', '.join(self.deny)} (and their subdomains)"] if self.deny else [])
-        return "; ".join(parts) or "none (sources from any domain)"
+        line = "; ".join(parts) or "none (sources from any domain)"
+        return line + ("; private addresses may be fetched (your own config)"
+                       if self.allow_private else "")
 
 
 def both(first: Policy, second: Policy) -> Policy | None:
@@ -112,16 +121,19 @@ def both(first: Policy, second: Policy) -> Policy | None:
     return Policy(allow, deny) if allow else None
 
 
-def as_stored(policy: Policy) -> dict[str, list[str]] | None:
-    """A policy in the form a run stores it (RunOptions.sources), or None for no rule."""
-    return {ALLOW: list(policy.allow), DENY: list(policy.deny)} if policy else None
+def as_stored(policy: Policy) -> dict[str, Any] | None:
+    """A policy in the form a run stores it (RunOptions.sources), or None for no rule.
+    `allow_private` is stored only when set."""
+    if not policy and not policy.allow_private:
+        return None
+    return {ALLOW: list(policy.allow), DENY: list(policy.deny),
+            **({PRIVATE: True} if policy.allow_private else {})}
 
 
 def merge(stored: Mapping[str, Any] | None, allow: Iterable[str] = (),
-          deny: Iterable[str] = ()) -> dict[str, list[str]] | None:
+          deny: Iterable[str] = ()) -> dict[str, Any] | None:
     """A config file's policy with the command line's rules added (both normalised): the
     stored form, or None when there is no rule at all."""
     base = Policy.of(stored)
-    joined = {ALLOW: normalise_all([*base.allow, *allow]),
-              DENY: normalise_all([*base.deny, *deny])}
-    return joined if joined[ALLOW] or joined[DENY] else None
+    return as_stored(Policy(tuple(normalise_all([*base.allow, *allow])),
+                            tuple(normalise_all([*base.deny, *deny])), base.allow_private))

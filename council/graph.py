@@ -365,7 +365,21 @@ def skip_ask(facts: Facts) -> str | None:
 ASK = Phase("ask", (), ONE, SHORT, skip_ask, output="ask-answer.md", colour="#6b6ecf", cap=2,
             label="follow-up", step="a follow-up question", tools=FILES, depths=(),
             own_folder=True, snapshot=False)
-TASKS: tuple[Phase, ...] = (ASK,)  # declared like phases, run outside the graph
+
+
+def skip_repair(facts: Facts) -> str | None:
+    return "not a phase of a run: the synthesis asks for it when its integrity check fails"
+
+
+# The synthesiser's one repair turn (issue 44, phases/evidence.py): after council's integrity
+# check of the final report finds a quote, a number or a citation that does not hold, the same
+# seat edits its report once, told what failed. Declared like a phase (its own record, log,
+# usage and folder, agents/<seat>.repair/), outside GRAPH: only the synthesis starts it.
+REPAIR = Phase("repair", (), ONE, SHORT, skip_repair, output="repaired.md",
+               colour="#7f7f7f", cap=1, label="integrity repair",
+               step="one repair turn of the synthesis", tools=EDIT, depths=(),
+               own_folder=True, snapshot=False)
+TASKS: tuple[Phase, ...] = (ASK, REPAIR)  # declared like phases, run outside the graph
 BY_NAME: Mapping[str, Phase] = {p.name: p for p in (*GRAPH, *TASKS)}
 NAMES = tuple(p.name for p in GRAPH)
 RECORDED = (*NAMES, *(p.name for p in TASKS))  # what a seat's record in state.yaml may name

@@ -263,10 +263,14 @@ class SourceRules(_TakesWhatItChecks):
     list normalised, both keys present."""
 
     def check(self, value: Any) -> Any:
-        if not isinstance(value, Mapping) or set(map(str, value)) - {domains.ALLOW,
-                                                                      domains.DENY}:
-            raise Invalid("must be a mapping with allow and/or deny, each a list of domains")
-        out = {}
+        if not isinstance(value, Mapping) or set(map(str, value)) - {
+                domains.ALLOW, domains.DENY, domains.PRIVATE}:
+            raise Invalid("must be a mapping with allow and/or deny, each a list of domains "
+                          "(and allow_private: true or false)")
+        private = value.get(domains.PRIVATE, False)
+        if not isinstance(private, bool):
+            raise Invalid(f"{domains.PRIVATE} must be true or false")
+        out: dict[str, Any] = {domains.PRIVATE: True} if private else {}
         for key in (domains.ALLOW, domains.DENY):
             listed = value.get(key) or []
             if isinstance(listed, str) or not isinstance(listed, list | tuple):
@@ -283,7 +287,8 @@ class SourceRules(_TakesWhatItChecks):
     def schema(self) -> dict[str, Any]:
         domains_ = {"type": "array", "items": {"type": "string"}}
         return {"type": "object", "properties": {domains.ALLOW: domains_,
-                                                 domains.DENY: domains_},
+                                                 domains.DENY: domains_,
+                                                 domains.PRIVATE: {"type": "boolean"}},
                 "additionalProperties": False}
 
 
@@ -478,6 +483,12 @@ OPTIONS: tuple[Option, ...] = (
            "Sources must not come from this domain or its subdomains (repeatable; joins "
            "`sources: deny`; deny wins over allow).",
            frozenset({CLI}), optional=True, metavar="DOMAIN"),
+    # issue 44: council's own fetches of the cited sources (evidence/fetch.py), which the
+    # integrity check reads. COUNCIL_OFFLINE=1 in the environment turns them off as well.
+    Option("offline", Flag(), False,
+           "council fetches nothing itself (as COUNCIL_OFFLINE=1): the cited sources are not "
+           "stored, and the final report says its quotes and numbers were not checked.",
+           RUN_AND_CONFIG),
     Option("config", File(), None,
            "Council config file (default ./council.yaml once trusted with `council trust`, "
            "then ~/.config/council/config.yaml).", frozenset({CLI}),

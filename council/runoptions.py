@@ -440,8 +440,10 @@ class RunOptions:
     max_parallel: int | None = _option("max_parallel")  # CLI processes at once; None: all
     depth: str = _option("depth")  # quick | standard | deep (options.DEPTHS); older runs: deep
     since: str | None = _option("since")  # the earlier run's id (`council run --since`)
-    # The source policy (domains.py): {allow: [...], deny: [...]}, normalised; None: none.
-    sources: dict[str, list[str]] | None = _option("sources")  # noqa: RUF009 - a field()
+    # The source policy (domains.py): {allow: [...], deny: [...]}, normalised, and
+    # allow_private: true when the user's own config says so; None: none.
+    sources: dict[str, Any] | None = _option("sources")  # noqa: RUF009 - a field()
+    offline: bool = _option("offline")  # council fetches no source itself (issue 44)
 
     def seat(self, name: str) -> Seat:
         for seat in self.seats:

@@ -51,6 +51,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr("council.trust.ancestry", lambda: [])
     for var in MARKERS:
         monkeypatch.delenv(var, raising=False)
+    # No test fetches a source unless it is about fetching (issue 44): council's own fetches
+    # are off (evidence/fetch.py), and a test of them clears this and cites only loopback.
+    monkeypatch.setenv("COUNCIL_OFFLINE", "1")
     monkeypatch.chdir(tmp_path)
     watched = [REAL_HOME / ".config" / "council", REAL_HOME / "research"]
     before = [p.exists() for p in watched]

@@ -113,6 +113,9 @@ def test_the_whole_flow(council: Council, fmt: tuple[str, ...]) -> None:
     final = (run / "final-report.md").read_text()
     assert "3 of 3 agents contributed" in final
     assert "synthesised by main-session" in final
+    # council checked the host session's report too (issue 44; the tests run offline)
+    integrity = json.loads((run / "integrity.json").read_text())
+    assert f"> integrity (computed by council): {integrity['summary']}\n" in final
     # The request was seen as typed, before the command's expansion.
     (submitted,) = hooks_of(council, "UserPromptSubmit")
     assert submitted["payload"]["prompt"].startswith("/council:deep-research --test")

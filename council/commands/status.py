@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from council.commands import TEXT
-from council.evidence import asking, finalreport, ledger
+from council.evidence import asking, finalreport, ledger, reportcheck
 from council.store import agentfs, provenance
 from council.store.progress import PROGRESS_FILE
 from council.store.runlock import live_supervisor
@@ -67,6 +67,8 @@ class Status:
     progress: list[str]  # progress.log's last lines
     paths: Paths
     overview: Overview = field(metadata=TEXT)  # `council status`'s text, from the same facts
+    # integrity.json's figures without its items (evidence/reportcheck.py); None before it
+    integrity: dict[str, Any] | None
 
 
 def status(run_id: str | None, base: Path) -> Status:
@@ -88,7 +90,8 @@ def of(state: RunState, ws: Workspace) -> Status:
         state.completeness, ledger.spent(state).to_dict(), ledger.by_phase(state),
         [a.to_dict() for a in views.phase_accounts(state, ws)], shown.agents,
         [str(ws.root / asking.ASKS / name) for name in asking.listed(ws.root)],
-        missing_of(state), provenance.is_own(ws.root), lines, paths(ws), shown)
+        missing_of(state), provenance.is_own(ws.root), lines, paths(ws), shown,
+        integrity=reportcheck.figures(ws))
 
 
 def missing_of(state: RunState) -> list[str]:

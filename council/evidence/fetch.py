@@ -514,6 +514,12 @@ def _write_index(store: Path, records: Sequence[Record], limits: Limits) -> None
     disk.atomic_write(store / INDEX, json.dumps(data, indent=1) + "\n")
 
 
+def write_index(store: Path, records: Sequence[Record], limits: Limits | None = None) -> None:
+    """The store's index.json, replaced whole: for a caller that adds records of its own
+    (a URL the source policy refused) or joins two fetches' records."""
+    _write_index(store, records, limits or Limits())
+
+
 def _not_fetched(url: str, why: str) -> Record:
     return Record(url=url, key=key(url), canonical=canonical(url), error=why)
 

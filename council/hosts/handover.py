@@ -5,8 +5,8 @@ ended), reads the state and passes it in: the run's file (state.StateFile)."""
 
 from __future__ import annotations
 
-from council.evidence import finalreport
-from council.phases import synthesis
+from council.evidence import finalreport, reportcheck
+from council.phases import evidence, synthesis
 from council.run.pipeline import set_phase
 from council.store import events, loop
 from council.store.runlock import RunLock
@@ -41,6 +41,9 @@ def complete_handover(ws: Workspace, states: States) -> bool:
         state = states.state
         _, names = finalreport.contributions(state)
         finalreport.stamp_final_report(ws, states, names, len(state.agents), MAIN_SESSION)
+        # The integrity check against what the run's checking phases stored (issue 44): the
+        # hook's time budget fetches nothing more, and the host's session has no repair turn.
+        reportcheck.publish(ws, reportcheck.check(ws, evidence.is_offline(state.options)))
         set_phase(ws, states, RunEnd.DONE)
         page.publish(ws, states.state)
         events.emit(ws.root, "run", f"done: {ws.final_report}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from council import prompts
 from council.evidence import claimcheck
 from council.graph import Phase
-from council.phases import RunContext, listed, reports, run_parallel, seat_task
+from council.phases import RunContext, evidence, listed, reports, run_parallel, seat_task
 from council.phases.chooser import Role, choose
 from council.store import events, loop
 from council.store.workspace import CLAIMS, DISSENT
@@ -35,9 +35,11 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     if dissent.is_file():
         inputs[DISSENT] = dissent
     claims = claimcheck.load(ws.root / CLAIMS)
+    await evidence.ensure(ctx, phase.name)  # beside verification: one of them fetches
     prompt = prompts.render(
         phase.prompt, topic=ctx.topic, marker=loop.MARKER,
         claims=claimcheck.listed(claims),
+        stored=evidence.shown(ws, claimcheck.listed(claims)),
         dissent=str(folder / DISSENT) if DISSENT in inputs else None,
         reports=listed(ws, source_phase, contributors, folder),
         report_path=str(ws.working_output(seat.name, phase)))

@@ -16,7 +16,15 @@ from council.errors import PhaseFailedError
 from council.evidence import claimcheck, finalreport, ledger, regression, score
 from council.evidence.ledger import format_usage
 from council.graph import Phase, counted
-from council.phases import RunContext, gapfill, listed, reports, run_parallel, seat_task
+from council.phases import (
+    RunContext,
+    evidence,
+    gapfill,
+    listed,
+    reports,
+    run_parallel,
+    seat_task,
+)
 from council.phases.chooser import writer
 from council.runoptions import RunOptions, Seat, no_search
 from council.seat import seatfolder
@@ -175,8 +183,12 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         if not record.usable:
             raise PhaseFailedError(f"{name} failed: {record.error}; the agents' reports "
                                    f"are kept in {ws.root}")
-    finalreport.stamp_final_report(ws, ctx.owner, [s.name for s in survivors],
-                                   len(ctx.options.seats), pen.name)
+    def stamp() -> None:
+        finalreport.stamp_final_report(ws, ctx.owner, [s.name for s in survivors],
+                                       len(ctx.options.seats), pen.name)
+
+    stamp()
+    await evidence.check_report(ctx, phase, pen, stamp)  # integrity.json, one repair turn
 
 
 def gap_reports(ws: Workspace, state: RunState, contributors: list[Seat],

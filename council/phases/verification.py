@@ -23,7 +23,7 @@ from council.evidence.claimcheck import (
     validate_verdicts,
 )
 from council.graph import Phase
-from council.phases import RunContext, run_parallel, seat_task
+from council.phases import RunContext, evidence, run_parallel, seat_task
 from council.phases.claims import EXTRACTED
 from council.store import events
 from council.store.disk import atomic_write
@@ -42,6 +42,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     claims = [Claim(c["id"], c["agent"], c["claim"], tuple(c.get("sources", [])))
               for c in listed(data)]
     plan = assign(claims, {s.name: s.cli for s in contributors})
+    await evidence.ensure(ctx, name)  # the sources' text, the same for every verifier
     events.emit(ws.root, name, f"started: {len(claims)} claims, checked by "
                 + ", ".join(f"{seat} ({len(batch)})" for seat, batch in plan.items()))
     seats = {s.name: s for s in contributors}
@@ -49,6 +50,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     for seat, batch in plan.items():
         prompt = prompts.render(
             phase.prompt, topic=ctx.topic, claims=[c.to_dict() for c in batch],
+            stored=evidence.shown(ws, [c.to_dict() for c in batch]),
             report_path=str(ws.working_output(seat, phase)))
         tasks.append(seat_task(phase, seats[seat], prompt))
     results = await run_parallel(ctx, tasks)

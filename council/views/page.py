@@ -28,7 +28,7 @@ from markupsafe import Markup
 
 from council import graph
 from council.domains import Policy
-from council.evidence import asking, claimcheck, score, sources
+from council.evidence import asking, claimcheck, reportcheck, score, sources
 from council.evidence.finalreport import (
     FINAL_REPORT_LIMIT,
     PROVENANCE_HEADING,
@@ -364,7 +364,49 @@ def render(ws: Workspace, state: RunState) -> str:
         accounts=_accounts(ws, state),
         # Seats that had neither their vendor's web search nor an MCP search server.
         no_search=no_search(state.options.seats),
+        integrity=_integrity(ws),
     )
+
+
+INTEGRITY_ROWS = 200  # rows of the integrity table; integrity.json holds them all
+
+
+def _integrity(ws: Workspace) -> dict[str, Any] | None:
+    """integrity.json as the page's table (reportcheck.py): its header line, and one row
+    per quote, number and claim sentence checked, and per cited source gone or retracted,
+    failures first."""
+    data = reportcheck.load(ws)
+    if data is None:
+        return None
+    rows: list[dict[str, Any]] = []
+
+    def items(key: str) -> list[Mapping[str, Any]]:
+        part = data.get(key)
+        listed = part.get("items") if isinstance(part, Mapping) else None
+        return [i for i in listed or [] if isinstance(i, Mapping)]
+
+    def said(value: Any, yes: str, no: str) -> str:
+        return yes if value is True else no if value is False else "not checked"
+
+    for q in items("quotes"):
+        rows.append({"kind": "quote", "text": f"“{q.get('text', '')}”", "ok": q.get("found"),
+                     "result": said(q.get("found"), "found", "not found")})
+    for n in items("numbers"):
+        rows.append({"kind": "number", "text": str(n.get("text", "")), "ok": n.get("traced"),
+                     "result": said(n.get("traced"), "traced", "not traced")})
+    for c in items("citations"):
+        if c.get("sentence") is not None:
+            rows.append({"kind": "claim sentence", "text": str(c.get("sentence")),
+                         "ok": bool(c.get("cited")),
+                         "result": "cited" if c.get("cited") else "no inline citation"})
+    sources_ = data.get("sources")
+    for p in (sources_.get("problems") or []) if isinstance(sources_, Mapping) else []:
+        if isinstance(p, Mapping):
+            rows.append({"kind": "source", "text": str(p.get("url", "")), "ok": False,
+                         "result": str(p.get("why", ""))})
+    rows.sort(key=lambda r: r["ok"] is not False)  # failures first, each kind in order
+    return {"summary": str(data.get("summary", "")), "rows": rows[:INTEGRITY_ROWS],
+            "more": max(0, len(rows) - INTEGRITY_ROWS)}
 
 
 ASK_LIMIT = 4 << 20  # bytes of one answer shown; an answer is a few paragraphs

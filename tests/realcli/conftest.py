@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,6 +23,9 @@ from .server import ScriptedServer
 
 # Captured at import, before any fixture monkeypatches HOME.
 REAL_HOME = Path.home()
+# The evidence tests' page server (tests/evidence/pageserver.py), which the realcli evidence
+# test serves its cited pages with: importable as `pageserver`, as tests/evidence's own are.
+sys.path.append(str(Path(__file__).parents[1] / "evidence"))
 # Passed through from the caller's environment; everything else a CLI sees is set here.
 PASSTHROUGH = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "USER", "LOGNAME", "TERM")
 # The CLIs this session ran, for its closing line (set by the `real_clis` fixture).
@@ -159,5 +163,8 @@ def cli_env(tmp_path: Path, server: ScriptedServer, real_clis: RealClis) -> dict
         "GEMINI_CLI_HOME": str(gemini_home),
         "GOOGLE_GEMINI_BASE_URL": server.url,
         "GEMINI_API_KEY": "dummy",
+        # council fetches no cited source (issue 44): a test about fetching clears this and
+        # cites only a page server on loopback (test_evidence_real.py)
+        "COUNCIL_OFFLINE": "1",
     })
     return env

@@ -36,6 +36,7 @@ Script (a dict, or the path of a JSON file), per api name ``anthropic``/``openai
      "verdicts": {},        # claim id → the verdict every verifier gives it
      "answers": [],         # [{"contains": str, "text": str}]: replies to report-less prompts
      "write": null,         # a text every report write puts in place of the scripted one
+     "cite": null,          # a base URL the reports and claims cite (a page server's)
      "fault": null}         # a vendor's refusal, from a chosen request on (below)
 
 ``hostile`` paths may start with ``{dir}``, the report's folder (the agent's own). Before its
@@ -148,7 +149,8 @@ CLI_OF = {"anthropic": "claude", "openai": "codex", "gemini": "gemini"}
 DEFAULTS: dict[str, Any] = {"finish_after": 2, "status": None, "delay": 0.0, "hostile": [],
                             "status_count": None, "retry_after": None, "probe": [],
                             "after_report": [], "reports": {}, "tool_calls": [],
-                            "answers": [], "write": None, "verdicts": {}, "fault": None}
+                            "answers": [], "write": None, "verdicts": {}, "fault": None,
+                            "cite": None}
 LOGGED_HEADERS = ("x-claude-code-session-id", "session-id", "thread-id", "user-agent")
 FINAL_TEXT = "Report updated."
 HOSTILE = "written by an agent that was told to stay in its folder\n"
@@ -175,7 +177,8 @@ def _id(prefix: str) -> str:
 
 
 # --------------------------------------------------------------------------- the report
-def report(cli: str, n: int, finish_after: int, quote_marker: bool = False) -> str:
+def report(cli: str, n: int, finish_after: int, quote_marker: bool = False,
+           cite: str | None = None) -> str:
     """The mock report after turn n: one section per turn, the marker once n >= finish_after.
     With quote_marker every turn also quotes the marker, inline and in fenced code."""
     lines = [
@@ -191,7 +194,7 @@ def report(cli: str, n: int, finish_after: int, quote_marker: bool = False) -> s
             f"## Turn {k}",
             "",
             f"Finding {k} from {cli}: the scripted server answered turn {k}. "
-            f"Source: https://example.org/{cli}/{k}",
+            f"Source: {cite or 'https://example.org'}/{cli}/{k}",
         ]
         if quote_marker:
             lines += ["", f"A finished report ends with {MARKER} on a line of its own:", "",
@@ -203,12 +206,14 @@ def report(cli: str, n: int, finish_after: int, quote_marker: bool = False) -> s
 
 def content(cli: str, conv: Conversation, n: int, finish_after: int,
             quote_marker: bool = False, write: str | None = None,
-            verdicts: Mapping[str, str] | None = None) -> str:
+            verdicts: Mapping[str, str] | None = None, cite: str | None = None) -> str:
     """What a turn writes: `write` when the script gives it (with the marker once due);
     council's JSON answers (the claims list, a verifier's verdicts) for those files, read
     from the prompt; a follow-up answer (`council ask`) resting on the first claim its
     prompt lists; the mock report otherwise. `verdicts` (the script's) gives a claim id its
-    verdict in place of the usual one."""
+    verdict in place of the usual one. `cite` (the script's) is the base URL the reports and
+    the claims cite in place of https://example.org; each claim then cites `{cite}/shared`
+    too, so every verifier is given one page in common."""
     path = conv.report_path or ""
     text = "\n".join(conv.texts)
     if write is not None:
@@ -231,7 +236,8 @@ def content(cli: str, conv: Conversation, n: int, finish_after: int,
         agents = [a.strip() for a in found.group(1).split(",")] if found else [cli]
         answer: dict[str, Any] = {"claims": [
             {"id": f"c{i}", "agent": agent, "claim": f"Scripted claim {i}, made by {agent}.",
-             "sources": [f"https://example.org/{agent}/1"]}
+             "sources": [f"{cite or 'https://example.org'}/{agent}/1",
+                         *([f"{cite}/shared"] if cite else [])]}
             for i, agent in enumerate(agents, 1)]}
         if "judge the reports against that checklist" in text:  # the run has a scope
             questions = list(dict.fromkeys(re.findall(r"^- (q\d+): ", text, re.M)))
@@ -250,7 +256,7 @@ def content(cli: str, conv: Conversation, n: int, finish_after: int,
                 cid, "CONTRADICTED" if i == 0 else "SUPPORTED"),
              "evidence": f"scripted evidence about {cid} (https://example.org/evidence)"}
             for i, cid in enumerate(ids)]}) + "\n"
-    return report(cli, n, finish_after, quote_marker)
+    return report(cli, n, finish_after, quote_marker, cite)
 
 
 def edit_call(conv: Conversation, history: list[tuple[str, str]],
@@ -1185,7 +1191,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "file_path": conv.report_path,
                 "content": content("claude", conv, n, settings["finish_after"],
                               bool(settings.get("quote_marker")), settings.get("write"),
-                              settings.get("verdicts"))}}
+                              settings.get("verdicts"), settings.get("cite"))}}
             record["answer"] = f"tool Write turn {n}"
         else:
             text = answer
@@ -1223,7 +1229,7 @@ class _Handler(BaseHTTPRequestHandler):
             n = conv.t + 1
             new = content("codex", conv, n, settings["finish_after"],
                               bool(settings.get("quote_marker")), settings.get("write"),
-                              settings.get("verdicts"))
+                              settings.get("verdicts"), settings.get("cite"))
             target = Path(conv.report_path)
             if not target.is_absolute() and conv.cwd:
                 target = Path(conv.cwd) / target
@@ -1284,7 +1290,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "file_path": conv.report_path,
                     "content": content("gemini", conv, n, settings["finish_after"],
                               bool(settings.get("quote_marker")), settings.get("write"),
-                              settings.get("verdicts"))}}}]
+                              settings.get("verdicts"), settings.get("cite"))}}}]
                 record["answer"] = f"tool write_file turn {n}"
             else:
                 parts = [{"text": answer}]

@@ -23,7 +23,8 @@ def header(run: Path) -> str:
 
 
 def test_a_finished_run_that_lost_a_seat_is_resumed_to_add_it(council: Council) -> None:
-    council.script({"codex:research": {"crash": True, "crash_on_turn": 2, "crash_kind": "bad_request"}})
+    council.script({"codex:research": {"crash": True, "crash_on_turn": 2,
+                                       "crash_kind": "bad_request"}})
     first = council.run("run", "--test", "q")
     assert first.returncode == 3, first.stderr
     run = council.only_run()

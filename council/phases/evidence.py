@@ -1,0 +1,234 @@
+"""The run's evidence store (issue 44), kept by council itself, not by a seat: the sources the
+seats cite and the pages their logs name, fetched once into research/<id>/evidence/
+(evidence/fetch.py), so the verifiers, the antagonist and the integrity check all read one
+text of each page.
+
+Not a phase of the graph: a phase is declared with the seats that take part (`who`), an
+output a seat writes and a share of the seats' time, and this is none of those. It is a step
+the phases that read the store take first (`ensure`): verification and the antagonist (which
+run at the same time: one of them fetches, the other waits and reads what it fetched), and the
+synthesis, where a run has no checking phase (`--depth quick`, the test profile) and for the
+sources only the final report cites. A URL is fetched once per run: what the store holds
+already (a resumed run's, an earlier step's) is not asked for again.
+
+The run's source policy applies (domains.Policy): a source outside it is not fetched, and its
+record says why; private addresses only where the user's own config allows them
+(`sources: {allow_private: true}`). `--offline` or COUNCIL_OFFLINE=1: nothing is fetched.
+
+What a seat is shown of the store (`shown`) is bounded, folded and fenced as untrusted text,
+and the same for every seat: a page's text is cut at PAGE_CHARS whichever claims it is shown
+for."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import anyio
+
+from council import graph, prompts
+from council.agents.pages import fetched_pages
+from council.domains import Policy
+from council.evidence import claimcheck, fetch, finalreport, reportcheck, sources
+from council.evidence.fetch import Record
+from council.graph import Phase
+from council.phases import RunContext, run_parallel, seat_task
+from council.runoptions import RunOptions, Seat
+from council.seat import seatfolder
+from council.store import events, loop
+from council.store.disk import atomic_write
+from council.store.state import RunState
+from council.store.workspace import CLAIMS, Workspace
+
+PAGE_CHARS = 6000  # of one source's stored text, shown to a seat
+PER_CLAIM = 3  # sources of one claim shown
+MAX_PAGES = 24  # sources shown in one prompt; the rest are named, not shown
+REFUSED = "refused"  # how a record's error begins when the policy or the fetcher refused it
+
+_LOCKS: dict[str, anyio.Lock] = {}
+
+
+def is_offline(options: RunOptions) -> bool:
+    """council fetches nothing in this run: `--offline`, or COUNCIL_OFFLINE=1."""
+    return options.offline or fetch.offline()
+
+
+def cited(ws: Workspace, state: RunState) -> list[str]:
+    """What the run's seats cite, in order: the listed claims' sources first, then every URL
+    of each usable research report (research, dissent, refinement, gap fill), then the pages
+    the CLIs' logs show they fetched (agents/pages.py)."""
+    urls = [str(u) for c in claimcheck.listed(claimcheck.load(ws.root / CLAIMS))
+            for u in c.get("sources") or []]
+    for name, rec in state.agents.items():
+        for phase in graph.GRAPH:
+            ap = rec.phases.get(phase.name)
+            if phase.report and ap is not None and ap.usable:
+                urls += sources.extract(loop.read_report(ws.published_output(name, phase)) or "")
+    return urls + list(fetched_pages(ws.root))
+
+
+def _outside(url: str, policy: Policy) -> str | None:
+    """Why council does not fetch a cited `url` before asking the network: a link that is no
+    web address (a file: URL), or the run's source policy."""
+    if sources.canonical(url) is None:
+        return fetch.refusal(url) or "not a web address"
+    why = sources.outside(url, policy)
+    return f"outside the run's source policy ({why})" if why else None
+
+
+def tally(records: Iterable[Record]) -> str:
+    """`12 fetched, 2 failed, 1 refused`: progress.log's words for a fetch."""
+    listed = list(records)
+    ok = sum(r.ok for r in listed)
+    refused = sum(bool(r.error and r.error.startswith(REFUSED)) for r in listed)
+    return f"{ok} fetched, {len(listed) - ok - refused} failed, {refused} refused"
+
+
+async def ensure(ctx: RunContext, scope: str, extra: Sequence[str] = ()) -> list[Record]:
+    """The store's records, after fetching what the run cites (and `extra`) that it does not
+    hold yet; progress.log (under `scope`, the phase that asked) says how many were fetched,
+    failed and refused. Offline: what it holds, nothing fetched."""
+    ws = ctx.ws
+    store = fetch.folder(ws.root)
+    async with _LOCKS.setdefault(str(ws.root), anyio.Lock()):
+        have = fetch.load_index(store)
+        if is_offline(ctx.options):
+            return have
+        known = {r.canonical or r.url for r in have}
+        wanted = []
+        for url in [*cited(ws, ctx.owner.state), *extra]:
+            name = sources.canonical(url) or url
+            if name not in known:
+                known.add(name)
+                wanted.append(url)
+        if not wanted:
+            return have
+        policy = Policy.of(ctx.options.sources)
+        verdicts = {u: _outside(u, policy) for u in wanted}
+        refused = [Record(url=u, key=fetch.key(u), canonical=sources.canonical(u),
+                          error=f"{REFUSED}: {why}") for u, why in verdicts.items() if why]
+        allowed = [u for u, why in verdicts.items() if not why]
+        limits = fetch.Limits()
+        limits = replace(limits, max_urls=max(0, limits.max_urls - len(have)))
+        got = await fetch.fetch_all(allowed, store, allow_private=policy.allow_private,
+                                    limits=limits) if allowed else []
+        records = [*have, *got, *refused]
+        await anyio.to_thread.run_sync(fetch.write_index, store, records, limits)
+        events.emit(ws.root, scope, f"evidence store: {tally([*got, *refused])} "
+                    f"({len(records)} sources in {store.relative_to(ws.root)}/)")
+        return records
+
+
+# --- what a seat is shown --------------------------------------------------------------
+
+def _folded(text: str) -> str:
+    """A page's text as a prompt quotes it: control and format characters dropped (a page
+    cannot move the cursor or hide text), each line behind `| `, so no line of it can pass
+    for one of the prompt's own."""
+    kept = "".join(c if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf", "Cs")
+                   else " " for c in text)
+    lines = [line.rstrip() for line in re.sub(r"\n{3,}", "\n\n", kept).strip().split("\n")]
+    return "\n".join(f"| {line}" if line else "|" for line in lines)
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    return re.sub(r"\s+", " ", "".join(c for c in text if unicodedata.category(c)[0] != "C"
+                                       or c == " ")).strip()[:limit]
+
+
+def shown(ws: Workspace, claims: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The stored text of the sources `claims` cite (their first PER_CLAIM each, at most
+    MAX_PAGES in all), for a verifier's or the antagonist's prompt (stored.md.j2): each page
+    cut at PAGE_CHARS and folded (`_folded`), the ones the store has no text of named with
+    why, and the fence, a digest of the block, that marks its two ends. None when the store
+    holds nothing of them (no store: offline, or nothing cited)."""
+    store = fetch.folder(ws.root)
+    records = {r.canonical or r.url: r for r in fetch.load_index(store)}
+    pages: list[dict[str, Any]] = []
+    missing: list[dict[str, str]] = []
+    seen: set[str] = set()
+    for claim in claims:
+        for url in list(claim.get("sources") or [])[:PER_CLAIM]:
+            name = sources.canonical(str(url))
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            record = records.get(name)
+            text = fetch.load_text(store, record, PAGE_CHARS * 4) if record and record.ok \
+                else None
+            if record is None or text is None:
+                why = "not fetched" if record is None else record.error or \
+                    record.note or f"HTTP {record.status}"
+                missing.append({"url": _one_line(str(url)), "why": _one_line(why)})
+            elif len(pages) >= MAX_PAGES:
+                missing.append({"url": _one_line(str(url)),
+                                "why": f"stored, not shown: over {MAX_PAGES} pages"})
+            else:
+                pages.append({"url": _one_line(record.final_url or record.url),
+                              "fetched_at": record.fetched_at or "?",
+                              "cut": len(text) > PAGE_CHARS or record.truncated,
+                              "text": _folded(text[:PAGE_CHARS])})
+    if (not pages and not missing) or not records:
+        return None
+    blob = repr((pages, missing)).encode("utf-8", "replace")
+    return {"pages": pages, "missing": missing, "chars": PAGE_CHARS,
+            "fence": hashlib.sha256(blob).hexdigest()[:16]}
+
+
+# --- the report's integrity, and the synthesiser's one repair turn ------------------------
+
+async def check_report(ctx: RunContext, phase: Phase, writer: Seat,
+                       restamp: Callable[[], None]) -> dict[str, Any]:
+    """After the synthesis is stamped: fetch what the final report cites that the store does
+    not hold, check the report's integrity (reportcheck), and when something fails, give
+    `writer` one repair turn (graph.REPAIR: not on a spent budget, and once in a run, a
+    resumed one too) and stamp its report again (`restamp`); then
+    write integrity.json and publish the report with its header line and what still fails
+    marked. Offline: nothing is fetched or repaired. Returns integrity.json's data."""
+    ws = ctx.ws
+    offline = is_offline(ctx.options)
+    await ensure(ctx, phase.name, sources.extract(finalreport.read_final_report(ws)))
+    checked = reportcheck.check(ws, offline)
+    state = ctx.owner.state
+    once = state.agents[writer.name].phases.get(graph.REPAIR.name) is None  # a resume: done
+    if checked.result.failures and not offline and once and not state.budget_exhausted \
+            and await _repair(ctx, writer, checked):
+        restamp()
+        checked = reportcheck.check(ws, offline)
+    data = reportcheck.publish(ws, checked)
+    events.emit(ws.root, phase.name, f"integrity: {checked.summary}")
+    return data
+
+
+async def _repair(ctx: RunContext, writer: Seat, checked: reportcheck.Checked) -> bool:
+    """One short turn of the synthesiser, editing its report (seeded without council's stamp,
+    as a --since run's is) told what failed; True when it published a repaired report, which
+    then becomes the final report."""
+    ws, task_phase = ctx.ws, graph.REPAIR
+    report = finalreport.read_final_report(ws)
+    failures = reportcheck.failures(checked.result, report)
+    body = finalreport.body_of(loop.without_mark(report))
+    seatfolder.own_folder(ws, writer.name, task_phase.name)
+    seatfolder.put(ws, writer.name, task_phase.name,
+                   ws.output_name(writer.name, task_phase.name), body)
+    blob = "\n".join(failures).encode("utf-8", "replace")
+    text = prompts.render(task_phase.prompt, topic=ctx.topic, failures=failures,
+                          fence=hashlib.sha256(blob).hexdigest()[:16], marker=loop.MARKER,
+                          report_path=str(ws.working_output(writer.name, task_phase)))
+    events.emit(ws.root, task_phase.name, f"started: {writer.name} repairs "
+                f"{checked.result.failures} integrity failure(s) of the final report")
+    task = seat_task(task_phase, writer, text, own=1)
+    record = (await run_parallel(ctx, [task]))[writer.name]
+    repaired = loop.read_report(ws.published_output(writer.name, task_phase)) \
+        if record.usable else None
+    if not repaired or not repaired.strip():
+        events.emit(ws.root, task_phase.name, f"failed ({record.error or 'no report'}): the "
+                    "final report stands as written, its failures marked")
+        return False
+    atomic_write(ws.final_report, repaired)
+    events.emit(ws.root, task_phase.name, "finished: the repaired report is the final report")
+    return True
