@@ -95,7 +95,7 @@ def click_option(option: options.Option) -> Callable[[F], F]:
         decls, kwargs["is_flag"] = [option.flag], True
     else:
         decls = [option.flag]
-        kwargs["type"] = click_type(option)
+        kwargs["type"] = click_type(option, lifts=True)
     if isinstance(kind, options.Domains):  # once per domain; none given: not given
         kwargs.update(multiple=True, callback=lambda _ctx, _param, value: value or None)
     return click.option(*decls, option.name, **kwargs)
@@ -109,6 +109,7 @@ class _Declared(click.ParamType[Any]):
     bounds, a choice's words)."""
 
     option: options.Option
+    lifts = False  # `council run`'s: the word that lifts a limit (`--max-cost none`) is taken
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
@@ -117,6 +118,11 @@ class _Declared(click.ParamType[Any]):
                 self.option.read(value)
             except UsageError as exc:
                 raise click.UsageError(str(exc), ctx) from None
+            if self.option.lifts(value):  # Overrides reads it as None: no limit
+                if self.lifts:
+                    return options.NO_LIMIT
+                raise click.UsageError(f"{self.option.flag} takes a number here, not "
+                                       f"{value!r}", ctx)
         return super().convert(value, param, ctx)
 
 
@@ -140,9 +146,9 @@ class _Text(_Declared, click.types.StringParamType):
     pass
 
 
-def click_type(option: options.Option) -> click.ParamType[Any]:
+def click_type(option: options.Option, lifts: bool = False) -> click.ParamType[Any]:
     """The click type of an option's kind: its bounds for --help, its check the
-    declaration's."""
+    declaration's; `lifts`: `none` lifts an optional limit (options.NO_LIMIT)."""
     kind = option.kind
     made: _Declared
     if isinstance(kind, options.Number) and kind.whole:
@@ -157,6 +163,7 @@ def click_type(option: options.Option) -> click.ParamType[Any]:
     else:
         made = _Text()  # Text, Names, Domains: the declaration types them (Overrides)
     made.option = option
+    made.lifts = lifts
     return made
 
 

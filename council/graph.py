@@ -424,11 +424,12 @@ def plan(options: RunOptions) -> list[str]:
                      f"{effort}, up to {counted(seat.max_iterations, 'iteration')} per phase")
     limits = []
     if options.max_cost is not None:
-        limits.append(f"budget ${options.max_cost:.2f}")
+        limits.append(f"spend limit ${options.max_cost:g} (--max-cost N to change, "
+                      "--max-cost none to lift)")
+    else:
+        limits.append("no spend limit (--max-cost N sets one)")
     if options.max_tokens is not None:
         limits.append(f"budget {options.max_tokens} tokens")
-    if options.max_cost is None and options.max_tokens is None:
-        limits.append("no budget set (--max-cost)")
     if options.timeout is not None:
         limits.append(f"{options.timeout:g} s per agent per phase ({options.timeout / 4:g} s "
                       "in the short ones)")

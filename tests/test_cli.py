@@ -76,6 +76,22 @@ def test_end_of_input_at_the_confirm_is_a_no(council: Council) -> None:
     assert not council.fake_log()
 
 
+def test_the_plan_names_the_default_spend_limit_and_how_to_change_or_lift_it(
+        council: Council) -> None:
+    proc = council.run("run", "--test", "--confirm", "q", input=b"")
+    limits = next(line for line in proc.stdout.splitlines() if line.startswith("limits: "))
+    assert "spend limit $10 (--max-cost N to change, --max-cost none to lift)" in limits
+    proc = council.run("run", "--test", "--confirm", "--max-cost", "none", "q", input=b"")
+    assert proc.returncode == 0, proc.stderr
+    assert "limits: no spend limit (--max-cost N sets one)" in proc.stdout
+    proc = council.run("run", "--test", "--confirm", "--max-cost", "2.5", "q", input=b"")
+    assert "spend limit $2.5 (--max-cost N to change" in proc.stdout
+    # `council eval`'s own --max-cost is a number: its runs' limit, not lifted there.
+    proc = council.run("eval", "q.jsonl", "--max-cost", "none")
+    assert proc.returncode == 2
+    assert "--max-cost takes a number here, not 'none'" in proc.stderr
+
+
 PROJECT_CONFIG = (
     "agents:\n"
     "  claude: {cli: claude}\n"
