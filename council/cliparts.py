@@ -167,6 +167,21 @@ def click_type(option: options.Option, lifts: bool = False) -> click.ParamType[A
     return made
 
 
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's Choice, whose refusal of a word close to one of its values says which it
+    probably meant (`council setup claud`), as options.Choice does for the run's options."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            hint = options.Choice(tuple(map(str, self.choices))).hint(value)
+            if not hint:
+                raise
+            raise click.BadParameter(exc.message + hint, ctx, param) from None
+
+
 def run_options(func: F) -> F:
     """`council run`'s options for the run, made from their declaration, in its order."""
     for option in reversed(options.given_on(options.CLI)):

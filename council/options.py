@@ -143,8 +143,17 @@ class Choice(_TakesWhatItChecks):
         if isinstance(value, str) and value in self.values:
             return value
         if self.what is None:
-            raise Invalid(f"{value!r} is not one of {', '.join(self.values)}")
-        raise Invalid(f"must be {self.what}")
+            raise Invalid(f"{value!r} is not one of {', '.join(self.values)}{self.hint(value)}")
+        raise Invalid(f"must be {self.what}{self.hint(value)}")
+
+    def hint(self, value: Any) -> str:
+        """" (did you mean quick?)" for a word close to one of the values (`quik`), as click
+        says for a mistyped option; else nothing."""
+        import difflib
+
+        close = difflib.get_close_matches(value.lower(), self.values, n=1) \
+            if isinstance(value, str) else []
+        return f" (did you mean {close[0]}?)" if close else ""
 
     def read(self, word: str) -> Any:
         return self.check(word)

@@ -402,3 +402,20 @@ def test_the_toy_is_gone_once_the_test_is_over() -> None:
     assert "toy" not in options.OPTION
     assert "toy" not in {p.name for p in mcptools.START_PARAMS}
     assert "toy" not in {p.name for p in cli.run.params}
+
+
+def test_a_word_close_to_a_choice_is_told_which_it_probably_meant() -> None:
+    """Issue 43: the same words on every surface: a config file, a host's command, MCP."""
+    depth = options.OPTION["depth"]
+    with pytest.raises(ConfigError, match=r"^--depth must be one of quick, standard, deep "
+                                          r"\(did you mean quick\?\)$"):
+        depth.read("quik")
+    with pytest.raises(ConfigError, match=r"did you mean deep\?"):
+        depth.check("Deep", "./council.yaml: depth")
+    with pytest.raises(ConfigError, match=r"^--depth must be one of quick, standard, deep$"):
+        depth.read("bottomless")
+    profile = options.OPTION["profile"]
+    with pytest.raises(ConfigError, match=r"'tset' is not one of production, test \(did you "
+                                          r"mean test\?\)$"):
+        profile.check("tset", "profile")
+
