@@ -115,7 +115,8 @@ def test_an_unknown_run_id_is_bad_input_with_every_command(council: Council,
     proc = council.run(*args)
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.splitlines()
-    assert line.startswith("council: error: ") and f"no run {NO_SUCH} in " in line, line
+    assert line.startswith("council: error: "), line
+    assert f"no run {NO_SUCH} in " in line, line
     assert not council.fake_log()
 
 
