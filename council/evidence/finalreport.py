@@ -87,7 +87,8 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
               + (f" · claims: {checked}" if checked else " · claims not checked"
                  + (f": {why}" if (why := graph.claims_unchecked(state.options)) else ""))
               + (f" · cut short by the budget ({cut})" if cut else "")
-              + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
+              + (f" · {graph.counted(len(changed), 'provenance note')}, see Provenance"
+                 if changed else "")
               + "\n\n")
     section = score.section(result)
     change = claimcheck.coverage_change(facts)

@@ -22,7 +22,7 @@ from council.evidence.claimcheck import (
     tally,
     validate_verdicts,
 )
-from council.graph import Phase
+from council.graph import Phase, counted
 from council.phases import RunContext, run_parallel, seat_task
 from council.phases.claims import EXTRACTED
 from council.store import events
@@ -42,7 +42,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     claims = [Claim(c["id"], c["agent"], c["claim"], tuple(c.get("sources", [])))
               for c in listed(data)]
     plan = assign(claims, {s.name: s.cli for s in contributors})
-    events.emit(ws.root, name, f"started: {len(claims)} claims, checked by "
+    events.emit(ws.root, name, f"started: {counted(len(claims), 'claim')}, checked by "
                 + ", ".join(f"{seat} ({len(batch)})" for seat, batch in plan.items()))
     seats = {s.name: s for s in contributors}
     tasks = []

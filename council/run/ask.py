@@ -203,8 +203,9 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
         agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
         _keep_log(ws, seat.name, number)
         events.emit(ws.root, ASK.name, f"finished: {asking.ASKS}/{name} ({len(found.cited)} "
-                    f"of the run's sources cited, {len(found.claims)} claims named"
-                    + (f", {len(found.outside)} URLs outside them" if found.outside else "")
+                    f"of the run's sources cited, {graph.counted(len(found.claims), 'claim')} named"
+                    + (f", {graph.counted(len(found.outside), 'URL')} outside them"
+                       if found.outside else "")
                     + ")")
     if publish is not None:
         publish(ws)
