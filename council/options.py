@@ -451,7 +451,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("depth", Choice(DEPTHS, f"one of {', '.join(DEPTHS)}"), STANDARD,
            "How much of the council a question gets: quick (every agent researches, one "
            "synthesis; claims not checked), {default} (the default: scope, research, "
-           "refinement, claims checked by agents of other vendors, synthesis) or deep (also "
+           "refinement, claims checked by another agent, of another vendor where the council "
+           "has one, synthesis) or deep (also "
            "dissent, gap fill, recheck and the antagonist). quick and standard give each agent "
            f"at most {DEPTH_TURNS[QUICK]} and {DEPTH_TURNS[STANDARD]} turns of research and "
            "refinement unless --max-iterations or the agent's max_iterations says otherwise. "
@@ -475,8 +476,9 @@ OPTIONS: tuple[Option, ...] = (
            None, "Run at most N CLI processes at once; the others queue (default: every agent "
            "at once).", EVERYWHERE, optional=True),
     Option("verify", Flag(negative=True), PerProfile(production=True, test=False),
-           "Scope the question into sub-questions before the research, then have agents of "
-           "other vendors check the reports' claims and coverage (and, at depth deep, research "
+           "Scope the question into sub-questions before the research, then have other agents "
+           "(of other vendors where the council has them) check the reports' claims and "
+           "coverage (and, at depth deep, research "
            "the gaps found) before the synthesis; --no-verify drops these phases from any "
            "depth (default: {default}).", EVERYWHERE),
     # issue 35: a run seeded with what an earlier one established, which says what changed.
