@@ -88,9 +88,10 @@ def epoch(stamp: str | None) -> float | None:
 
 
 def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[AgentRow]:
-    """One row per agent, for the latest phase it took part in; once the run is done, its
-    phase reads `done` (the latest it took part in may be long over: a row that says
-    `verification` after the synthesis reads as a seat still at it)."""
+    """One row per agent, for the latest phase it took part in; once the run is done, the
+    phase of an agent whose last phase went well reads `done` (that phase may be long over: a
+    row that says `verification` after the synthesis reads as a seat still at it), while
+    one that failed or never ran keeps the phase where it did."""
     now = time.time() if now is None else now
     events = last_events(ws)
     searches = web_search(state)
@@ -114,7 +115,7 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
                 ws.log_file(name, phase), ws.stderr_file(name, phase),
                 ws.working_output(name, phase)) if (info := _plain(path)) is not None]
             quiet = max(now - max(changed), 0.0) if changed else elapsed
-        shown = RunEnd.DONE.value if state.phase == RunEnd.DONE else phase
+        shown = RunEnd.DONE.value if state.phase == RunEnd.DONE and ap.usable else phase
         out.append(AgentRow(name, rec.cli, shown, said(ap.status, ap.max_iterations),
                             ap.iteration, ap.max_iterations,
                             used.tokens, used.cost_usd, used.estimated, ap.error,

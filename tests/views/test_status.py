@@ -110,7 +110,7 @@ def test_status_is_a_header_block_then_one_row_per_agent(tmp_path: Path) -> None
     by_agent = {line.split()[0]: line for line in lines[lines.index(header) + 1:] if line}
     assert by_agent["claude"].split()[:9] == ["claude", "claude", "done", "complete",
                                               "2/2", "1m30s", "-", "1.5k", "$0.25"]
-    assert by_agent["codex"].split()[:5] == ["codex", "codex", "done", "queued", "0/2"]
+    assert by_agent["codex"].split()[:5] == ["codex", "codex", "research", "queued", "0/2"]
     assert by_agent["codex"].index("queued") == header.index("status")
     assert by_agent["gemini"].endswith("  quota exceeded: try again tomorrow")
     assert "queued: waiting for a free process slot (--max-parallel 1)" in lines

@@ -58,8 +58,9 @@ def test_once_the_run_is_done_no_row_names_a_phase_as_if_it_were_under_way(
         tmp_path: Path) -> None:
     state, ws = run_in(tmp_path, "done", {
         "claude": {"synthesis": one_turn("complete")},
-        "codex": {"verification": one_turn()}, "gemini": {"verification": one_turn()}})
-    assert {r.phase for r in rows(state, ws)} == {"done"}
+        "codex": {"verification": one_turn()}, "gemini": {"research": one_turn("failed")}})
+    by_agent = {r.agent: r.phase for r in rows(state, ws)}
+    assert by_agent == {"claude": "done", "codex": "done", "gemini": "research"}
 
 
 def test_a_phase_bar_has_no_count_until_its_seats_are_known(tmp_path: Path) -> None:
