@@ -259,7 +259,7 @@ def doctor(live: bool, as_json: bool) -> None:
 
 
 @main.command("setup", epilog=examples('council setup claude', 'council setup gemini'))
-@click.argument("host", type=click.Choice(list(HOSTS)))
+@click.argument("host", type=cliparts.Choice(list(HOSTS)))
 @handle_errors
 def setup_cmd(host: str) -> None:
     """Install council into HOST (Claude Code, Gemini CLI or Codex) from this install's own

@@ -104,7 +104,7 @@ def click_option(option: options.Option) -> Callable[[F], F]:
         decls, kwargs["is_flag"] = [option.flag], True
     else:
         decls = [option.flag]
-        kwargs["type"] = click_type(option)
+        kwargs["type"] = click_type(option, lifts=True)
     if isinstance(kind, options.Domains):  # once per domain; none given: not given
         kwargs.update(multiple=True, callback=lambda _ctx, _param, value: value or None)
     return click.option(*decls, option.name, **kwargs)
@@ -118,6 +118,7 @@ class _Declared(click.ParamType[Any]):
     bounds, a choice's words)."""
 
     option: options.Option
+    lifts = False  # `council run`'s: the word that lifts a limit (`--max-cost none`) is taken
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
@@ -126,6 +127,11 @@ class _Declared(click.ParamType[Any]):
                 self.option.read(value)
             except UsageError as exc:
                 raise click.UsageError(str(exc), ctx) from None
+            if self.option.lifts(value):  # Overrides reads it as None: no limit
+                if self.lifts:
+                    return options.NO_LIMIT
+                raise click.UsageError(f"{self.option.flag} takes a number here, not "
+                                       f"{value!r}", ctx)
         return super().convert(value, param, ctx)
 
 
@@ -149,9 +155,9 @@ class _Text(_Declared, click.types.StringParamType):
     pass
 
 
-def click_type(option: options.Option) -> click.ParamType[Any]:
+def click_type(option: options.Option, lifts: bool = False) -> click.ParamType[Any]:
     """The click type of an option's kind: its bounds for --help, its check the
-    declaration's."""
+    declaration's; `lifts`: `none` lifts an optional limit (options.NO_LIMIT)."""
     kind = option.kind
     made: _Declared
     if isinstance(kind, options.Number) and kind.whole:
@@ -166,7 +172,23 @@ def click_type(option: options.Option) -> click.ParamType[Any]:
     else:
         made = _Text()  # Text, Names, Domains: the declaration types them (Overrides)
     made.option = option
+    made.lifts = lifts
     return made
+
+
+class Choice(click.Choice):  # type: ignore[type-arg]
+    """click's Choice, whose refusal of a word close to one of its values says which it
+    probably meant (`council setup claud`), as options.Choice does for the run's options."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            hint = options.Choice(tuple(map(str, self.choices))).hint(value)
+            if not hint:
+                raise
+            raise click.BadParameter(exc.message + hint, ctx, param) from None
 
 
 def run_options(func: F) -> F:

@@ -24,7 +24,10 @@ class StateError(CouncilError):
 
 
 class RunNotFoundError(CouncilError):
-    """No run with that id exists in the research directory."""
+    """No run with that id exists in the research directory: bad input, as a wrong option
+    is (exit code 2), for every command that takes a run id."""
+
+    exit_code = 2
 
 
 class PhaseFailedError(CouncilError):

@@ -42,7 +42,7 @@ from council.options import DEEP as DEEP
 from council.options import DEPTHS as DEPTHS
 from council.options import QUICK as QUICK
 from council.options import STANDARD as STANDARD
-from council.runoptions import RunOptions
+from council.runoptions import RunOptions, checkers
 
 FULL = "full"  # runs for every seat (research, refinement) and gets the whole per-phase time
 SHORT = "short"  # a one- or two-turn answer: a quarter of the per-phase time
@@ -452,11 +452,12 @@ def plan(options: RunOptions) -> list[str]:
                      f"{effort}, up to {counted(seat.max_iterations, 'iteration')} per phase")
     limits = []
     if options.max_cost is not None:
-        limits.append(f"budget ${options.max_cost:.2f}")
+        limits.append(f"spend limit ${options.max_cost:g} (--max-cost N to change, "
+                      "--max-cost none to lift)")
+    else:
+        limits.append("no spend limit (--max-cost N sets one)")
     if options.max_tokens is not None:
         limits.append(f"budget {options.max_tokens} tokens")
-    if options.max_cost is None and options.max_tokens is None:
-        limits.append("no budget set (--max-cost)")
     if options.timeout is not None:
         limits.append(f"{options.timeout:g} s per agent per phase ({options.timeout / 4:g} s "
                       "in the short ones)")
@@ -471,7 +472,7 @@ def plan(options: RunOptions) -> list[str]:
 def depth_line(options: RunOptions, names: set[str]) -> str:
     """The plan's words on the depth: which it is, and whether the claims get checked."""
     why = claims_unchecked(options)
-    checked = ("claims checked by agents of other vendors" if VERIFICATION.name in names
+    checked = (f"claims checked by {checkers(options.seats)}" if VERIFICATION.name in names
                else f"claims not checked ({why})" if why else "claims not checked")
     if _since(options) and VERIFICATION.name in names:
         checked += " (--since checks them at any depth and profile)"

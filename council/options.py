@@ -37,6 +37,10 @@ PROFILES = ("production", "test")  # config.PROFILES holds each one's seats
 # Seed 003's research modes: what the question is for changes what counts as done.
 MODES = ("exploratory", "compliance", "decision")
 DEFAULT_TIMEOUT = 3600.0  # seconds per agent per research or refinement phase
+DEFAULT_MAX_COST = 10.0  # US dollars a run may spend (`--max-cost`), every entry point's
+# The word that lifts a limit on a command line (`--max-cost none`, `--timeout none`), as
+# `null` does in a config file.
+NO_LIMIT = "none"
 
 # How much of the graph a run pays for (`--depth`): each phase declares the depths that run it
 # (graph.Phase.depths), and the graph's skip rules read that (graph.skipped). docs/phases.md gives
@@ -139,8 +143,17 @@ class Choice(_TakesWhatItChecks):
         if isinstance(value, str) and value in self.values:
             return value
         if self.what is None:
-            raise Invalid(f"{value!r} is not one of {', '.join(self.values)}")
-        raise Invalid(f"must be {self.what}")
+            raise Invalid(f"{value!r} is not one of {', '.join(self.values)}{self.hint(value)}")
+        raise Invalid(f"must be {self.what}{self.hint(value)}")
+
+    def hint(self, value: Any) -> str:
+        """" (did you mean quick?)" for a word close to one of the values (`quik`), as click
+        says for a mistyped option; else nothing."""
+        import difflib
+
+        close = difflib.get_close_matches(value.lower(), self.values, n=1) \
+            if isinstance(value, str) else []
+        return f" (did you mean {close[0]}?)" if close else ""
 
     def read(self, word: str) -> Any:
         return self.check(word)
@@ -363,11 +376,18 @@ class Option:
         """A value given on a command line or in a host's command: a word is read as the
         kind's type (a host's "--max-parallel 2" is the number 2), anything else checked."""
         try:
+            if isinstance(value, str) and self.lifts(value):
+                return None
             if isinstance(value, str):
                 return self.kind.read(value)
             return self.kind.check(value)
         except Invalid as exc:
             raise ConfigError(f"{self.flag} {exc}") from None
+
+    def lifts(self, word: str) -> bool:
+        """Whether `word` on a command line lifts this limit (NO_LIMIT): a number with no
+        limit is a value (`optional`)."""
+        return self.optional and isinstance(self.kind, Number) and word.lower() == NO_LIMIT
 
     def take(self, value: Any, label: str | None = None) -> Any:
         """A value as JSON gives it (an MCP client's argument), typed, or a UsageError in the
@@ -427,16 +447,21 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_iterations", Number("a whole number, at least 1", 1, above=False, whole=True),
            None, "Override every agent's iteration cap.", frozenset({CLI}),
            optional=True),  # in a config file, each agent's own (runoptions.Seat)
-    Option("max_cost", Number("a positive number of US dollars", 0), None,
-           "Budget in USD: once spent, agents stop after their current turn and the run goes "
-           "on to synthesis.", RUN_AND_CONFIG, optional=True),
+    # Every run has a spend limit unless the user lifts it (issue 43): a run that loops longer
+    # than planned, or a model that reads page after page, stops spending at it. The default
+    # council's plan expects a few dollars at list prices; $10 lets it end as planned.
+    Option("max_cost", Number("a positive number of US dollars", 0), DEFAULT_MAX_COST,
+           "Spend limit in USD (default {default}; none lifts it): once spent, agents stop "
+           "after their current turn and the run goes on to synthesis.", RUN_AND_CONFIG,
+           optional=True),
     Option("max_tokens", Number("a positive whole number", 1, above=False, whole=True), None,
            "Budget in tokens, as --max-cost.", RUN_AND_CONFIG, optional=True),
     # issue 34: what a question pays for. graph.py declares which phases each depth runs.
     Option("depth", Choice(DEPTHS, f"one of {', '.join(DEPTHS)}"), STANDARD,
            "How much of the council a question gets: quick (every agent researches, one "
            "synthesis; claims not checked), {default} (the default: scope, research, "
-           "refinement, claims checked by agents of other vendors, synthesis) or deep (also "
+           "refinement, claims checked by another agent, of another vendor where the council "
+           "has one, synthesis) or deep (also "
            "dissent, gap fill, recheck and the antagonist). quick and standard give each agent "
            f"at most {DEPTH_TURNS[QUICK]} and {DEPTH_TURNS[STANDARD]} turns of research and "
            "refinement unless --max-iterations or the agent's max_iterations says otherwise. "
@@ -460,8 +485,9 @@ OPTIONS: tuple[Option, ...] = (
            None, "Run at most N CLI processes at once; the others queue (default: every agent "
            "at once).", EVERYWHERE, optional=True),
     Option("verify", Flag(negative=True), PerProfile(production=True, test=False),
-           "Scope the question into sub-questions before the research, then have agents of "
-           "other vendors check the reports' claims and coverage (and, at depth deep, research "
+           "Scope the question into sub-questions before the research, then have other agents "
+           "(of other vendors where the council has them) check the reports' claims and "
+           "coverage (and, at depth deep, research "
            "the gaps found) before the synthesis; --no-verify drops these phases from any "
            "depth (default: {default}).", EVERYWHERE),
     # issue 35: a run seeded with what an earlier one established, which says what changed.

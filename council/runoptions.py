@@ -268,6 +268,16 @@ class Seat:
     def self_hosted(self) -> bool:
         return self.base_url is not None
 
+    @property
+    def vendor(self) -> str:
+        """Whose model answers for the seat, as a claim's checker is chosen (another than its
+        author's) and the plan and the report say who checked: its CLI's vendor, or for a
+        self-hosted seat its model's family ("qwen" for qwen3-coder:30b), whichever CLI
+        drives it: three CLIs on one server running one model family are one vendor."""
+        if self.model is None or not self.self_hosted:
+            return self.cli
+        return f"{family(self.model)} (self-hosted)"
+
     def to_dict(self) -> dict[str, Any]:
         return _dump(SEAT_KEYS, self)
 
@@ -332,6 +342,30 @@ class Seat:
 
 
 SEAT_KEYS = keys(Seat)
+
+
+def family(model: str) -> str:
+    """A model's family: the letters its name starts with, after any organisation or path
+    ("Qwen/Qwen3-32B", "qwen3-coder:30b" and "hf.co/x/qwen2.5" are all "qwen")."""
+    name = model.rsplit("/", 1)[-1].lower()
+    found = re.match(r"[a-z]+", name)
+    return found.group(0) if found else name
+
+
+OTHER_VENDORS = "agents of other vendors"
+
+
+def checkers(seats: Sequence[Seat]) -> str:
+    """Who checks the claims of a council of these seats (claimcheck.assign gives each claim
+    to a seat of another vendor, else another seat): the plan's, the report's and the score's
+    words for it."""
+    vendors = {seat.vendor for seat in seats}
+    if len(vendors) > 1:
+        return OTHER_VENDORS
+    (only,) = vendors or {""}
+    if seats and all(seat.self_hosted for seat in seats):
+        return f"another seat of the same model family ({only.split()[0]})"
+    return "another seat of the same vendor" + (f" ({only})" if only else "")
 
 
 def url_problem(url: str) -> str | None:

@@ -48,7 +48,7 @@ def test_a_council_error_inside_a_task_group_is_its_own_one_line(
 
     monkeypatch.setattr(cancel, "cancel", grouped)
     result = CliRunner().invoke(cli.main, ["cancel", "x"])
-    assert (result.exit_code, result.stderr) == (1, "council: error: no run x in research\n")
+    assert (result.exit_code, result.stderr) == (2, "council: error: no run x in research\n")
 
 
 @pytest.mark.parametrize(("args", "first", "hint"), [
@@ -59,6 +59,13 @@ def test_a_council_error_inside_a_task_group_is_its_own_one_line(
     (("run", "--mode", "vibes", "q"), "council: error: --mode must be one of exploratory, "
      "compliance, decision",
      "hint: `council run --help` lists what it takes"),
+    # Issue 43: `--depht` got a did-you-mean, `--depth quik` none.
+    (("run", "--depth", "quik", "q"), "council: error: --depth must be one of quick, "
+     "standard, deep (did you mean quick?)",
+     "hint: `council run --help` lists what it takes"),
+    (("setup", "claud"), "council: error: Invalid value for '{claude|gemini|codex}': 'claud' "
+     "is not one of 'claude', 'gemini', 'codex'. (did you mean claude?)",
+     "hint: `council setup --help` lists what it takes"),
 ])
 def test_usage_errors_are_one_line_and_a_hint(council: Council, args: tuple[str, ...],
                                               first: str, hint: str) -> None:
@@ -73,6 +80,43 @@ def test_end_of_input_at_the_confirm_is_a_no(council: Council) -> None:
     assert proc.stdout.splitlines()[-1].endswith("not started")
     assert "error" not in proc.stderr
     assert "Aborted" not in proc.stderr
+    assert not council.fake_log()
+    assert not council.research.exists()  # issue 43: a declined run makes no research/
+
+
+def test_the_plan_names_the_default_spend_limit_and_how_to_change_or_lift_it(
+        council: Council) -> None:
+    proc = council.run("run", "--test", "--confirm", "q", input=b"")
+    limits = next(line for line in proc.stdout.splitlines() if line.startswith("limits: "))
+    assert "spend limit $10 (--max-cost N to change, --max-cost none to lift)" in limits
+    proc = council.run("run", "--test", "--confirm", "--max-cost", "none", "q", input=b"")
+    assert proc.returncode == 0, proc.stderr
+    assert "limits: no spend limit (--max-cost N sets one)" in proc.stdout
+    proc = council.run("run", "--test", "--confirm", "--max-cost", "2.5", "q", input=b"")
+    assert "spend limit $2.5 (--max-cost N to change" in proc.stdout
+    # `council eval`'s own --max-cost is a number: its runs' limit, not lifted there.
+    proc = council.run("eval", "q.jsonl", "--max-cost", "none")
+    assert proc.returncode == 2
+    assert "--max-cost takes a number here, not 'none'" in proc.stderr
+
+
+NO_SUCH = "20260301-101500-a1b2c3"
+
+
+@pytest.mark.parametrize("args", [
+    ("status", NO_SUCH), ("resume", NO_SUCH), ("ask", NO_SUCH, "Why?"),
+    ("run", "--since", NO_SUCH), ("cancel", NO_SUCH), ("watch", NO_SUCH),
+    ("report", NO_SUCH), ("adopt", NO_SUCH)])
+def test_an_unknown_run_id_is_bad_input_with_every_command(council: Council,
+                                                          args: tuple[str, ...]) -> None:
+    """Issue 43: `status` and `resume` exited 1 for a run id that names no run, `ask` and
+    `--since` 2 (README: 2 is bad input). One code everywhere."""
+    council.research.mkdir()
+    proc = council.run(*args)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("council: error: "), line
+    assert f"no run {NO_SUCH} in " in line, line
     assert not council.fake_log()
 
 

@@ -145,7 +145,7 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
     assert (f"- codex, on q2: How high do spring tides get?: "
             f"{run / 'agents' / 'claude' / 'synthesis-inputs' / 'codex-gaps.md'}") in synthesis
     assert "their claims were listed and checked with the rest" in synthesis
-    assert "gapfill started: 2 gap(s), claude (d3), codex (q2)" in (
+    assert "gapfill started: 2 gaps, claude (d3), codex (q2)" in (
         run / "progress.log").read_text()
 
     # No silent regression: gemini's refined report (the fake's default) lost its claims.
@@ -156,9 +156,9 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
         "The moon's gravity raises two tidal bulges on opposite sides of the Earth "
         "(https://github.com/tides/model).",
         "Harbour pilots plan around spring tides every fortnight (https://stackoverflow.com/q/1)."]
-    assert "gemini dropped 2 source(s) and 2 cited claim(s)" in (
+    assert "gemini dropped 2 sources and 2 cited claims" in (
         run / "progress.log").read_text()
-    assert "gemini dropped 2 cited claim(s) between its research and refined reports" in synthesis
+    assert "gemini dropped 2 cited claims between its research and refined reports" in synthesis
     # The claims themselves are model text: quoted as untrusted, apart from council's facts.
     quoted = synthesis.index("- gemini: Harbour pilots plan around spring tides")
     block = synthesis.index("agents stopped making these cited claims\n(quoted from their "

@@ -307,15 +307,30 @@ def test_a_run_has_a_time_limit_by_default_and_its_plan_says_it(tmp_path: Path) 
         loaded = load_options(Overrides(test=test))
         assert loaded.timeout == 3600.0
         assert options.DEFAULT_TIMEOUT == 3600.0
-        assert plan(loaded)[-1] == ("limits: no budget set (--max-cost), 3600 s per agent per "
+        assert plan(loaded)[-1] == ("limits: spend limit $10 (--max-cost N to change, "
+                                    "--max-cost none to lift), 3600 s per agent per "
                                     "phase (900 s in the short ones)")
     (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "config.yaml").write_text("timeout: null\n")
+    (tmp_path / "config" / "config.yaml").write_text("timeout: null\nmax_cost: null\n")
     unlimited = load_options(Overrides())
     assert unlimited.timeout is None
-    assert plan(unlimited)[-1] == ("limits: no budget set (--max-cost), no time limit per "
-                                   "phase (--timeout)")
+    assert plan(unlimited)[-1] == ("limits: no spend limit (--max-cost N sets one), no time "
+                                   "limit per phase (--timeout)")
     assert "(default 3600;" in options.OPTION["timeout"].help_text()
+
+
+def test_every_run_has_a_spend_limit_by_default_and_none_lifts_it() -> None:
+    """Issue 43: MCP runs had $10, `council run` none. One default, declared here, read by
+    every surface; `none` on a command line lifts it, as `max_cost: null` in a config."""
+    assert options.OPTION["max_cost"].default == options.DEFAULT_MAX_COST == 10.0
+    for test in (False, True):
+        assert load_options(Overrides(test=test)).max_cost == 10.0
+    assert load_options(Overrides(max_cost="none")).max_cost is None
+    assert load_options(Overrides(max_cost="3")).max_cost == 3.0
+    from council.commands.start import MCP_MAX_COST
+
+    assert MCP_MAX_COST == options.DEFAULT_MAX_COST
+    assert "(default 10; none lifts it)" in options.OPTION["max_cost"].help_text()
 
 
 # ---------------------------------------------------------------- a toy option, added once
@@ -415,3 +430,20 @@ def test_the_toy_is_gone_once_the_test_is_over() -> None:
     assert "toy" not in options.OPTION
     assert "toy" not in {p.name for p in mcptools.START_PARAMS}
     assert "toy" not in {p.name for p in cli.run.params}
+
+
+def test_a_word_close_to_a_choice_is_told_which_it_probably_meant() -> None:
+    """Issue 43: the same words on every surface: a config file, a host's command, MCP."""
+    depth = options.OPTION["depth"]
+    with pytest.raises(ConfigError, match=r"^--depth must be one of quick, standard, deep "
+                                          r"\(did you mean quick\?\)$"):
+        depth.read("quik")
+    with pytest.raises(ConfigError, match=r"did you mean deep\?"):
+        depth.check("Deep", "./council.yaml: depth")
+    with pytest.raises(ConfigError, match=r"^--depth must be one of quick, standard, deep$"):
+        depth.read("bottomless")
+    profile = options.OPTION["profile"]
+    with pytest.raises(ConfigError, match=r"'tset' is not one of production, test \(did you "
+                                          r"mean test\?\)$"):
+        profile.check("tset", "profile")
+

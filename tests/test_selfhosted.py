@@ -153,3 +153,57 @@ def test_claudes_mcp_server_is_started_without_the_seats_server_key(
     unset = [a for i, a in enumerate(started["args"]) if i and started["args"][i - 1] == "-u"]
     assert "ANTHROPIC_AUTH_TOKEN" in unset
     assert "ANTHROPIC_BASE_URL" in unset
+
+
+# ------------------------------------------------- who checks the claims (issue 43, item 3)
+
+def test_self_hosted_seats_of_one_model_family_are_one_vendor() -> None:
+    """Three CLIs on one server running one model family are not "agents of other vendors":
+    a claim's checker is a seat of another vendor (claimcheck.assign), which they are not."""
+    from council.evidence.claimcheck import Claim, assign
+    from council.runoptions import checkers, family
+
+    local = [seat(cli, model=model) for cli, model in (
+        ("claude", "qwen3-coder:30b"), ("codex", "Qwen/Qwen3-32B"), ("gemini", "qwen3"))]
+    assert {s.vendor for s in local} == {"qwen (self-hosted)"}
+    assert family("hf.co/unsloth/Llama-3.1-8B") == "llama"
+    assert checkers(local) == "another seat of the same model family (qwen)"
+    vendors = [Seat.from_dict(cli, {"cli": cli}, "t") for cli in ("claude", "codex")]
+    assert checkers(vendors) == "agents of other vendors"
+    assert checkers([*local[:1], seat("codex", model="llama3.3")]) == "agents of other vendors"
+    assert checkers([*local[:1], vendors[0]]) == "agents of other vendors"
+    # The checks go to another seat, as for seats of one vendor, not by CLI.
+    claims = [Claim("c1", "claude", "x", ()), Claim("c2", "codex", "y", ())]
+    plan = assign(claims, {s.name: s.vendor for s in local})
+    assert {c.id: s for s, batch in plan.items() for c in batch} == {"c1": "codex",
+                                                                     "c2": "claude"}
+
+
+def test_the_plan_and_the_header_say_what_the_checking_really_was(tmp_path: Path) -> None:
+    import json
+
+    from council.evidence import finalreport
+    from council.graph import plan
+    from council.runoptions import RunOptions
+    from council.store.state import AgentPhase, AgentRecord, RunState, StateFile, create_state
+    from council.store.workspace import CLAIMS, Workspace
+
+    local = tuple(seat(cli) for cli in ("claude", "codex", "gemini"))
+    options = RunOptions(seats=local)
+    depth = plan(options)[0]
+    assert "claims checked by another seat of the same model family (qwen)" in depth, depth
+    assert "other vendors" not in depth
+    ws = Workspace(tmp_path / "20261122-031441-88dba5")
+    ws.root.mkdir()
+    create_state(ws.root, RunState(
+        id=ws.id, topic="q", created_at="2026-11-22T03:14:41Z", options=options,
+        phase="synthesis", synthesizer="claude", agents={
+            s.name: AgentRecord(cli=s.cli, phases={"research": AgentPhase(status="complete")})
+            for s in local}))
+    (ws.root / CLAIMS).write_text(json.dumps({"claims": [], "tally": {"SUPPORTED": 2}}))
+    ws.final_report.write_text("# The answer\n")
+    finalreport.stamp_final_report(ws, StateFile(ws.root), [s.name for s in local], 3,
+                                   "claude")
+    header = ws.final_report.read_text().splitlines()[0]
+    assert ("claims: 2 supported, checked by another seat of the same model family (qwen)"
+            in header), header

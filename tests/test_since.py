@@ -74,8 +74,11 @@ def test_since_flips_one_claim_then_changes_nothing(council: Council) -> None:
 
     third = council.run(*RUN, "--since", "latest", "--exit-code")
     assert third.returncode == 0, third.stderr
-    assert third.stdout.strip().splitlines()[-1] == \
-        f"no change since {two.name}: 2 claims verified again, 0 flipped"
+    (three,) = set(runs(council)) - {one, two}
+    said = third.stdout.strip().splitlines()
+    assert f"no change since {two.name}: 2 claims verified again, 0 flipped" in said
+    # The report it wrote is named, as every run's is (issue 43).
+    assert f"final report: {three / 'final-report.md'}" in said
 
 
 def test_exit_code_without_since_is_refused(council: Council) -> None:
@@ -94,15 +97,16 @@ def quiet_since(council: Council, *extra: str) -> Any:
 def test_quick_since_verifies_again_and_prints_one_line(council: Council) -> None:
     """--since forces the claims and verification at depth quick and in the test profile
     (verification off there): the earlier claims are verified again, not read as retracted;
-    an unchanged --quiet run prints its one line and nothing else."""
+    an unchanged --quiet run prints its one line, then where its report is, as any run."""
     script(council, "SUPPORTED")
     assert council.run(*RUN, "Do tides follow the moon?").returncode == 0
     (one,) = runs(council)
     again = quiet_since(council, "--depth", "quick")
     assert again.returncode == 0, again.stderr
-    assert again.stdout.splitlines() == \
-        [f"no change since {one.name}: 2 claims verified again, 0 flipped"]
     (two,) = set(runs(council)) - {one}
+    assert again.stdout.splitlines()[:2] == \
+        [f"no change since {one.name}: 2 claims verified again, 0 flipped",
+         f"final report: {two / 'final-report.md'}"]
     changes = json.loads((two / "changes.json").read_text())
     assert changes["claims"]["retracted"] == []
     assert changes["compared"] is True

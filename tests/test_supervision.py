@@ -302,7 +302,7 @@ def test_a_report_changed_after_publication_is_named(council: Council) -> None:
     assert "provenance: the published research output of codex (codex-report.md) was " \
            "changed" in log
     final = (run / "final-report.md").read_text()
-    assert "2 provenance note(s), see Provenance" in final.splitlines()[0]
+    assert "2 provenance notes, see Provenance" in final.splitlines()[0]
     provenance = final.split("## Provenance", 1)[1]
     assert "claude changed its research output" in provenance
     assert "codex (codex-report.md)" in provenance

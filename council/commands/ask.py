@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from council.commands.report import MAX_REPORT_BYTES, read_text, refresh
+from council.graph import counted
 from council.run import ask as asking
 from council.run.ask import Prepared
 from council.run.ask import prepare as prepare
@@ -38,8 +39,8 @@ def answer(prepared: Prepared) -> Answered:
 def summary(answered: Answered) -> str:
     """What the answer rests on, in one line."""
     outside = len(answered.outside)
-    return (f"{len(answered.cited)} of the run's sources cited, {len(answered.claims)} claims "
-            "named"
-            + (f", {outside} URLs not among the run's sources"
+    return (f"{len(answered.cited)} of the run's sources cited, "
+            f"{counted(len(answered.claims), 'claim')} named"
+            + (f", {counted(outside, 'URL')} not among the run's sources"
                if outside and not answered.research else "")
-            + (f", {outside} new sources" if outside and answered.research else ""))
+            + (f", {counted(outside, 'new source')}" if outside and answered.research else ""))

@@ -26,18 +26,17 @@ class Outcome:
 
 
 def outcome(result: supervisor.RunResult, base: Path, exit_code: bool = False) -> Outcome:
-    """A --since run that changed nothing says so in one line; with `exit_code` a changed
-    one exits 1 (changes.json's `changed`), and one that failed or could not compare exits
-    EXIT_UNKNOWN. Without `exit_code`, a run that finished without a seat it started with
-    exits EXIT_DEGRADED, naming each seat and why on stderr."""
+    """A --since run says in one line what changed, or that nothing did, then where its
+    report is; with `exit_code` a changed one exits 1 (changes.json's `changed`), and one
+    that failed or could not compare exits EXIT_UNKNOWN. Without `exit_code`, a run that
+    finished without a seat it started with exits EXIT_DEGRADED, naming each seat and why on
+    stderr."""
     found = changes.load(result.ws.root) if result.exit_code == 0 else None
     if found is not None and not changes.compared(found):
         if exit_code:
             return Outcome(EXIT_UNKNOWN, err=[f"council: {changes.headline(found)}"])
         said = Outcome(0, err=[f"council: {changes.headline(found)}"])
         found = None  # the run itself finished: say where its report is
-    elif found is not None and not found.get("changed"):
-        return Outcome(0, out=[changes.headline(found)])
     else:
         said = Outcome(0)
     out, err = said.out, said.err
@@ -54,7 +53,8 @@ def outcome(result: supervisor.RunResult, base: Path, exit_code: bool = False) -
     if exit_code and result.exit_code == supervisor.EXIT_FAILED:
         return Outcome(EXIT_UNKNOWN, out, err)
     if exit_code:
-        return Outcome(1 if found is not None else result.exit_code, out, err)
+        changed = found is not None and bool(found.get("changed"))
+        return Outcome(1 if changed else result.exit_code, out, err)
     return degraded(result, base, Outcome(result.exit_code, out, err))
 
 

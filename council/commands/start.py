@@ -15,7 +15,7 @@ from council.commands import mcprequests
 from council.commands.report import Uris, uris
 from council.commands.status import Paths, next_step, paths
 from council.errors import UsageError
-from council.options import for_mcp
+from council.options import DEFAULT_MAX_COST, for_mcp
 from council.run import detach, prepare, supervisor
 from council.runoptions import RunOptions
 from council.store.runlock import live_supervisor
@@ -30,11 +30,11 @@ from council.views.status import shown_phase
 # at once rather than a run that stays `starting`.
 ANSWER_S = 1.5
 REFUSAL_S = 0.4  # and past it, a supervisor seen refusing the run for want of a slot
-# An MCP run's budget when neither the client nor a config file gives one. The default
-# council's plan estimates ~$4 at list prices as a floor (two requests a turn; each search or
-# page read adds one): $10 lets such a run end as planned, while a client's model that starts
-# runs unasked spends at most $10 a run, and max_runs runs at once.
-MCP_MAX_COST = 10.0
+# An MCP run's budget when neither the client nor a config file gives one: every run's
+# default spend limit (options.py), which here a config file's `max_cost: null` does not
+# lift either: a client's model that starts runs unasked spends at most this a run, and
+# max_runs runs at once.
+MCP_MAX_COST = DEFAULT_MAX_COST
 
 
 @dataclass(frozen=True)

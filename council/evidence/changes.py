@@ -33,6 +33,7 @@ from typing import Any
 
 from council.evidence import claimcheck
 from council.evidence.claimcheck import KEY  # changes.json's key too
+from council.graph import counted
 from council.store import agentfs
 from council.store.workspace import CLAIMS
 
@@ -140,8 +141,8 @@ def headline(changes: Mapping[str, Any]) -> str:
         return (f"could not compare with {changes['since']}: {changes.get('why') or NO_CLAIMS}"
                 f"; sources {len(sources['new'])} new, {len(sources['gone'])} gone")
     if not changes["changed"]:
-        return (f"no change since {changes['since']}: {again} claims verified again, "
-                "0 flipped")
+        return (f"no change since {changes['since']}: {counted(again, 'claim')} verified "
+                "again, 0 flipped")
     return (f"changed since {changes['since']}: {len(claims['flipped'])} flipped, "
             f"{len(claims['new'])} new, {len(claims['retracted'])} retracted, "
             f"{claims['unchanged']} unchanged; sources {len(sources['new'])} new, "

@@ -80,9 +80,9 @@ def validate_claims(data: Any, agents: Sequence[str]) -> list[Claim]:
 
 
 def assign(claims: Sequence[Claim], clis: Mapping[str, str]) -> dict[str, list[Claim]]:
-    """Split claims among verifiers (seat → cli): each claim goes to a seat of another CLI
-    than its author's, the least loaded first; failing that, another seat; failing that, to
-    nobody (it stays unverified)."""
+    """Split claims among verifiers (seat → its vendor, runoptions.Seat.vendor): each claim
+    goes to a seat of another vendor than its author's, the least loaded first; failing that,
+    another seat; failing that, to nobody (it stays unverified)."""
     load: dict[str, list[Claim]] = {seat: [] for seat in clis}
     for claim in claims:
         author_cli = clis.get(claim.agent)

@@ -10,12 +10,20 @@ real research turn makes one request per search or page it reads, so REQUESTS_PE
 the floor: the estimate says so, and tests/evidence/test_estimate.py keeps it within ×2 of what the
 scripted runs send.
 
+The plan gives each figure as a range: what the run is expected to take, and the most it
+can. Expected: every loop to its cap, a web turn reading EXPECTED_READS searches and pages
+besides its two requests (a judgement: the scripted runs read none, and no live run is
+counted by the suite). The most: requests and tokens with MOST_READS a web turn; the cost
+bounded by the spend limit (--max-cost) when it is lower; the time by each phase's time
+limit (--timeout), the one thing that stops a slow turn.
+
 Time is the roughest figure. SECONDS_PER_TURN is a judgement, not a measurement (the
 scripted runs answer in milliseconds, and no live run is timed by the suite): a research turn
-searches and reads pages for minutes. The plan shows it once, as the run's time if every
-loop runs to its cap; the live view (`council run` on a terminal, `council watch`) then
-corrects it with the run's own pace: the share of the planned time done so far (`share_done`)
-and the time that took (`time_left`).
+searches and reads pages for minutes. The live view (`council run` on a terminal, `council
+watch`) then corrects the plan's expected time with the run's own pace: the share of the
+planned time done so far (`share_done`) and the time that took, weighed by how much of the
+planned time has gone (`time_left`), so that a phase skipped in the first seconds does not
+make a one-hour run look like a seven-minute one.
 
 Pure: the plan's options (or a run's state) in, figures out; prices from ledger.price."""
 
@@ -38,6 +46,11 @@ OUTPUT_PER_TURN = 1_500  # tokens a turn writes (a report section, a JSON answer
 # (several searches and page reads, then a report section), and a short answer (a JSON
 # judgement, a check). A rough figure, declared once: see the module's docstring.
 SECONDS_PER_TURN = {graph.FULL: 240.0, graph.SHORT: 60.0}
+# Requests a turn of a web phase (graph.WEB: it may search and read pages) makes besides its
+# REQUESTS_PER_TURN, one per search or page read: expected, and at most as the plan counts it
+# (a CLI's own turn cap is 50 requests, agents/base.py; the spend limit bounds the cost).
+EXPECTED_READS = 4
+MOST_READS = 12
 
 
 @dataclass(frozen=True)
@@ -76,11 +89,13 @@ def request_bytes(cli: str) -> int:
     return known.request_bytes if known else max(c.request_bytes for c in clis.REGISTRY.values())
 
 
-def estimate(options: RunOptions) -> Estimate:
-    """The run's requests, bytes, tokens and cost if every loop runs to its cap."""
+def estimate(options: RunOptions, reads: int = 0) -> Estimate:
+    """The run's requests, bytes, tokens and cost if every loop runs to its cap, each turn
+    of a web phase making `reads` requests more than the scripted runs' (0: what those
+    send)."""
     total = Estimate()
-    for seat, _phase, n in turns(options):
-        requests = n * REQUESTS_PER_TURN
+    for seat, phase, n in turns(options):
+        requests = n * (REQUESTS_PER_TURN + (reads if phase.tools == graph.WEB else 0))
         sent = requests * request_bytes(seat.cli)
         tokens_in, tokens_out = sent // BYTES_PER_TOKEN, n * OUTPUT_PER_TURN
         cost = 0.0 if seat.base_url else ledger.price(seat.cli, seat.model, tokens_in, tokens_out)
@@ -120,6 +135,20 @@ def duration(options: RunOptions) -> float:
     return sum(stage_seconds(s, options.max_parallel) for s in stages(options))
 
 
+def longest(options: RunOptions) -> float | None:
+    """The most a run's stages can take, one after another: each seat stopped at its
+    phase's time limit (a short phase's is a quarter), seats queued by --max-parallel taking
+    their turn. None without a time limit (--timeout none)."""
+    if options.timeout is None:
+        return None
+    total = 0.0
+    for stage in stages(options):
+        limits = [options.timeout / (4 if u[1].length == graph.SHORT else 1) for u in stage]
+        queued = -(-len(stage) // options.max_parallel) if options.max_parallel else 1
+        total += max(limits, default=0.0) * queued
+    return total
+
+
 def rough(seconds: float) -> str:
     """A duration as an estimate is said: to the minute, never to the second."""
     if seconds < 60:
@@ -131,15 +160,31 @@ def rough(seconds: float) -> str:
     return f"~{minutes // 60} h {minutes % 60:02d} min"
 
 
+def _cost(expected: float | None, most: float | None, limit: float | None) -> str:
+    if expected is None or most is None:
+        return "cost: not known (a model without a list price)" + (
+            f", at most ${limit:g} (the spend limit)" if limit is not None else "")
+    if limit is not None and limit < expected:
+        return (f"cost: at most ${limit:g}, the spend limit, which stops the run short of "
+                f"the ~${expected:.2f} expected at list prices")
+    if limit is not None and limit < most:
+        return f"cost: ~${expected:.2f} expected, at most ${limit:g} (the spend limit)"
+    return f"cost: ~${expected:.2f} expected, at most ~${most:.2f} at list prices"
+
+
 def plan_lines(options: RunOptions) -> list[str]:
-    """The plan's line on cost and time."""
-    e = estimate(options)
-    cost = "" if e.cost_usd is None else f", ~${e.cost_usd:.2f} at list prices"
+    """The plan's lines on requests, cost and time, each what is expected and the most."""
+    e, most = estimate(options, EXPECTED_READS), estimate(options, MOST_READS)
     research = SECONDS_PER_TURN[graph.FULL] / 60
-    return [f"estimate: at least {e.requests} model requests, ~{e.tokens_in / 1000:.0f}k "
-            f"input and ~{e.tokens_out / 1000:.0f}k output tokens{cost}, "
-            f"{rough(duration(options))} at the caps (each search or page read adds a "
-            f"request; --max-cost caps it; time: ~{research:.0f} min a research turn, rough)"]
+    bound = longest(options)
+    slowest = (f"at most {rough(bound)} (each phase's time limit)" if bound is not None
+               else "no time limit (--timeout)")
+    return [f"estimate: ~{e.requests} model requests expected, at most ~{most.requests} "
+            f"(each search or page read is one; every loop to its cap); "
+            f"~{e.tokens_in / 1000:.0f}k input and ~{e.tokens_out / 1000:.0f}k output tokens "
+            f"expected; {_cost(e.cost_usd, most.cost_usd, options.max_cost)}",
+            f"time: {rough(duration(options))} expected (~{research:.0f} min a research "
+            f"turn, rough), {slowest}"]
 
 
 # A seat's phase that has ended, one way or another: all its turns are behind it.
@@ -189,11 +234,16 @@ def share_done(state: RunState) -> float:
 
 def time_left(planned_s: float, share: float, elapsed_s: float) -> float:
     """Seconds the run still needs, roughly. Before any turn is done, the plan's time less
-    the time gone (never below zero); after, the run's own pace: the time gone, over the
-    share it did, times the share left. A real run's turns are alike, so its pace is a better
-    guide than SECONDS_PER_TURN once it has one."""
+    the time gone (never below zero). After, the plan's time for the share left and the
+    run's own pace (the time gone, over the share it did, times the share left), the pace
+    weighing as much as the share of the planned time gone: a phase skipped or a loop ended
+    in the first seconds moves the share a lot and the pace wildly, and the plan is the
+    better guide until the run has been going a while; a real run's turns are alike, so its
+    pace is the better one after."""
     if share >= 1:
         return 0.0
     if share <= 0 or elapsed_s <= 0:
         return max(planned_s - max(elapsed_s, 0.0), 0.0)
-    return elapsed_s * (1 - share) / share
+    pace = elapsed_s * (1 - share) / share
+    weight = min(elapsed_s / planned_s, 1.0) if planned_s > 0 else 1.0
+    return (1 - weight) * planned_s * (1 - share) + weight * pace

@@ -25,6 +25,7 @@ from council.errors import PhaseFailedError
 from council.evidence import changes, claimcheck, regression, score, sources
 from council.evidence.coverage import SCOPE
 from council.evidence.coverage import load as load_scope
+from council.runoptions import OTHER_VENDORS, checkers
 from council.store import agentfs, events, loop, snapshots
 from council.store.disk import atomic_write
 from council.store.state import AgentPhase, RunState, SeatStatus, States
@@ -157,6 +158,10 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     cut = states.state.budget_exhausted
     facts = verification_facts(ws)
     checked = claimcheck.summary(facts) if facts else None
+    # Who checked them, where it was not other vendors (seats of one self-hosted model family).
+    seats = states.state.options.seats
+    who = checkers(seats)
+    by = "" if len(seats) < 2 or who == OTHER_VENDORS else f", checked by {who}"
     body = body_of(loop.without_mark(read_final_report(ws)))  # the marker: not for readers
     ledger = _write_ledger(ws, states.state, body)
     opening = _changes(ws, states.state, ledger)
@@ -168,10 +173,11 @@ def stamp_final_report(ws: Workspace, states: States, contributors: list[str], t
     header = (f"{STAMP}`{ws.id}` · {contributed_line(contributors, total, lost)} · "
               f"{score.headline(result)} · "
               f"depth {state.options.depth}: {phases_ran(ws, state)} · synthesised by {writer}"
-              + (f" · claims: {checked}" if checked else " · claims not checked"
+              + (f" · claims: {checked}{by}" if checked else " · claims not checked"
                  + (f": {why}" if (why := graph.claims_unchecked(state.options)) else ""))
               + (f" · cut short by the budget ({cut})" if cut else "")
-              + (f" · {len(changed)} provenance note(s), see Provenance" if changed else "")
+              + (f" · {graph.counted(len(changed), 'provenance note')}, see Provenance"
+                 if changed else "")
               + "\n\n")
     section = score.section(result)
     change = claimcheck.coverage_change(facts)

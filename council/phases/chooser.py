@@ -37,7 +37,7 @@ def choose(role: Role, synthesizer: str, seats: Sequence[Seat], candidates: Sequ
         return next((s for s in seats if s.name == synthesizer and s.name in names),
                     candidates[0])
     writer = next((s for s in seats if s.name == synthesizer), candidates[0])
-    return next((s for s in candidates if s.cli != writer.cli), None) or \
+    return next((s for s in candidates if s.vendor != writer.vendor), None) or \
         next((s for s in candidates if s.name != writer.name), candidates[0])
 
 

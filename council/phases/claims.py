@@ -87,7 +87,7 @@ async def judge(ctx: RunContext, phase: Phase, again: bool = False) -> dict[str,
 
     events.emit(ws.root, name, f"started: {extractor.name} lists the claims"
                 + (" and judges coverage" if found else "")
-                + (f", with {len(gaps)} gap report(s)" if gaps else ""))
+                + (f", with {graph.counted(len(gaps), 'gap report')}" if gaps else ""))
     answer, error = await ask_json(ctx, phase, candidates, render, validate)
     if answer is None:
         if earlier is not None and again:  # keep the first judgement
@@ -130,7 +130,7 @@ def _write(ctx: RunContext, data: dict[str, Any], phase: str,
     atomic_write(ctx.ws.root / CLAIMS, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     if not quiet:
         done = (f"degraded: {data.get('error')}" if data.get("status") == "degraded" else
-                f"{len(data[KEY])} claims" + (
+                graph.counted(len(data[KEY]), "claim") + (
                     f"; {coverage_summary(data)}" if "questions" in data else ""))
         events.emit(ctx.ws.root, phase, f"finished: {done}")
     return data

@@ -102,7 +102,8 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     seats = [s for s in contributors if s.name in plan]
     pending = [seat.name for seat, _ in ctx.to_run(phase, seats)]
     events.emit(ws.root, name, (
-        f"started: {sum(map(len, plan.values()))} gap(s), " if len(pending) == len(plan)
+        f"started: {graph.counted(sum(map(len, plan.values())), 'gap')}, "
+        if len(pending) == len(plan)
         else f"resumed: {', '.join(pending)} still to finish; ") + ", ".join(
         f"{seat} ({', '.join(g['id'] for g in batch)})" for seat, batch in plan.items()))
     inputs = reports(ws, source_phase, contributors)

@@ -73,5 +73,6 @@ def record_regressions(ctx: RunContext, phase: Phase) -> None:
         return found
 
     for name, dropped, gone in ctx.owner.update(change):
-        events.emit(ws.root, phase.name, f"dropped {dropped} source(s) and {gone} cited "
-                    "claim(s) its research report had", agent=name)
+        events.emit(ws.root, phase.name, f"dropped {graph.counted(dropped, 'source')} and "
+                    f"{graph.counted(gone, 'cited claim')} its research report had",
+                    agent=name)

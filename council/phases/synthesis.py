@@ -58,11 +58,13 @@ def methodology(state: RunState, contributors: list[Seat], source_phase: PhaseLi
             dropped, gone = ap.dropped_sources, ap.dropped_claims
             if dropped:
                 count = regression.total(dropped)
-                lines.append(f"{name} dropped {count} source(s) between its research and "
+                lines.append(f"{name} dropped {graph.counted(count, 'source')} between its "
+                             "research and "
                              f"refined reports: {', '.join(dropped[:5])}"
                              + (" …" if count > 5 else ""))
             if gone:
-                lines.append(f"{name} dropped {regression.total(gone)} cited claim(s) between "
+                lines.append(f"{name} dropped "
+                             f"{graph.counted(regression.total(gone), 'cited claim')} between "
                              "its research and refined reports (quoted above).")
     first, last = graph.FEEDS[0], graph.FEEDS[-1]
     if state.budget_exhausted:
@@ -166,7 +168,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     if not ctx.synthesise:
         ctx.owner.update(lambda s: setattr(s, "synthesizer", MAIN_SESSION))
         events.emit(ws.root, name, f"handed to the main Claude session: "
-                    f"{len(survivors)} reports to synthesise")
+                    f"{counted(len(survivors), 'report')} to synthesise")
         return
     chosen = ctx.owner.state.synthesizer
     pen = next((s for s in survivors if s.name == chosen), None) or \
@@ -177,7 +179,8 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     ctx.owner.update(lambda s: setattr(s, "synthesizer", pen.name))
     done = ctx.owner.state.agents[pen.name].phases.get(name)
     if not (done is not None and done.usable and ws.final_report.is_file()):
-        events.emit(ws.root, name, f"started: {pen.name} synthesises {len(survivors)} reports")
+        events.emit(ws.root, name, f"started: {pen.name} synthesises "
+                    f"{counted(len(survivors), 'report')}")
         record = (await run_parallel(ctx, [task(ctx, phase, pen, survivors, source_phase)]))[
             pen.name]
         if not record.usable:

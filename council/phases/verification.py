@@ -22,7 +22,7 @@ from council.evidence.claimcheck import (
     tally,
     validate_verdicts,
 )
-from council.graph import Phase
+from council.graph import Phase, counted
 from council.phases import RunContext, evidence, run_parallel, seat_task
 from council.phases.claims import EXTRACTED
 from council.store import events
@@ -33,7 +33,9 @@ from council.store.workspace import CLAIMS
 
 async def run(ctx: RunContext, phase: Phase) -> None:
     """Check the claims claims.json lists (written by the last coverage judgement), each by
-    an agent of another vendor than the one that made it; adds the verdicts and the tally."""
+    an agent of another vendor than the one that made it (runoptions.Seat.vendor: a
+    self-hosted seat's is its model's family), else another seat; adds the verdicts and the
+    tally."""
     ws, name = ctx.ws, phase.name
     data = load(ws.root / CLAIMS)
     if data is None or data.get("status") != EXTRACTED:
@@ -41,9 +43,9 @@ async def run(ctx: RunContext, phase: Phase) -> None:
     _, contributors = ctx.contributors()
     claims = [Claim(c["id"], c["agent"], c["claim"], tuple(c.get("sources", [])))
               for c in listed(data)]
-    plan = assign(claims, {s.name: s.cli for s in contributors})
+    plan = assign(claims, {s.name: s.vendor for s in contributors})
     await evidence.ensure(ctx, name)  # the sources' text, the same for every verifier
-    events.emit(ws.root, name, f"started: {len(claims)} claims, checked by "
+    events.emit(ws.root, name, f"started: {counted(len(claims), 'claim')}, checked by "
                 + ", ".join(f"{seat} ({len(batch)})" for seat, batch in plan.items()))
     seats = {s.name: s for s in contributors}
     tasks = []

@@ -156,8 +156,9 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
         found = _write_answer(prepared, name, answer, used)
         _keep_log(ws, seat.name, number)
         events.emit(ws.root, ASK.name, f"finished: {asking.ASKS}/{name} ({len(found.cited)} "
-                    f"of the run's sources cited, {len(found.claims)} claims named"
-                    + (f", {len(found.outside)} URLs outside them" if found.outside else "")
+                    f"of the run's sources cited, {graph.counted(len(found.claims), 'claim')} named"
+                    + (f", {graph.counted(len(found.outside), 'URL')} outside them"
+                       if found.outside else "")
                     + ")")
     if publish is not None:
         publish(ws)

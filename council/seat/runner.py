@@ -23,13 +23,13 @@ from council.agents.failure import Failure, Kind
 from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, charge, format_usage
-from council.graph import Phase
+from council.graph import Phase, counted
 from council.runoptions import Seat
 from council.seat import budget, failover, seatfolder
 from council.store import agentfs, disk, events, loop, redact, snapshots
 from council.store.owner import StateOwner
 from council.store.progress import utc_now
-from council.store.state import AgentPhase, RunState, SeatStatus
+from council.store.state import AgentPhase, RunState, SeatStatus, said
 from council.store.workspace import Workspace
 
 
@@ -357,7 +357,8 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
                    f"{outcome.error}{kept}")
     else:
         assert snapshot is not None
-        events.say(ws.root, f"{status} after {final.iteration} iteration(s), "
+        events.say(ws.root, f"{said(status, final.max_iterations)} after "
+                   f"{counted(final.iteration, 'iteration')}, "
                    f"{elapsed:.0f} s, {snapshot.size} bytes, {format_usage(run.meter.total)}")
     return final
 

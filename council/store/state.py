@@ -69,6 +69,15 @@ class SeatStatus(StrEnum):
 
 
 AGENT_STATUSES: tuple[SeatStatus, ...] = tuple(SeatStatus)
+
+
+def said(status: str, max_iterations: int) -> str:
+    """A seat's status in a phase as a reader sees it (status, watch, progress.log, the
+    page): a phase of one turn that took its turn is complete; "capped 1/1" reads as a
+    failure. state.yaml keeps the status itself."""
+    if status == SeatStatus.CAPPED and max_iterations <= 1:
+        return SeatStatus.COMPLETE.value
+    return str(status)
 USABLE = (SeatStatus.COMPLETE, SeatStatus.CAPPED, SeatStatus.STOPPED)
 # The synthesiser when the Claude Code plugin's main session writes the final report: a
 # value of `synthesizer`, so declared with the state (views/ reads it, phases/ writes it).

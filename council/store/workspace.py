@@ -159,14 +159,16 @@ def check_base(base: Path) -> Path:
 
 
 def ensure_base(base: Path) -> None:
-    """The research folder exists and takes new files, or a UsageError saying it does not:
-    checked before a run prints its plan or asks anything. The probe is a new file of a
-    random name (O_EXCL | O_NOFOLLOW): a link or FIFO planted at any name is neither
-    written through nor waited on."""
+    """The research folder takes new files (or, not made yet, the folder it would be made
+    in does), or a UsageError saying it does not: checked before a run prints its plan or
+    asks anything, and making nothing, so a run declined at --confirm leaves no research/
+    (create_workspace makes it). The probe is a new file of a random name (O_EXCL |
+    O_NOFOLLOW): a link or FIFO planted at any name is neither written through nor waited
+    on."""
     check_base(base)
+    made = next((p for p in (base, *base.absolute().parents) if os.path.lexists(p)), base)
     try:
-        base.mkdir(parents=True, exist_ok=True)
-        probe = base / f".council-probe-{os.getpid()}-{secrets.token_hex(8)}"
+        probe = made / f".council-probe-{os.getpid()}-{secrets.token_hex(8)}"
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
                      | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
         os.close(fd)

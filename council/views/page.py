@@ -39,7 +39,7 @@ from council.evidence.ledger import Usage, by_phase, format_cost, format_usage, 
 from council.runoptions import no_search
 from council.store import agentfs
 from council.store.loop import MARKER
-from council.store.state import RunState
+from council.store.state import RunState, said
 from council.store.workspace import CLAIMS, COUNTERPOINTS, DISSENT, Workspace
 from council.views.status import epoch, phase_accounts
 
@@ -65,6 +65,7 @@ _ENV = jinja2.Environment(
     autoescape=True,
     keep_trailing_newline=True,
 )
+_ENV.filters["counted"] = graph.counted  # "1 claim", "3 claims": `n|counted("claim")`
 
 
 # ---------------------------------------------------------------- markdown, made safe
@@ -278,7 +279,8 @@ def _lanes(state: RunState) -> tuple[list[Lane], float]:
             x = (start - begin) / length * 100
             bars.append(Bar(round(x, 2), round(max((end - start) / length * 100, 0.6), 2),
                             phase, PHASE_COLOURS.get(phase, "#777777"),
-                            f"{phase}: {ap.status}, {ap.iteration} iteration(s), "
+                            f"{phase}: {said(ap.status, ap.max_iterations)}, "
+                            f"{graph.counted(ap.iteration, 'iteration')}, "
                             f"{end - start:.0f} s, {format_usage(used)}"))
         lanes.append(Lane(name, rec.cli, bars, sum(ap.iteration for ap in started),
                           format_usage(total(ap.usage for ap in started))))

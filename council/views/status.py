@@ -22,7 +22,15 @@ from council.runoptions import NO_SEARCH, search_path
 from council.store import agentfs
 from council.store.progress import PROGRESS_FILE, SUPERVISOR_LOG
 from council.store.runlock import live_supervisor
-from council.store.state import ENDED, MAIN_SESSION, RunEnd, RunState, SeatStatus, begun
+from council.store.state import (
+    ENDED,
+    MAIN_SESSION,
+    RunEnd,
+    RunState,
+    SeatStatus,
+    begun,
+    said,
+)
 from council.store.terminal import safe
 from council.store.workspace import Workspace
 
@@ -94,7 +102,10 @@ def epoch(stamp: str | None) -> float | None:
 
 
 def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[AgentRow]:
-    """One row per agent, for the latest phase it took part in."""
+    """One row per agent, for the latest phase it took part in; once the run is done, the
+    phase of an agent whose last phase went well reads `done` (that phase may be long over: a
+    row that says `verification` after the synthesis reads as a seat still at it), while
+    one that failed or never ran keeps the phase where it did."""
     now = time.time() if now is None else now
     events = last_events(ws)
     searches = web_search(state)
@@ -118,7 +129,9 @@ def rows(state: RunState, ws: Workspace, now: float | None = None) -> list[Agent
                 ws.log_file(name, phase), ws.stderr_file(name, phase),
                 ws.working_output(name, phase)) if (info := _plain(path)) is not None]
             quiet = max(now - max(changed), 0.0) if changed else elapsed
-        out.append(AgentRow(name, rec.cli, phase, ap.status, ap.iteration, ap.max_iterations,
+        shown = RunEnd.DONE.value if state.phase == RunEnd.DONE and ap.usable else phase
+        out.append(AgentRow(name, rec.cli, shown, said(ap.status, ap.max_iterations),
+                            ap.iteration, ap.max_iterations,
                             used.tokens, used.cost_usd, used.estimated, ap.error,
                             events.get(name), cost_self_hosted=used.self_hosted,
                             failure=ap.failure if ap.status == SeatStatus.FAILED or ap.partial

@@ -133,18 +133,20 @@ def table(state: RunState, ws: Workspace, own: bool = False, width: int | None =
         records = [rec.phases[phase] for rec in state.agents.values() if phase in rec.phases]
         finished = sum(1 for ap in records
                        if ap.status not in (SeatStatus.PENDING, SeatStatus.RUNNING))
-        total = len(records) or (len(state.agents) if phase in EVERY_SEAT else 1)
-        bars.add_row(f"{phase:<12}", ProgressBar(total=total, completed=finished, width=30),
-                     f"{finished}/{total}")
+        # Its seats are known once it starts (the seats of a phase after a failure, or the
+        # verifiers of another vendor, may be fewer than the council's): until then no count
+        # that would change under the reader's eyes (0/3, then 0/2).
+        total = len(records)
+        bars.add_row(f"{phase:<12}", ProgressBar(total=total or 1, completed=finished, width=30),
+                     f"{finished}/{total}" if total else
+                     "skipped" if str((state.steps or {}).get(phase, "")).startswith("skipped")
+                     else "not started")
     going = status.progress(state) if shown == state.phase else None
     if going is not None:
         bars.add_row(f"{'overall':<12}", ProgressBar(total=100, completed=going.share * 100,
                                                      width=30),
                      f"{going} (rough)")
     return Group(grid, bars)
-
-
-EVERY_SEAT = tuple(p.name for p in graph.GRAPH if p.who == graph.EVERY)
 
 
 def phases(state: RunState) -> list[str]:

@@ -9,9 +9,12 @@ import pytest
 from council import graph
 from council.config import Overrides, load_options
 from council.evidence.estimate import (
+    EXPECTED_READS,
+    MOST_READS,
     SECONDS_PER_TURN,
     duration,
     estimate,
+    longest,
     plan_lines,
     rough,
     share_done,
@@ -62,10 +65,42 @@ def test_more_agents_and_loops_cost_more() -> None:
 
 
 def test_the_plan_says_what_it_estimates() -> None:
-    (line,) = plan_lines(load_options(Overrides(test=True)))
-    assert line.startswith("estimate: at least ")
-    assert "model requests" in line
-    assert "$" in line
+    requests, _time = plan_lines(load_options(Overrides(test=True)))
+    assert requests.startswith("estimate: ~")
+    assert "model requests" in requests
+    assert "$" in requests
+
+
+def test_each_figure_of_the_plan_is_a_range_of_what_is_expected_and_the_most() -> None:
+    """Issue 43: "at least 100 model requests … ~1 h 10 min at the caps" put a floor and a
+    ceiling in one line. Requests, cost and time each say what is expected and the most."""
+    options = load_options(Overrides())
+    requests, time = plan_lines(options)
+    assert "at least" not in requests + time
+    expected, most = estimate(options, EXPECTED_READS), estimate(options, MOST_READS)
+    assert expected.requests < most.requests
+    assert (f"~{expected.requests} model requests expected, at most ~{most.requests}"
+            in requests)
+    assert expected.cost_usd is not None
+    assert f"cost: ~${expected.cost_usd:.2f} expected, at most " in requests
+    bound = longest(options)
+    assert bound is not None
+    assert bound > duration(options)
+    assert time.startswith(f"time: {rough(duration(options))} expected")
+    assert time.endswith(f"at most {rough(bound)} (each phase's time limit)")
+
+
+def test_the_spend_limit_bounds_the_most_the_plan_says_a_run_costs() -> None:
+    limited = load_options(Overrides(depth="deep", max_cost=5))
+    requests, _time = plan_lines(limited)
+    most = estimate(limited, MOST_READS).cost_usd
+    assert most is not None
+    assert most > 5
+    assert "at most $5 (the spend limit)" in requests or \
+        "cost: at most $5, the spend limit" in requests
+    tiny = load_options(Overrides(max_cost=0.5))
+    assert "cost: at most $0.5, the spend limit, which stops the run short of" in \
+        plan_lines(tiny)[0]
 
 
 # ---------------------------------------------------------------- time: planned, done, left
@@ -81,9 +116,13 @@ def test_the_plan_times_each_stage_by_its_slowest_seat_or_its_queue() -> None:
     # ...unless one process at a time queues them: six turns for each of the first two.
     one_at_a_time = load_options(Overrides(test=True, max_parallel=1))
     assert duration(one_at_a_time) == (6 + 6 + 2) * FULL_TURN
-    (line,) = plan_lines(options)
-    assert f"{rough(duration(options))} at the caps" in line
+    _requests, line = plan_lines(options)
+    assert f"{rough(duration(options))} expected" in line
     assert "rough" in line
+    # The most: each stage stopped at its phases' time limit, queued seats one after another.
+    assert longest(options) == 3 * 3600
+    assert longest(one_at_a_time) == (3 + 3 + 1) * 3600
+    assert longest(load_options(Overrides(test=True, verify=True))) == 3 * 3600 + 3 * 900
 
 
 def test_a_duration_is_said_to_the_minute_and_past_an_hour_to_five() -> None:
@@ -133,10 +172,29 @@ def test_the_time_left_is_the_plans_until_a_turn_is_done_then_the_runs_pace() ->
     assert time_left(1440, 0.0, 0) == 1440
     assert time_left(1440, 0.0, 600) == 840
     assert time_left(1440, 0.0, 2000) == 0  # slower than planned, nothing done: no guess
-    # A quarter done in 10 minutes: three quarters left take 30 more, whatever the plan.
-    assert time_left(1440, 0.25, 600) == pytest.approx(1800)
-    assert time_left(99_999, 0.25, 600) == pytest.approx(1800)
+    # A quarter done in 10 minutes of a 24-minute plan: the plan's 18 minutes left and the
+    # pace's 30, the pace weighing the share of the planned time gone (10 of 24).
+    assert time_left(1440, 0.25, 600) == pytest.approx(14 / 24 * 1080 + 10 / 24 * 1800)
+    # Past the planned time, the pace alone, whatever the plan said.
+    assert time_left(600, 0.25, 600) == pytest.approx(1800)
     assert time_left(1440, 1.0, 600) == 0
+
+
+def test_the_time_left_does_not_jump_tenfold_in_the_first_minute() -> None:
+    """Issue 43: the live view's first "time left" swung from 1 h 10 min to 7 min within
+    seconds, when a phase was skipped (or a seat's loop ended) early and the share done
+    jumped. In a run's first minute, whatever the share done, it stays within a factor of
+    two of the plan's time left."""
+    planned = duration(load_options(Overrides()))
+    for elapsed in (1, 5, 20, 60):
+        for share in (0.01, 0.1, 0.3, 0.5):
+            left = time_left(planned, share, elapsed)
+            plan_left = planned * (1 - share)
+            assert plan_left / 2 <= left <= plan_left * 2, (elapsed, share, left)
+    # The first seconds of a run: the plan's time, then a tenth of it done in 10 seconds.
+    first = [time_left(planned, 0.0, 5), time_left(planned, 0.1, 10),
+             time_left(planned, 0.1, 60)]
+    assert max(first) / min(first) < 1.25, first
 
 
 def test_the_plan_prices_a_self_hosted_seat_at_nothing() -> None:

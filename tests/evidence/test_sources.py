@@ -160,7 +160,7 @@ def test_state_keeps_the_first_dropped_sources_and_how_many_more(council: Counci
     dropped = state["agents"]["codex"]["phases"]["refinement"]["dropped_sources"]
     assert len(dropped) == 21
     assert dropped[-1] == "… and 10 more"
-    assert "refinement codex dropped 30 source(s)" in (run / "progress.log").read_text()
+    assert "refinement codex dropped 30 sources" in (run / "progress.log").read_text()
     data = json.loads((run / "sources.json").read_text())
     assert len(data["dropped_in_refinement"]["codex"]) == 20  # URLs only
     assert data["dropped_in_refinement_total"] == {"codex": 30}

@@ -371,13 +371,13 @@ async def test_a_third_run_at_once_is_refused_naming_the_two_active(council: Cou
             assert f"{run_id} in {council.research / run_id}" in line
         assert [p.name for p in runs(council)] == sorted(started)
         for answer in answers:  # an MCP run has a budget unless the client gives one
-            assert "limits: budget $10.00" in "\n".join(answer["plan"])
+            assert "limits: spend limit $10 (--max-cost N to change" in "\n".join(answer["plan"])
         for run_id in started:
             await session.call_tool("cancel_research", {"run_id": run_id})
         # A run slot is free again once a run has ended.
         fourth = data(await session.call_tool("start_research", {
             "topic": "And the wind?", "test": True, "agents": ["claude"], "max_cost": 2}))
-        assert "limits: budget $2.00" in "\n".join(fourth["plan"])
+        assert "limits: spend limit $2 (--max-cost N to change" in "\n".join(fourth["plan"])
         await session.call_tool("cancel_research", {"run_id": fourth["run_id"]})
     no_traceback(council)
 

@@ -305,13 +305,17 @@ def test_an_mcp_run_has_a_budget_unless_the_client_or_the_config_sets_one(
         isolated: Path) -> None:
     budgeted = starting.with_budget(load_options(Overrides(test=True)))
     assert budgeted.max_cost == 10.0
-    assert graph.plan(budgeted)[-1].startswith("limits: budget $10.00, 3600 s per agent "
-                                               "per phase")
+    assert graph.plan(budgeted)[-1].startswith("limits: spend limit $10 (--max-cost N to "
+                                               "change, --max-cost none to lift), 3600 s")
     given = load_options(Overrides(test=True, max_cost=25))
     assert starting.with_budget(given).max_cost == 25.0  # the client's max_cost
     (isolated / "config").mkdir()
     (isolated / "config" / "config.yaml").write_text("max_cost: 3\n")
     assert starting.with_budget(load_options(Overrides())).max_cost == 3.0  # the user's
+    # A config file's `max_cost: null` lifts `council run`'s limit, not an MCP run's.
+    (isolated / "config" / "config.yaml").write_text("max_cost: null\n")
+    assert load_options(Overrides()).max_cost is None
+    assert starting.with_budget(load_options(Overrides())).max_cost == 10.0
 
 
 def test_a_start_that_loses_the_last_slot_is_its_supervisors_one_line(

@@ -134,9 +134,8 @@ def test_a_prepared_run_has_its_limits_its_ready_seats_and_its_plan(
     assert (prepared.config_file, prepared.config_trust) == (None, None)
     assert prepared.plan == prepare.plan(prepared.options)
     assert "config: no config file, test profile" in prepared.plan
-    assert any(line.startswith("limits: budget $10.00") for line in prepared.plan)
-    assert base.is_dir()  # checked: it takes a run folder
-    assert not list(base.iterdir())  # and nothing is made before start
+    assert any(line.startswith("limits: spend limit $10 ") for line in prepared.plan)
+    assert not base.exists()  # checked where it would be made, and nothing made before start
     ws = prepare.start(prepared, base)
     assert ws.root.parent == base
     assert load_state(ws.root).topic == "Tides?"

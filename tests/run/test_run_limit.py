@@ -110,7 +110,7 @@ def test_council_run_is_refused_before_it_makes_a_run(council: Council) -> None:
     assert line.startswith("council: error: 2 council runs are already active")
     assert all(label in line for label in ACTIVE)
     assert proc.stdout == ""  # said before the plan
-    assert not [p for p in council.research.iterdir() if p.name[0].isdigit()]
+    assert not council.research.exists()  # nothing made: not even the research folder
     assert council.fake_log() == []  # no CLI started
 
 

@@ -108,7 +108,7 @@ def test_status_is_a_header_block_then_one_row_per_agent(tmp_path: Path) -> None
     assert header.split() == ["agent", "cli", "phase", "status", "iter", "elapsed", "report",
                               "tokens", "cost", "last", "output", "event", "/", "error"]
     by_agent = {line.split()[0]: line for line in lines[lines.index(header) + 1:] if line}
-    assert by_agent["claude"].split()[:9] == ["claude", "claude", "research", "complete",
+    assert by_agent["claude"].split()[:9] == ["claude", "claude", "done", "complete",
                                               "2/2", "1m30s", "-", "1.5k", "$0.25"]
     assert by_agent["codex"].split()[:5] == ["codex", "codex", "research", "queued", "0/2"]
     assert by_agent["codex"].index("queued") == header.index("status")
@@ -181,7 +181,7 @@ def test_a_shipped_latest_with_a_restored_mtime_is_not_the_latest(tmp_path: Path
                                         options=RunOptions(seats=())))
     point_latest(tmp_path, RUN_ID)
     result = CliRunner().invoke(cli.main, ["status", "--research-dir", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "names no run this machine made" in result.output
     named = invoke("status", RUN_ID, "--research-dir", str(tmp_path))  # read, and said so
     assert "a shipped topic" in named
@@ -222,10 +222,11 @@ def test_a_running_run_shows_its_share_done_and_time_left(tmp_path: Path) -> Non
                      agents={s: AgentRecord(cli=s, phases={"research": research})
                              for s in ("claude", "codex", "gemini")})
     create_state(ws.root, state)
-    # A third of the planned time done in 10 minutes: 20 more.
+    # A third of the planned 24 minutes done in 10: the plan says 16 more, the pace 20; the
+    # pace weighs the share of the planned time gone (10 of 24).
     going = progress(state, now=created + 600)
     assert going is not None
-    assert str(going) == "33% done, ~20 min left"
+    assert str(going) == "33% done, ~18 min left"
 
     def shown(renderable: object) -> str:
         console = Console(record=True, width=200)
@@ -234,7 +235,7 @@ def test_a_running_run_shows_its_share_done_and_time_left(tmp_path: Path) -> Non
 
     with RunLock(ws.root):  # as its supervisor holds it
         facts = dict(overview(state, ws, now=created + 600).facts)
-        assert facts["progress"] == "33% done, ~20 min left (rough)"
+        assert facts["progress"] == "33% done, ~18 min left (rough)"
         watched = shown(table(state, ws))
         assert "overall" in watched
         assert "33% done, " in watched

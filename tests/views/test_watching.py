@@ -21,7 +21,7 @@ def test_a_budget_stops_the_loops_and_goes_on_to_synthesis(council: Council) -> 
     council.script({"*": {"never_finish": True}})
     proc = council.run("run", "--test", "--max-iterations", "6", "--max-tokens", "500", "q")
     assert proc.returncode == 0, proc.stderr
-    assert "limits: budget 500 tokens" in proc.stdout  # the plan came first
+    assert "--max-cost none to lift), budget 500 tokens" in proc.stdout  # the plan came first
     run = council.only_run()
     st = state_of(run)
     assert "reached the budget of 500" in st["budget_exhausted"]
