@@ -158,7 +158,7 @@ def test_one_failing_agent_degrades_the_run(
     assert "refinement" not in state_of(run)["agents"]["gemini"]["phases"]
     assert statuses(run, "refinement") == {"claude": "complete", "codex": "complete"}
     final = (run / "final-report.md").read_text()
-    why = {"crash": "server error", "write_nothing": "wrote no report", "hang": "timed out",
+    why = {"crash": "vendor overloaded", "write_nothing": "wrote no report", "hang": "timed out",
            "hang_after_turn": "no output (idle)"}[next(iter(script["gemini"]))]
     assert f"2 of 3 agents contributed (claude, codex); gemini: {why} ·" in final
     log = (run / "progress.log").read_text()
