@@ -528,12 +528,11 @@ class Meter:
         return self.book.total
 
     def read(self, force: bool = False, final: bool = False) -> bool:
-        """Read what the log gained (at most once a second unless forced; `final` once the
-        CLI has exited); True if usage changed."""
-        now = time.monotonic()
-        if not force and now - self.read_at < 1.0:
-            return False
-        self.read_at = now
+        """Read what the log gained (`final` once the CLI has exited) and book its usage (at
+        most once a second unless forced); True if the booked usage changed. The events are
+        read at every call: a CLI's own retry of a refused login is stopped before its next
+        request (claude's first comes 0.5 s after its api_retry, codex's 0.2 s after its
+        "Reconnecting...")."""
         restarts = self.tail.restarts
         new = list(self.tail.new_events(final))
         if self.tail.restarts != restarts:  # the log was replaced: count it afresh
@@ -549,6 +548,10 @@ class Meter:
                     events.say(self.run_dir, f"{own_retry_words(self.adapter.cli, event)} "
                                f"(retry {self.own_retries} of the phase, counted with "
                                "council's)")
+        now = time.monotonic()
+        if not force and now - self.read_at < 1.0:
+            return False
+        self.read_at = now
         return self.book.book(charge(self.counter.total(), self.seat.self_hosted))
 
     def advance(self, iteration: int) -> None:
