@@ -504,7 +504,8 @@ def own_retry_words(cli: str, event: dict[str, object]) -> str:
         return f"{cli} retries on its own: {one_line(said, 200)}"
     status, error, delay = (event.get("error_status"), event.get("error"),
                             event.get("retry_delay_ms"))
-    why = " ".join(str(v) for v in (f"HTTP {status}" if status else None, error) if v)
+    why = " ".join(str(v) for v in (f"HTTP {status}" if status else None,
+                                    None if error == "unknown" else error) if v)
     wait = f", in {float(delay) / 1000:g} s" if isinstance(delay, int | float) else ""
     return f"{cli} retries on its own{' after ' + why if why else ''}{wait}"
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import Council
+
+from council.seat.runner import own_retry_words
 
 CONFIG = ("agents:\n  claude: {cli: claude, model: haiku, max_iterations: 4}\n"
           "  codex: {cli: codex, max_iterations: 2}\n  gemini: {cli: gemini, max_iterations: 2}\n")
@@ -147,3 +150,21 @@ def test_a_failed_seats_finished_turns_are_published_as_partial(council: Council
     for seat in ("codex", "gemini"):
         prompt = (run / "agents" / seat / "refinement-prompt.md").read_text()
         assert published.name not in prompt, prompt
+
+
+@pytest.mark.parametrize(("cli", "event", "said"), [
+    ("claude", {"type": "system", "subtype": "api_retry", "attempt": 2, "max_retries": 6,
+                "retry_delay_ms": 1020, "error_status": 529, "error": "overloaded"},
+     "claude retries on its own after HTTP 529 overloaded, in 1.02 s"),
+    ("claude", {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 6,
+                "retry_delay_ms": 566, "error_status": None, "error": "unknown"},
+     "claude retries on its own, in 0.566 s"),
+    ("codex", {"type": "error", "message": "Reconnecting... 1/5 (stream disconnected before "
+               "completion: Transport error: network error: error decoding response body)"},
+     "codex retries on its own: Reconnecting... 1/5 (stream disconnected before completion: "
+     "Transport error: network error: error decoding response body)"),
+])
+def test_a_clis_own_retry_is_named_in_its_words(cli: str, event: dict[str, object],
+                                                said: str) -> None:
+    """As claude 2.1.332 and codex 0.171.0 printed them against the scripted server."""
+    assert own_retry_words(cli, event) == said
