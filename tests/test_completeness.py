@@ -168,7 +168,8 @@ def test_the_scope_guides_research_and_the_score_is_computed(council: Council) -
 
 
 def test_a_failed_scope_agent_hands_the_scope_to_another(council: Council) -> None:
-    council.script({"*": {"finish_after": 1}, "claude:scope": {"crash": True},
+    council.script({"*": {"finish_after": 1},
+                    "claude:scope": {"crash": True, "crash_kind": "bad_request"},
                     "codex:scope": {"content": json.dumps(SCOPE)}})
     proc = council.run("run", "--test", "--verify", "q")
     assert proc.returncode == 0, proc.stderr
@@ -279,7 +280,8 @@ def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
                     "claude:claims": {"content": json.dumps(CLAIMS)},
                     "claude:recheck": {"content": json.dumps(CLAIMS)},
-                    "codex:gapfill": {"crash": True}, **VERDICTS})
+                    "codex:gapfill": {"crash": True, "crash_kind": "bad_request"},
+                    **VERDICTS})
     proc = council.run("run", "--test", "--verify", "--depth", "deep", "--debate", "off", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()

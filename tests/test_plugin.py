@@ -276,11 +276,12 @@ def test_a_request_that_cannot_run_is_refused_when_typed(council: Council, args:
 
 
 def test_a_failed_research_is_told_once_and_frees_the_session(council: Council) -> None:
-    council.script({"project": {"finish_after": 1}, "*": {"crash": True}})
+    council.script({"project": {"finish_after": 1},
+                    "*": {"crash": True, "crash_kind": "bad_request"}})
     run_session(council, "/council:deep-research --test --agents claude,codex q", ("json",))
     first, second = replies(council)
     assert first["decision"] == "block"
-    for words in ("could not run", "every agent failed in research", "claude: server",
+    for words in ("could not run", "every agent failed in research", "claude: crash",
                   "council resume"):
         assert words in first["reason"]
     assert second == {}

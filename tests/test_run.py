@@ -234,7 +234,7 @@ def test_every_agent_failing_fails_the_phase_and_keeps_files(council: Council) -
 
 
 def test_synthesis_failure_is_a_failed_run(council: Council) -> None:
-    council.script({"claude:synthesis": {"crash": True}})
+    council.script({"claude:synthesis": {"crash": True, "crash_kind": "bad_request"}})
     proc = council.run("run", "--test", "q")
     assert proc.returncode == 1
     run = council.only_run()
