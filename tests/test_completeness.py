@@ -280,7 +280,8 @@ def test_a_failed_gap_agent_leaves_its_gaps_open(council: Council) -> None:
     council.script({"*": {"finish_after": 1}, "claude:scope": {"content": json.dumps(SCOPE)},
                     "claude:claims": {"content": json.dumps(CLAIMS)},
                     "claude:recheck": {"content": json.dumps(CLAIMS)},
-                    "codex:gapfill": {"crash": True, "crash_kind": "bad_request"}, **VERDICTS})
+                    "codex:gapfill": {"crash": True, "crash_kind": "bad_request"},
+                    **VERDICTS})
     proc = council.run("run", "--test", "--verify", "--depth", "deep", "--debate", "off", "q")
     assert proc.returncode == 0, proc.stderr
     run = council.only_run()

@@ -19,7 +19,7 @@ from council import prompts, spawn
 from council.agents import adapter_for
 from council.agents.base import Adapter, AgentJob, Invocation, LogTail, Outcome, json_events
 from council.agents.environment import agent_env
-from council.agents.failure import Failure, Kind
+from council.agents.failure import Failure, Kind, one_line
 from council.domains import Policy
 from council.errors import CouncilError
 from council.evidence.ledger import Book, Usage, charge, format_usage
@@ -181,7 +181,7 @@ def _prepare(ws: Workspace, owner: StateOwner, task: SeatTask, limits: Limits) -
     events.say(ws.root, f"{how} ({seat.cli}, {model}, "
                f"iteration {first_iteration}/{task.max_iterations})")
     return SeatRun(ws, owner, task, limits, adapter, job, report, instructions, loop_file,
-                   (log, err_log), session, Meter(adapter, seat, log, first_iteration))
+                   (log, err_log), session, Meter(adapter, seat, log, first_iteration, ws.root))
 
 
 async def _drive(run: SeatRun) -> None:
@@ -214,6 +214,9 @@ async def _attempts(run: SeatRun, deadline: float) -> None:
     limit = run.limits.timeout
     while True:
         await _attempt(run)
+        # The CLI's own retries up to its exit, before they are counted with council's (the
+        # watcher reads its log at most once a second).
+        run.meter.read(force=True, final=True)
         failure = run.failure
         if failure is None or run.outcome.error is None:
             return
@@ -494,13 +497,28 @@ def _starting_point(task: SeatTask, adapter: Adapter, report: Path, instructions
     return iteration, None, task.prompt
 
 
+def own_retry_words(cli: str, event: dict[str, object]) -> str:
+    """A CLI's own retry, in its words: codex's `Reconnecting... 2/5 (unexpected status 503
+    …)`, or claude's api_retry fields (`after HTTP 529 overloaded, in 2 s`)."""
+    said = event.get("message")
+    if isinstance(said, str) and said:
+        return f"{cli} retries on its own: {one_line(said, 200)}"
+    status, error, delay = (event.get("error_status"), event.get("error"),
+                            event.get("retry_delay_ms"))
+    why = " ".join(str(v) for v in (f"HTTP {status}" if status else None,
+                                    None if error == "unknown" else error) if v)
+    wait = f", in {float(delay) / 1000:g} s" if isinstance(delay, int | float) else ""
+    return f"{cli} retries on its own{' after ' + why if why else ''}{wait}"
+
+
 class Meter:
     """An agent's usage for one phase, read from its CLI's log as it grows and booked, split
     by iteration, in its usage ledger (ledger.Book), at what it costs the user (a
     self-hosted seat's tokens cost nothing: ledger.charge)."""
 
-    def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int) -> None:
-        self.adapter, self.seat = adapter, seat
+    def __init__(self, adapter: Adapter, seat: Seat, log: Path, first_iteration: int,
+                 run_dir: Path | None = None) -> None:
+        self.adapter, self.seat, self.run_dir = adapter, seat, run_dir
         self.tail, self.counter = LogTail(log), adapter.usage_counter(seat.model)
         self.book = Book(first_iteration)
         self.read_at = 0.0
@@ -512,21 +530,30 @@ class Meter:
         return self.book.total
 
     def read(self, force: bool = False, final: bool = False) -> bool:
-        """Read what the log gained (at most once a second unless forced; `final` once the
-        CLI has exited); True if usage changed."""
-        now = time.monotonic()
-        if not force and now - self.read_at < 1.0:
-            return False
-        self.read_at = now
+        """Read what the log gained (`final` once the CLI has exited) and book its usage (at
+        most once a second unless forced); True if the booked usage changed. The events are
+        read at every call: a CLI's own retry of a refused login is stopped before its next
+        request (claude's first comes 0.5 s after its api_retry, codex's 0.2 s after its
+        "Reconnecting...")."""
         restarts = self.tail.restarts
-        events = list(self.tail.new_events(final))
+        new = list(self.tail.new_events(final))
         if self.tail.restarts != restarts:  # the log was replaced: count it afresh
             self.counter = self.adapter.usage_counter(self.seat.model)
-        for event in events:
+        for event in new:
             self.counter.add(event)
             if self.adapter.own_retry(event):
                 self.own_retries += 1
                 self.fatal = self.fatal or self.adapter.fatal(event)
+                # Said as it happens: a CLI that rides out a blip on its own costs the seat
+                # time, and progress.log names it (docs/faults.md).
+                if self.run_dir is not None:
+                    events.say(self.run_dir, f"{own_retry_words(self.adapter.cli, event)} "
+                               f"(retry {self.own_retries} of the phase, counted with "
+                               "council's)")
+        now = time.monotonic()
+        if not force and now - self.read_at < 1.0:
+            return False
+        self.read_at = now
         return self.book.book(charge(self.counter.total(), self.seat.self_hosted))
 
     def advance(self, iteration: int) -> None:

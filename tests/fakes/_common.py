@@ -175,6 +175,12 @@ class Behaviour:
         self.crash_kind = str(raw.get("crash_kind", "server"))
         message = raw.get("crash_message")  # codex: the failed turn's error text, as given
         self.crash_message = message if isinstance(message, str) else None
+        # Only the first N processes that reach the crash turn crash (counted per CLI and
+        # seat in $HOME/.council-fake-crashes), then the fault has passed.
+        count = raw.get("crash_count")
+        self.crash_count = None if count is None else int(count)
+        # The vendor's Retry-After (seconds) on a crash_kind "rate_limit" answer.
+        self.retry_after = float(raw.get("retry_after", 8) or 0)
         self.hang = bool(raw.get("hang"))
         self.hang_after_turn = int(raw.get("hang_after_turn", 0) or 0)
         self.ignore_sigterm = bool(raw.get("ignore_sigterm"))
@@ -192,8 +198,27 @@ class Behaviour:
         if self.hang_after_turn and turn >= self.hang_after_turn:
             hang_forever()
 
-    def crashes_on(self, turn: int) -> bool:
-        return self.crash and turn == self.crash_on_turn
+    def crashes_on(self, turn: int, who: str = "") -> bool:
+        """Whether this turn crashes; `who` (cli-seat) counts the crashes of `crash_count`
+        across processes."""
+        if not (self.crash and turn == self.crash_on_turn):
+            return False
+        if self.crash_count is None:
+            return True
+        folder = os.path.join(os.environ.get("HOME") or os.path.expanduser("~"),
+                              ".council-fake-crashes")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, re.sub(r"[^A-Za-z0-9_.-]", "_", who) or "any")
+        try:
+            with open(path, encoding="utf-8") as fh:
+                done = int(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            done = 0
+        if done >= self.crash_count:
+            return False
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(str(done + 1))
+        return True
 
     def wants_write(self, turn: int, report: str | None) -> bool:
         """Does the model make a (report-writing) tool call on this turn?"""
