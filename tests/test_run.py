@@ -159,7 +159,7 @@ def test_one_failing_agent_degrades_the_run(
     assert statuses(run, "refinement") == {"claude": "complete", "codex": "complete"}
     final = (run / "final-report.md").read_text()
     why = {"crash": "vendor overloaded", "write_nothing": "wrote no report", "hang": "timed out",
-           "hang_after_turn": "no output (idle)"}[next(iter(script["gemini"]))]
+           "hang_after_turn": "no answer"}[next(iter(script["gemini"]))]
     assert f"2 of 3 agents contributed (claude, codex); gemini: {why} ·" in final
     log = (run / "progress.log").read_text()
     assert "research gemini failed" in log

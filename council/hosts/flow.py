@@ -313,7 +313,7 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
     from council.evidence.finalreport import contributions
     from council.hosts import handover
     from council.run import supervisor
-    from council.store.state import PHASES, RunEnd, StateFile, load_state
+    from council.store.state import PHASES, RunEnd, load_state
     from council.store.workspace import find_run
     from council.views import page
     from council.views.status import shown_phase
@@ -348,26 +348,37 @@ def _drive(host: Host, base: Path, session_id: str, request: Request, stop_hook_
                     f"{ws.root}; after fixing that, `council resume {ws.id}` continues it.")
 
     if state.phase == graph.SYNTHESIS.name:
-        if handover.complete_handover(ws, StateFile(ws.root)):
-            _release(base, session_id, request)
-            return host.allow(f"Research council {ws.id} done: {ws.final_report}"
-                              f"{without(load_state(ws.root))}")
-        if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
-            request.reminders += 1
-            _change(base, session_id, request, reminders=request.reminders)
-            return host.block(f"The research council's final report is still missing. Write "
-                              f"it now, as instructed above, to this file:\nReport file: "
-                              f"{ws.final_report}",
-                              f"Research council {ws.id}: waiting for the final report")
-        handover.fail_run(ws, StateFile(ws.root),
-                          "the main session did not write the final report")
-        _release(base, session_id, request)
-        return host.allow(f"Research council {ws.id}: no final report was written; the "
-                          f"agents' reports are in {ws.root}. Resume with "
-                          f"`council resume {ws.id}`.")
+        return _await_report(host, base, session_id, request, stop_hook_active, ws)
 
     _release(base, session_id, request)  # done, failed or cancelled elsewhere
     return host.allow(f"Research council {ws.id} is {shown_phase(state, ws)}.")
+
+
+def _await_report(host: Host, base: Path, session_id: str, request: Request,
+                  stop_hook_active: bool, ws: Any) -> dict[str, Any]:
+    """The host's session writes the synthesis: done once it has, else a bounded number of
+    reminders, then the run fails with its agents' reports kept."""
+    from council.commands.status import without
+    from council.hosts import handover
+    from council.store.state import StateFile, load_state
+
+    if handover.complete_handover(ws, StateFile(ws.root)):
+        _release(base, session_id, request)
+        return host.allow(f"Research council {ws.id} done: {ws.final_report}"
+                          f"{without(load_state(ws.root))}")
+    if request.reminders < REMINDERS and not (stop_hook_active and request.reminders):
+        request.reminders += 1
+        _change(base, session_id, request, reminders=request.reminders)
+        return host.block(f"The research council's final report is still missing. Write "
+                          f"it now, as instructed above, to this file:\nReport file: "
+                          f"{ws.final_report}",
+                          f"Research council {ws.id}: waiting for the final report")
+    handover.fail_run(ws, StateFile(ws.root),
+                      "the main session did not write the final report")
+    _release(base, session_id, request)
+    return host.allow(f"Research council {ws.id}: no final report was written; the "
+                      f"agents' reports are in {ws.root}. Resume with "
+                      f"`council resume {ws.id}`.")
 
 
 def finished(ws: Any) -> str:

@@ -323,22 +323,14 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
         if status == SeatStatus.FAILED:
             outcome = Outcome(outcome.session_id,
                               f"{run.adapter.cli} exited without writing its report")
-    snapshot = None
-    cap = run.limits.report_cap
     # A failed seat's report with content, in a phase whose reports feed the next ones, is
     # published as partial: what it finished is kept (resume continues it), though no later
     # phase of this run builds on it (a failed seat's record is not `usable`).
     partial = status == SeatStatus.FAILED and has_text and phase.feeds
+    snapshot = None
     if status != SeatStatus.FAILED or partial:  # what later phases read, whatever it does next
         assert capture is not None
-        snapshot = snapshots.publish(capture, ws.published_output(seat, phase), cap)
-        if snapshot.cut_at is not None:
-            assert snapshot.full is not None
-            assert cap is not None
-            events.say(ws.root, f"report is {snapshot.size:,} bytes, over the "
-                       f"{cap:,}-byte cap: the next phases get its first "
-                       f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
-                       f"{snapshot.full.name}")
+        snapshot = _publish(run, capture)
     models = run.adapter.answered_models(json_events(run.logs[0]))
     final = _record(run.owner, seat, phase, status, run.returncode, outcome.session_id,
                     outcome.error, iteration, run.meter.record(), snapshot,
@@ -354,7 +346,7 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
         kept = ""
         if partial:
             assert snapshot is not None
-            kept = (f"; its partial report ({final.iteration} iteration(s), "
+            kept = (f"; its partial report ({counted(final.iteration, 'iteration')}, "
                     f"{snapshot.size} bytes) is published as partial")
         events.say(ws.root, f"failed ({final.failure}) after {elapsed:.0f} s: "
                    f"{outcome.error}{kept}")
@@ -366,35 +358,35 @@ def _conclude(run: SeatRun, cancelled: bool, iteration: int,
     return final
 
 
+def _publish(run: SeatRun, capture: Path) -> snapshots.Published:
+    """Publish the seat's captured report, cut at the run's cap (what every later phase
+    reads, whatever the agent does next), and say so when it was cut."""
+    cap = run.limits.report_cap
+    snapshot = snapshots.publish(capture, run.ws.published_output(run.seat, run.phase), cap)
+    if snapshot.cut_at is not None:
+        assert snapshot.full is not None
+        assert cap is not None
+        events.say(run.ws.root, f"report is {snapshot.size:,} bytes, over the "
+                   f"{cap:,}-byte cap: the next phases get its first "
+                   f"{snapshot.cut_at:,} bytes, with a note; all of it is in "
+                   f"{snapshot.full.name}")
+    return snapshot
+
+
 async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
     """Start the CLI; for CLIs without a native loop, re-invoke it on the same session. Each
     of those turns is one process: its usage is booked, and the budget checked, before the
     loop decides whether to go on."""
-    ws, adapter, job, limits, meter = run.ws, run.adapter, run.job, run.limits, run.meter
-    phase, (log, err_log), session = run.phase, run.logs, run.session
-    invocation = adapter.prepare(job, session)
+    adapter, meter = run.adapter, run.meter
+    (log, err_log), session = run.logs, run.session
+    invocation = adapter.prepare(run.job, session)
     resuming = session is not None  # this invocation continues an interrupted session
     while True:
         offset = log.stat().st_size if log.exists() else 0
         err_offset = err_log.stat().st_size if err_log.exists() else 0
-        # An allow-list of council's environment, never all of it (agents/environment.py).
-        # A self-hosted seat gets none of its vendor's variables (agents/selfhosted.py).
-        env = {**agent_env(adapter.cli, extra=job.seat.env,
-                           vendor_vars=not job.seat.self_hosted), **invocation.env}
-
-        def on_start(pid: int) -> None:
-            _set(run.owner, job.seat.name, phase, pid=pid,
-                 pid_started=spawn.process_started(pid))
-
-        with anyio.CancelScope() as stopper:
-            run.stopper = stopper
-            returncode: int | None = await spawn.run(
-                invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
-                stdin_file=invocation.stdin_file, grace=limits.grace, on_start=on_start,
-            )
-        run.stopper = None
-        outcome = adapter.outcome(log, None if stopper.cancelled_caught else returncode, offset)
-        if stopper.cancelled_caught:  # its output made its failure certain: stopped
+        returncode, stopped = await _process(run, invocation)
+        outcome = adapter.outcome(log, None if stopped else returncode, offset)
+        if stopped:  # its output made its failure certain: stopped
             fatal = meter.fatal or Failure(Kind.CRASH, f"{adapter.cli} was stopped")
             run.failure, returncode = fatal, None
             return returncode, Outcome(outcome.session_id, f"{adapter.cli}: {fatal.message}")
@@ -415,25 +407,58 @@ async def _turns(run: SeatRun) -> tuple[int | None, Outcome]:
             return returncode, Outcome(session, f"{adapter.cli} resumed session "
                                        f"{outcome.session_id} instead of {session}")
         session = outcome.session_id
-        run.outcome = Outcome(session)  # a cancel from here on still records the session
-        _set(run.owner, job.seat.name, phase, session_id=session)
-        if meter.read(force=True, final=True):
-            _set(run.owner, job.seat.name, phase, usage=meter.record())
-            if limits.budgeted:
-                budget.check(ws, run.owner)  # a spent budget deactivates the loop: end_turn stops
-        # The report as the hook reads it (through agentfs, bounded), off the event loop.
-        decision = await anyio.to_thread.run_sync(
-            loop.end_turn, run.loop_file, run.report, ws.root, phase.name, job.seat.name,
-            run.bound)
-        meter.advance(decision.iteration)
-        if not decision.proceed:
+        following = await _next_turn(run, session)
+        if following is None:
             return returncode, outcome
-        prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
-                                          decision)
-        # Each `codex exec resume` loads the folder's instruction files anew: what the last
-        # turn wrote (an AGENTS.override.md) must not steer the next.
-        await anyio.to_thread.run_sync(seatfolder.quarantine, ws, job.seat.name, phase.name)
-        invocation = adapter.resume(job, session, prompt)
+        invocation = following
+
+
+async def _process(run: SeatRun, invocation: Invocation) -> tuple[int | None, bool]:
+    """Run one of the seat's CLI processes to its end: (its exit code, whether council
+    stopped it because its output made its failure certain: agents' `fatal`)."""
+    job, (log, err_log) = run.job, run.logs
+    # An allow-list of council's environment, never all of it (agents/environment.py).
+    # A self-hosted seat gets none of its vendor's variables (agents/selfhosted.py).
+    env = {**agent_env(run.adapter.cli, extra=job.seat.env,
+                       vendor_vars=not job.seat.self_hosted), **invocation.env}
+
+    def on_start(pid: int) -> None:
+        _set(run.owner, job.seat.name, run.phase, pid=pid,
+             pid_started=spawn.process_started(pid))
+
+    with anyio.CancelScope() as stopper:
+        run.stopper = stopper
+        returncode: int | None = await spawn.run(
+            invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
+            stdin_file=invocation.stdin_file, grace=run.limits.grace, on_start=on_start,
+        )
+    run.stopper = None
+    return returncode, stopper.cancelled_caught
+
+
+async def _next_turn(run: SeatRun, session: str) -> Invocation | None:
+    """After a turn of a CLI council re-invokes: book it, let the loop decide, and return
+    the next turn's invocation on the same session (None: the loop has ended)."""
+    ws, job, meter, phase = run.ws, run.job, run.meter, run.phase
+    run.outcome = Outcome(session)  # a cancel from here on still records the session
+    _set(run.owner, job.seat.name, phase, session_id=session)
+    if meter.read(force=True, final=True):
+        _set(run.owner, job.seat.name, phase, usage=meter.record())
+        if run.limits.budgeted:
+            budget.check(ws, run.owner)  # a spent budget deactivates the loop: end_turn stops
+    # The report as the hook reads it (through agentfs, bounded), off the event loop.
+    decision = await anyio.to_thread.run_sync(
+        loop.end_turn, run.loop_file, run.report, ws.root, phase.name, job.seat.name,
+        run.bound)
+    meter.advance(decision.iteration)
+    if not decision.proceed:
+        return None
+    prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
+                                      decision)
+    # Each `codex exec resume` loads the folder's instruction files anew: what the last
+    # turn wrote (an AGENTS.override.md) must not steer the next.
+    await anyio.to_thread.run_sync(seatfolder.quarantine, ws, job.seat.name, phase.name)
+    return run.adapter.resume(job, session, prompt)
 
 
 def _fresh_session(run: SeatRun, lost: str) -> Invocation:

@@ -146,7 +146,7 @@ def sent(shown: str) -> list[str]:
 
 
 def on_a_terminal(args: list[str], env: dict[str, str], cwd: Path,
-                  timeout: float = 120) -> bytes:
+                  timeout: float = 120, exit_code: int = 0) -> bytes:
     """What `args` sent to a pseudo-terminal (its stdin, stdout and stderr), byte for byte,
     until it ended."""
     master, slave = os.openpty()
@@ -167,7 +167,7 @@ def on_a_terminal(args: list[str], env: dict[str, str], cwd: Path,
             if not data:
                 break
             shown += data
-        assert proc.wait(timeout=30) == 0, shown.decode(errors="replace")
+        assert proc.wait(timeout=30) == exit_code, shown.decode(errors="replace")
         return shown
     finally:
         os.close(master)

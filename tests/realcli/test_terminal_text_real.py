@@ -21,17 +21,17 @@ pytestmark = pytest.mark.realcli
 def test_a_vendors_hostile_error_reaches_the_live_view_and_the_log_as_text(
         cli_env: dict[str, str], server: ScriptedServer, tmp_path: Path) -> None:
     server.script = {"anthropic": {"finish_after": 1}, "openai": {"finish_after": 1},
-                     "gemini": {"fault": {"name": "overloaded", "message": HOSTILE}}}
+                     "gemini": {"fault": {"name": "auth", "message": HOSTILE}}}
     env = {**cli_env, "TERM": "xterm-256color", "COLUMNS": "200", "LINES": "50"}
     shown = on_a_terminal([sys.executable, "-m", "council", "run", "--test", "Tides?"], env,
-                          tmp_path, timeout=240).decode()
+                          tmp_path, timeout=240, exit_code=3).decode()  # without gemini
     (run,) = [p for p in (tmp_path / "research").iterdir() if p.name[0].isdigit()]
     log = (run / "progress.log").read_text()
     assert "]52;c;ZXZpbA==" in log, log  # gemini's words reached the log...
     assert "[blink]look[/blink]" in log
     assert not controls(log)  # ...as text
     assert not controls((run / "events.jsonl").read_text())
-    assert "[API Error: [blink]" in shown, shown  # the live view's last event column
+    assert "login refused" in shown, shown  # the live view's last event column
     assert not sent(shown), shown
     status = on_a_terminal([sys.executable, "-m", "council", "status"], env, tmp_path).decode()
     assert "[blink]look[/blink]" in status, status

@@ -133,7 +133,8 @@ def test_a_cli_error_with_escape_sequences_reaches_the_live_view_as_text(
     council.script({"codex:research": {"crash": True, "crash_message": HOSTILE}})
     shown = on_a_terminal([sys.executable, "-m", "council", "run", "--test",
                            "--agents", "claude,codex", "why is the sky blue"],
-                          terminal_env(council), council.root).decode()
+                          terminal_env(council), council.root,
+                          exit_code=3).decode()  # finished without codex
     run = council.only_run()
     log = (run / progress.PROGRESS_FILE).read_text()
     assert "\\x1b]52;c;" in log, log  # the error reached the log, as text
