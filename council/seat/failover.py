@@ -113,12 +113,15 @@ def pause(retries: int) -> float:
 
 
 def after(failure: Failure, retries: int, now: datetime, left: float | None,
-          limit: float | None = None) -> Step:
+          limit: float | None = None, paused: int | None = None) -> Step:
     """What a seat's `failure` costs it, `retries` retries (council's and its CLI's own)
     into the phase, with `left` seconds of the phase's time limit `limit` left (None: no
     limit). A passing fault is retried after the vendor's wait, else a growing pause, if
     that wait ends before the phase's deadline; a hard limit or auth is given up at once,
-    with no retry; anything else is kept for the next phases (pure)."""
+    with no retry; anything else is kept for the next phases (pure). The pause grows with
+    council's own pauses (`paused`; default `retries`): a CLI that already retried on its
+    own for a while has waited through its own pauses, so council's first is short, not
+    the longest (codex's five reconnects would otherwise make it 90 s)."""
     kind = failure.kind
     if kind.value in DROP:
         return Step(Action.GIVE_UP)
@@ -126,7 +129,7 @@ def after(failure: Failure, retries: int, now: datetime, left: float | None,
         return Step(Action.KEEP)
     until = failure.until(now)
     vendor = None if until is None else max((until - now).total_seconds(), MIN_WAIT)
-    wait = vendor if vendor is not None else pause(retries)
+    wait = vendor if vendor is not None else pause(retries if paused is None else paused)
     words = SAID[kind]
     asked = "" if vendor is None else f" (the vendor asked for {vendor:g} s)"
     if left is not None and wait >= left:

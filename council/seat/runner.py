@@ -222,7 +222,7 @@ async def _attempts(run: SeatRun, deadline: float) -> None:
             return
         left = None if limit is None else deadline - anyio.current_time()
         step = failover.after(failure, run.retries + run.meter.own_retries,
-                              datetime.now(UTC), left, limit)
+                              datetime.now(UTC), left, limit, paused=run.retries)
         if step.said:
             events.say(run.ws.root, step.said)
         if step.action != failover.Action.RETRY:
@@ -426,9 +426,10 @@ async def _process(run: SeatRun, invocation: Invocation) -> tuple[int | None, bo
         _set(run.owner, job.seat.name, run.phase, pid=pid,
              pid_started=spawn.process_started(pid))
 
+    returncode: int | None = None  # a process council stopped has none of its own
     with anyio.CancelScope() as stopper:
         run.stopper = stopper
-        returncode: int | None = await spawn.run(
+        returncode = await spawn.run(
             invocation.argv, cwd=invocation.cwd, env=env, stdout=log, stderr=err_log,
             stdin_file=invocation.stdin_file, grace=run.limits.grace, on_start=on_start,
         )

@@ -116,7 +116,7 @@ def test_a_refused_login_is_stopped_at_claudes_first_retry_and_keeps_two_turns(
     assert "## Turn 3" not in published
     assert st["dropped"]["claude"].startswith("auth: ")
     log = (run / "progress.log").read_text()
-    assert "its partial report (3 iteration(s), " in log, log
+    assert "its partial report (3 iterations, " in log, log
     assert "research claude dropped for the rest of the run (auth: claude: claude's login " \
         "was refused (HTTP 401, authentication_failed)" in log, log
     assert "log in with `claude`" in log
