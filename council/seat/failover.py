@@ -199,6 +199,10 @@ def give_up(ws: Workspace, owner: StateOwner, seat: Seat, phase: Phase, kind: st
 
     def change(state: RunState) -> Seat | None:
         options = state.options
+        if limited is not None:  # the seat may be tried again when its limit ends
+            failed = state.agents[seat.name].phases.get(phase.name)
+            if failed is not None and not failed.retry_at:
+                failed.retry_at = limited.until
         moved = fallback_seat(options.seat(seat.name), options.profile)
         if moved is None:
             state.dropped = {**(state.dropped or {}), seat.name: why}

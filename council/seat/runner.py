@@ -550,6 +550,11 @@ class Meter:
         self.read_at = 0.0
         self.own_retries = 0  # the CLI's own retries seen in its log (Adapter.own_retry)
         self.fatal: Failure | None = None  # an event made the process's failure certain
+        # What the log already holds (an earlier attempt at this phase, before a resume) is
+        # counted, never read as this attempt's retries: a seat resumed after a refused login
+        # is not stopped for its last attempt's api_retry.
+        for event in self.tail.new_events(False):
+            self.counter.add(event)
 
     @property
     def total(self) -> Usage:
