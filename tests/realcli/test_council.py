@@ -85,7 +85,9 @@ def test_full_council_with_the_real_clis(cli_env: dict[str, str], server: Script
 def test_one_cli_failing_leaves_two_of_three_fast(cli_env: dict[str, str],
                                                   server: ScriptedServer,
                                                   tmp_path: Path) -> None:
-    server.script = {"gemini": {"status": 500}}
+    # A request the vendor refuses for good (400): a 500 is an overload council now retries
+    # within the phase (issue 42), which is not this test's point.
+    server.script = {"gemini": {"status": 400}}
     began = time.monotonic()
     proc = council(cli_env, tmp_path, "q")
     elapsed = time.monotonic() - began
@@ -93,7 +95,7 @@ def test_one_cli_failing_leaves_two_of_three_fast(cli_env: dict[str, str],
     run = the_run(tmp_path)
     rec = state(run)["agents"]["gemini"]["phases"]["research"]
     assert rec["status"] == "failed"
-    assert "gemini exited with code 244" in rec["error"]
+    assert "gemini exited with code 144" in rec["error"]
     assert "2 of 3 agents contributed (claude, codex)" in (run / "final-report.md").read_text()
     # council lowers the CLIs' retries: no multi-minute retry storm.
     assert elapsed < 90, elapsed
