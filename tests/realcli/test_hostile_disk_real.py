@@ -193,10 +193,12 @@ def left_behind(run: Path) -> list[str]:
 
 
 def ended(result: Bounded, contributed: str, run: Path | None) -> list[str]:
-    """The run ended by itself, exit 0, with the final report counting `contributed`."""
+    """The run ended by itself, with the final report counting `contributed` ("2 of 6"):
+    exit 0 when every seat contributed, else 3 (done without a seat it started with)."""
     if result.killed:
         return [f"council did not end within its bound: {result.describe()}"]
-    if result.returncode != 0:
+    got, of = (int(n) for n in re.findall(r"\d+", contributed)[:2])
+    if result.returncode != (0 if got == of else 3):
         return [f"council failed: {result.describe()}"]
     assert run is not None
     final = (run / "final-report.md").read_text(errors="replace")
