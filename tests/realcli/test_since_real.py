@@ -91,8 +91,10 @@ def test_since_says_what_flipped_and_is_silent_when_nothing_did(
     third = council(cli_env, tmp_path, "--since", "latest", "--exit-code")
     assert third.returncode == 0, third.stderr[-3000:]
     (three,) = set(runs(tmp_path)) - {one, two}
-    assert third.stdout.strip().splitlines()[-1] == \
-        f"no change since {two.name}: 2 claims verified again, 0 flipped"
+    said = third.stdout.strip().splitlines()
+    # The headline, then where the report is (issue 43: an unchanged run names its report).
+    assert f"no change since {two.name}: 2 claims verified again, 0 flipped" in said, said
+    assert any(line.startswith("final report: ") for line in said), said
     quiet = json.loads((three / "changes.json").read_text())
     assert quiet["changed"] is False
     assert quiet["claims"]["flipped"] == []
