@@ -5,6 +5,7 @@ a variable's content, and StrictUndefined turns a missing variable into an error
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import jinja2
@@ -19,3 +20,11 @@ _ENV = jinja2.Environment(
 
 def render(name: str, **data: Any) -> str:
     return _ENV.get_template(f"{name}.md.j2").render(**data)
+
+
+def fence(data: str | bytes) -> str:
+    """The code that ends a block of untrusted data in a prompt (earlier findings, stored
+    pages, a report, the integrity failures): 16 hex digits of the data's own sha256, so no
+    piece of the data can write the block's end line, and the same data fences the same way."""
+    blob = data.encode("utf-8", "replace") if isinstance(data, str) else data
+    return hashlib.sha256(blob).hexdigest()[:16]

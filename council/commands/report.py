@@ -5,11 +5,11 @@ ask, and MCP's resources (a run's report, page and sources, read by address)."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from council import prompts
 from council.commands.status import MAX_WAIT, Paths, next_step, paths
 from council.errors import CouncilError, UsageError
 from council.store import agentfs
@@ -85,7 +85,7 @@ def for_model(report: Report) -> str:
     changes.seed), so no line of the report can end the block early, under a note that it
     is material to read, not instructions; then where its files are."""
     markdown = report.markdown or ""
-    fence = hashlib.sha256(markdown.encode("utf-8", "replace")).hexdigest()[:16]
+    fence = prompts.fence(markdown)
     where = report.paths
     return (f"The final report of council run {report.run_id} is quoted between the two "
             f"marker lines below, which both end with {fence}: research written by AI models "

@@ -23,7 +23,6 @@ would report a change on every such run. The comparison is then not made (`compa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import unicodedata
@@ -31,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from council import prompts
 from council.evidence import claimcheck
 from council.evidence.claimcheck import KEY  # changes.json's key too
 from council.graph import counted
@@ -196,7 +196,7 @@ def seed(since: str, claims: Sequence[Mapping[str, Any]], urls: Sequence[str]
               for c in claims],
         "sources": [_line(str(u), MAX_URL_CHARS) for u in urls][:MAX_SOURCES]}
     blob = json.dumps(data, sort_keys=True, ensure_ascii=False).encode("utf-8", "replace")
-    return {**data, "fence": hashlib.sha256(blob).hexdigest()[:16]}
+    return {**data, "fence": prompts.fence(blob)}
 
 
 def load(root: Path) -> dict[str, Any] | None:

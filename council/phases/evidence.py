@@ -21,7 +21,6 @@ for."""
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -176,7 +175,7 @@ def shown(ws: Workspace, claims: Sequence[Mapping[str, Any]]) -> dict[str, Any] 
         return None
     blob = repr((pages, missing)).encode("utf-8", "replace")
     return {"pages": pages, "missing": missing, "chars": PAGE_CHARS,
-            "fence": hashlib.sha256(blob).hexdigest()[:16]}
+            "fence": prompts.fence(blob)}
 
 
 # --- the report's integrity, and the synthesiser's one repair turn ------------------------
@@ -217,7 +216,7 @@ async def _repair(ctx: RunContext, writer: Seat, checked: reportcheck.Checked) -
                    ws.output_name(writer.name, task_phase.name), body)
     blob = "\n".join(failures).encode("utf-8", "replace")
     text = prompts.render(task_phase.prompt, topic=ctx.topic, failures=failures,
-                          fence=hashlib.sha256(blob).hexdigest()[:16], marker=loop.MARKER,
+                          fence=prompts.fence(blob), marker=loop.MARKER,
                           report_path=str(ws.working_output(writer.name, task_phase)))
     events.emit(ws.root, task_phase.name, f"started: {writer.name} repairs "
                 f"{checked.result.failures} integrity failure(s) of the final report")
