@@ -28,9 +28,12 @@ What a fetch may do, whatever a page or an agent asks:
   but a name only the proxy can resolve, or one that rebinds between council's lookup and the
   proxy's, is the proxy's to police. NO_PROXY hosts are fetched directly, fully checked.
 - Bounded: `Limits.max_bytes` of body per page (streamed, cut off, marked truncated), a total
-  of `Limits.total_bytes` for the store, `Limits.max_urls` sources (the rest are recorded as
-  over the limit), `Limits.url_seconds` per page and `Limits.total_seconds` in all, at most
-  `Limits.concurrency` fetches at once and `Limits.per_host` to one host.
+  of `Limits.total_bytes` for the store, `Limits.max_urls` pages in the store (the rest are
+  recorded as over the limit), `Limits.url_seconds` per page and `Limits.total_seconds` for
+  one fetch, at most `Limits.concurrency` fetches at once and `Limits.per_host` to one host.
+  The store's bytes and pages are bounded per store, not per fetch: a run fetches in several
+  steps (verification, the antagonist, the synthesis, a resumed run), and each is given only
+  what the store has room for (`room`).
 - `offline()` (COUNCIL_OFFLINE=1) turns every fetch off: nothing is fetched or written, and
   each URL comes back as not fetched, offline.
 
@@ -91,7 +94,7 @@ class Limits:
     max_bytes: int = 5 << 20  # of one page's body (decoded), read then cut off
     total_bytes: int = 200 << 20  # of every body read into the store, together
     max_text: int = 1 << 20  # characters of a page's text stored
-    max_urls: int = 200  # sources fetched; the rest are recorded as over the limit
+    max_urls: int = 200  # pages in the store; the rest are recorded as over the limit
     url_seconds: float = 30.0  # per page, redirects included
     total_seconds: float = 300.0  # for the whole store
     concurrency: int = 8
@@ -169,6 +172,30 @@ class Unfetchable(Exception):
 
 class Refused(Unfetchable):
     """The source policy refuses the URL or the address it resolves to."""
+
+
+def _size(count: int) -> str:
+    """`200 MB`, or `1500 bytes` for a bound that is not a whole number of MB."""
+    return f"{count >> 20} MB" if count and not count % (1 << 20) else f"{count} bytes"
+
+
+def over_pages(limits: Limits) -> str:
+    """Why a source was not fetched: the store holds its `max_urls` pages."""
+    return f"not fetched: the store's limit of {limits.max_urls} pages is reached"
+
+
+def over_bytes(limits: Limits) -> str:
+    """Why a source was not fetched: the store holds its `total_bytes`."""
+    return f"not fetched: the store's limit of {_size(limits.total_bytes)} is reached"
+
+
+def room(records: Iterable[Record], limits: Limits) -> Limits:
+    """What is left of the store's bounds when it holds `records` already: `limits` with its
+    pages (the records with a body) taken off `max_urls` and their bytes off `total_bytes`,
+    neither below 0. The rest (a page's size, the time of one fetch) is each fetch's own."""
+    stored = [r for r in records if r.ok]
+    return replace(limits, max_urls=max(0, limits.max_urls - len(stored)),
+                   total_bytes=max(0, limits.total_bytes - sum(r.bytes for r in stored)))
 
 
 def folder(run_dir: Path) -> Path:
@@ -341,10 +368,12 @@ class Fetcher:
     """One store's fetches: its connection pools (direct, and one per proxy), its byte
     budget and its limits. `async with Fetcher(...) as f: await f.fetch(url)`."""
 
-    def __init__(self, allow_private: bool = False, limits: Limits | None = None) -> None:
+    def __init__(self, allow_private: bool = False, limits: Limits | None = None,
+                 budget: int | None = None) -> None:
         self.allow_private = allow_private
         self.limits = limits or Limits()
-        self.budget = _Budget(self.limits.total_bytes)
+        # the bytes it may read: the store's room (`room`), else all of limits.total_bytes
+        self.budget = _Budget(self.limits.total_bytes if budget is None else budget)
         self.slots = anyio.CapacityLimiter(self.limits.concurrency)
         # Parsing a page costs several times its size in memory: two at a time bound it.
         self.parsing = anyio.CapacityLimiter(2)
@@ -476,8 +505,7 @@ class Fetcher:
         """The body, decoded, up to the page's and the store's limits; True if cut off."""
         body = bytearray()
         if self.budget.left <= 0:
-            raise Unfetchable("not fetched: the store's limit of "
-                              f"{self.limits.total_bytes} bytes was reached")
+            raise Unfetchable(over_bytes(self.limits))
         async for chunk in response.aiter_stream():
             room = min(self.limits.max_bytes - len(body), self.budget.left)
             piece, more = decoder.feed(chunk, room + 1)  # one byte over: is there more?
@@ -528,6 +556,10 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
                     limits: Limits | None = None) -> list[Record]:
     """Fetch each source once (by canonical URL, first spelling kept) into `store`
     (research/<id>/evidence), and write its index; the records, in the order first cited.
+    `limits` bound the store, not this call: the pages it holds already (an earlier step's
+    fetch, a resumed run's) count against them and are not fetched again (their records are
+    returned); a source it holds only a failure of is asked again, and its new record
+    replaces the old one in the index, which keeps every source, the earlier ones first.
     Offline (COUNCIL_OFFLINE): nothing is fetched or written, and every record says so."""
     limits = limits or Limits()
     order: list[str] = []
@@ -538,12 +570,21 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
             order.append(url)
     if offline():
         return [_not_fetched(u, f"offline ({OFFLINE_ENV}=1): not fetched") for u in order]
+    held, left = await anyio.to_thread.run_sync(_holding, store, limits)
+    have = {r.canonical or r.url: r for r in held if r.ok}
     results: dict[int, Record] = {}
-    over = f"not fetched: over the store's limit of {limits.max_urls} sources"
-    for i, url in enumerate(order[limits.max_urls:], limits.max_urls):
-        results[i] = _not_fetched(url, over)
+    todo: list[tuple[int, str]] = []
+    for i, url in enumerate(order):
+        if (old := have.get(canonical(url) or url)) is not None:
+            results[i] = old
+        elif left.total_bytes <= 0:
+            results[i] = _not_fetched(url, over_bytes(limits))
+        elif len(todo) >= left.max_urls:
+            results[i] = _not_fetched(url, over_pages(limits))
+        else:
+            todo.append((i, url))
 
-    async with Fetcher(allow_private, limits) as fetcher:
+    async with Fetcher(allow_private, limits, budget=left.total_bytes) as fetcher:
         async def one(i: int, url: str) -> None:
             record, text = await fetcher.fetch(url)
             await anyio.to_thread.run_sync(_write, store, record, text if record.ok else None)
@@ -551,12 +592,27 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
 
         with anyio.move_on_after(limits.total_seconds):
             async with anyio.create_task_group() as tg:
-                for i, url in enumerate(order[:limits.max_urls]):
+                for i, url in todo:
                     tg.start_soon(one, i, url)
     late = f"not fetched: the store's time limit of {limits.total_seconds:g} s ran out"
     records = [results.get(i) or _not_fetched(u, late) for i, u in enumerate(order)]
-    await anyio.to_thread.run_sync(_write_index, store, records, limits)
+    await anyio.to_thread.run_sync(_write_index, store, _merged(held, records), limits)
     return records
+
+
+def _merged(held: Sequence[Record], records: Sequence[Record]) -> list[Record]:
+    """The index after a fetch: the records it held, each replaced by this fetch's record of
+    the same source, then this fetch's new sources."""
+    new = {r.canonical or r.url: r for r in records}
+    kept = [new.pop(r.canonical or r.url, r) for r in held]
+    return [*kept, *new.values()]
+
+
+def _holding(store: Path, limits: Limits) -> tuple[list[Record], Limits]:
+    """The store's index, and the room left in it: each page counted as its record file has
+    it now (refetch_all replaces a changed page's record, not its index entry)."""
+    held = load_index(store)
+    return held, room([load_record(store, r.url) or r for r in held], limits)
 
 
 async def refetch_all(records: Iterable[Record], store: Path, *, allow_private: bool = False,

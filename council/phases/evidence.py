@@ -9,7 +9,9 @@ the phases that read the store take first (`ensure`): verification and the antag
 run at the same time: one of them fetches, the other waits and reads what it fetched), and the
 synthesis, where a run has no checking phase (`--depth quick`, the test profile) and for the
 sources only the final report cites. A URL is fetched once per run: what the store holds
-already (a resumed run's, an earlier step's) is not asked for again.
+already (a resumed run's, an earlier step's) is not asked for again, and counts against the
+store's bounds (fetch.room): the run's store, not each step's, holds at most its pages and
+bytes.
 
 The run's source policy applies (domains.Policy): a source outside it is not fetched, and its
 record says why; private addresses only where the user's own config allows them
@@ -24,7 +26,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -111,8 +112,7 @@ async def ensure(ctx: RunContext, scope: str, extra: Sequence[str] = ()) -> list
         refused = [Record(url=u, key=fetch.key(u), canonical=sources.canonical(u),
                           error=f"{REFUSED}: {why}") for u, why in verdicts.items() if why]
         allowed = [u for u, why in verdicts.items() if not why]
-        limits = fetch.Limits()
-        limits = replace(limits, max_urls=max(0, limits.max_urls - len(have)))
+        limits = fetch.Limits()  # the store's: fetch_all gives this call what is left of them
         got = await fetch.fetch_all(allowed, store, allow_private=policy.allow_private,
                                     limits=limits) if allowed else []
         records = [*have, *got, *refused]

@@ -11,6 +11,7 @@ import hashlib
 import ipaddress
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -281,9 +282,57 @@ async def test_the_store_as_a_whole_is_bounded_in_bytes_and_count(
     assert sum(r.bytes for r in records) == 1 << 20
     assert [r.truncated for r in records[:2]] == [False, True]
     assert [r.error for r in records[2:]] == [
-        f"not fetched: the store's limit of {1 << 20} bytes was reached"] * 2 + [
-        "not fetched: over the store's limit of 4 sources"]
+        "not fetched: the store's limit of 1 MB is reached"] * 2 + [
+        "not fetched: the store's limit of 4 pages is reached"]
     assert len(web.asked()) == 4
+
+
+def test_the_room_left_in_a_store_counts_its_pages_and_their_bytes() -> None:
+    def page(n: int, size: int) -> Record:
+        return Record(url=f"https://example.com/{n}", key="0" * 24, status=200, bytes=size)
+    held = [page(1, 300), page(2, 200), replace(page(3, 0), status=404, error="HTTP 404"),
+            Record(url="file:///etc/passwd", key="1" * 24, error="refused: file scheme")]
+    limits = Limits(max_urls=5, total_bytes=1000)
+    assert fetch.room(held, limits) == replace(limits, max_urls=3, total_bytes=500)
+    assert fetch.room([], limits) == limits
+    assert fetch.room([page(i, 600) for i in range(7)], limits) == \
+        replace(limits, max_urls=0, total_bytes=0)
+
+
+async def test_three_fetches_into_one_store_stay_within_its_count(
+        web: PageServer, store: Path) -> None:
+    """Verification, the antagonist and the synthesis each fetch into the run's one store:
+    its bound is on the store's pages, not on each fetch's."""
+    a, b, c, d, e = (web.add(f"/{n}", ARTICLE) for n in "abcde")
+    gone = web.url("/gone")
+    first = await fetched([a, gone], store, max_urls=3)
+    second = await fetched([b, a, c, d], store, max_urls=3)
+    third = await fetched([e], store, max_urls=3)
+    assert [r.ok for r in first] == [True, False]  # a 404 takes no room in the store
+    assert second[1] == first[0]  # held: not fetched again
+    assert [r.ok for r in second] == [True, True, True, False]
+    full = "not fetched: the store's limit of 3 pages is reached"
+    assert (second[3].error, third[0].error) == (full, full)
+    assert web.asked() == ["/a", "/gone", "/b", "/c"]  # nothing over the bound was asked
+    index = fetch.load_index(store)
+    assert [r.url for r in index] == [a, gone, b, c, d, e]
+    assert sum(r.ok for r in index) == 3
+    assert len(list(store.glob("*.txt"))) == 3
+
+
+async def test_three_fetches_into_one_store_stay_within_its_bytes(
+        web: PageServer, store: Path) -> None:
+    urls = [web.add(f"/p{i}", Page(size=400 << 10)) for i in range(4)]
+    await fetched(urls[:1], store, total_bytes=1 << 20)
+    second = await fetched(urls[1:3], store, total_bytes=1 << 20, concurrency=1)
+    (third,) = await fetched(urls[3:], store, total_bytes=1 << 20)
+    assert [(r.bytes, r.truncated) for r in second] == \
+        [(400 << 10, False), ((1 << 20) - (800 << 10), True)]
+    assert third.error == "not fetched: the store's limit of 1 MB is reached"
+    assert web.asked() == ["/p0", "/p1", "/p2"]
+    index = fetch.load_index(store)
+    assert sum(r.bytes for r in index if r.ok) == 1 << 20
+    assert [r.url for r in index] == urls
 
 
 async def test_a_stalled_server_times_out(web: PageServer, store: Path) -> None:
