@@ -557,9 +557,9 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
     """Fetch each source once (by canonical URL, first spelling kept) into `store`
     (research/<id>/evidence), and write its index; the records, in the order first cited.
     `limits` bound the store, not this call: the pages it holds already (an earlier step's
-    fetch, a resumed run's) count against them and are not fetched again (their records are
-    returned); a source it holds only a failure of is asked again, and its new record
-    replaces the old one in the index, which keeps every source, the earlier ones first.
+    fetch, a resumed run's) count against them. A source is fetched once per store: one it
+    holds a record of (a page, or why not) is not asked again, and that record is returned;
+    the index keeps every record, the earlier ones first.
     Offline (COUNCIL_OFFLINE): nothing is fetched or written, and every record says so."""
     limits = limits or Limits()
     order: list[str] = []
@@ -571,7 +571,7 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
     if offline():
         return [_not_fetched(u, f"offline ({OFFLINE_ENV}=1): not fetched") for u in order]
     held, left = await anyio.to_thread.run_sync(_holding, store, limits)
-    have = {r.canonical or r.url: r for r in held if r.ok}
+    have = {r.canonical or r.url: r for r in held}
     results: dict[int, Record] = {}
     todo: list[tuple[int, str]] = []
     for i, url in enumerate(order):
@@ -596,16 +596,9 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
                     tg.start_soon(one, i, url)
     late = f"not fetched: the store's time limit of {limits.total_seconds:g} s ran out"
     records = [results.get(i) or _not_fetched(u, late) for i, u in enumerate(order)]
-    await anyio.to_thread.run_sync(_write_index, store, _merged(held, records), limits)
+    added = [r for r in records if (r.canonical or r.url) not in have]
+    await anyio.to_thread.run_sync(_write_index, store, [*held, *added], limits)
     return records
-
-
-def _merged(held: Sequence[Record], records: Sequence[Record]) -> list[Record]:
-    """The index after a fetch: the records it held, each replaced by this fetch's record of
-    the same source, then this fetch's new sources."""
-    new = {r.canonical or r.url: r for r in records}
-    kept = [new.pop(r.canonical or r.url, r) for r in held]
-    return [*kept, *new.values()]
 
 
 def _holding(store: Path, limits: Limits) -> tuple[list[Record], Limits]:

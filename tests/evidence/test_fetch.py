@@ -150,7 +150,7 @@ async def test_the_connection_goes_to_the_address_that_was_checked(
     assert refused[0].error == ("refused: rebound.council-example.com resolves to a private "
                                 "address (127.0.0.1 is a loopback address)")
     assert web.asked() == []
-    allowed = await fetched([url], store)
+    allowed = await fetched([url], store.with_name("allowed"))  # a store fetches a URL once
     assert allowed[0].ok
     assert web.requests[0][1]["host"] == f"rebound.council-example.com:{port}"
     assert looked_up == ["rebound.council-example.com"] * 2
@@ -307,9 +307,9 @@ async def test_three_fetches_into_one_store_stay_within_its_count(
     gone = web.url("/gone")
     first = await fetched([a, gone], store, max_urls=3)
     second = await fetched([b, a, c, d], store, max_urls=3)
-    third = await fetched([e], store, max_urls=3)
+    third = await fetched([e, gone], store, max_urls=3)
     assert [r.ok for r in first] == [True, False]  # a 404 takes no room in the store
-    assert second[1] == first[0]  # held: not fetched again
+    assert (second[1], third[1]) == (first[0], first[1])  # held: not asked again
     assert [r.ok for r in second] == [True, True, True, False]
     full = "not fetched: the store's limit of 3 pages is reached"
     assert (second[3].error, third[0].error) == (full, full)
@@ -333,6 +333,20 @@ async def test_three_fetches_into_one_store_stay_within_its_bytes(
     index = fetch.load_index(store)
     assert sum(r.bytes for r in index if r.ok) == 1 << 20
     assert [r.url for r in index] == urls
+
+
+async def test_a_page_refetched_larger_counts_at_its_new_size(
+        web: PageServer, store: Path) -> None:
+    """--since replaces a changed page's record, not its index entry: the room left is
+    reckoned from the record as it is now."""
+    first = web.add("/p", Page(size=400 << 10))
+    (before,) = await fetched([first], store, total_bytes=1 << 20)
+    web.pages["/p"] = Page(size=900 << 10)
+    after = await fetch.refetch_all([before], store, allow_private=True)
+    assert after[first].change is Change.CHANGED
+    (later,) = await fetched([web.add("/q", Page(size=400 << 10))], store,
+                             total_bytes=1 << 20)
+    assert (later.bytes, later.truncated) == ((1 << 20) - (900 << 10), True)
 
 
 async def test_a_stalled_server_times_out(web: PageServer, store: Path) -> None:
