@@ -96,7 +96,7 @@ class Limits:
     max_text: int = 1 << 20  # characters of a page's text stored
     max_urls: int = 200  # pages in the store; the rest are recorded as over the limit
     url_seconds: float = 30.0  # per page, redirects included
-    total_seconds: float = 300.0  # for the whole store
+    total_seconds: float = 300.0  # for one fetch_all (each of a run's steps has its own)
     concurrency: int = 8
     per_host: int = 4
     redirects: int = 5
