@@ -176,9 +176,7 @@ def relevant(question: str, claims: Sequence[Mapping[str, Any]], report: str,
     each in its own order); then the sources the final report cites, in its order, fill
     what is left. Only pages the store holds a text of (`stored`, canonical URLs) count."""
     asked = integrity.content_words(question)
-    numbered = {s["n"]: s["url"] for s in sources
-                if isinstance(s.get("n"), int) and isinstance(s.get("url"), str)}
-    said = integrity.sentences(report, numbered)
+    said = integrity.sentences(report, _numbered(sources))
     units = [(str(c.get("claim", "")),
               tuple(u for x in c.get("sources") or [] if (u := canonical(str(x)))))
              for c in claims]
@@ -217,10 +215,23 @@ class Quoted:
         return "; ".join(parts)
 
 
+def _numbered(sources: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """sources.json's sources by their number: what a `[n]` mark cites."""
+    return {s["n"]: s["url"] for s in sources
+            if isinstance(s.get("n"), int) and isinstance(s.get("url"), str)}
+
+
+def attributed(answer: str, sources: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The canonical URLs `answer`'s sentences cite (links, and `[n]` marks read through
+    sources.json's `sources`): the stored texts its quotes can be checked against."""
+    return {u for s in integrity.sentences(answer, _numbered(sources)) for u in s.sources}
+
+
 def quoted(answer: str, sources: Sequence[Mapping[str, Any]], texts: Mapping[str, str],
            records: Iterable[integrity.Fetched] = ()) -> Quoted:
     """The quotes of `answer`, each searched in the stored text (`texts`: canonical URL →
-    text, fetch.texts) of the sources it is attributed to: the final report's check
+    text, fetch.texts; those of `attributed` are enough) of the sources it is attributed
+    to: the final report's check
     (integrity.check), its quotes only. `sources`: sources.json's, for `[n]` marks;
     `records`: the store's, so a page cut at the store's limits is not checked."""
     result = integrity.check(answer, [], sources, texts, records)

@@ -259,25 +259,25 @@ def _write_answer(prepared: Prepared, state: RunState, name: str, answer: str,
     found = asking.check(answer, asking.run_sources(_json(ws.root / SOURCES)),
                          claimcheck.load(ws.root / CLAIMS), prepared.research)
     body = "\n".join(ln for ln in answer.splitlines() if ln.strip() != loop.MARKER)
-    quotes = _quotes(ws, state, body, {*found.cited, *found.outside})
+    quotes = _quotes(ws, state, body)
     text = (asking.header(prepared.question, ws.id, seat.name, seat.cli, prepared.research)
             + body.strip() + "\n" + asking.footer(found, format_usage(used), quotes))
     agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
     return found, quotes
 
 
-def _quotes(ws: Workspace, state: RunState, answer: str, cited: set[str]) -> asking.Quoted:
-    """The answer's quotes checked against the stored texts of the pages it cites (`cited`,
-    canonical: only those texts are read); not checked, with why, when the run has no
-    store."""
+def _quotes(ws: Workspace, state: RunState, answer: str) -> asking.Quoted:
+    """The answer's quotes checked against the stored texts of the pages it cites (only
+    those texts are read); not checked, with why, when the run has no store."""
     store = fetch.folder(ws.root)
     records = [fetch.load_record(store, r.url) or r for r in fetch.load_index(store)]
     if not records:
         offline = state.options.offline or (reportcheck.load(ws) or {}).get("offline") is True
         return asking.Quoted(unchecked=OFFLINE if offline else NO_STORE)
+    sources = reportcheck.sources_of(ws)
+    cited = asking.attributed(answer, sources)
     texts = fetch.texts(store, [r for r in records if (r.canonical or r.url) in cited])
-    return asking.quoted(answer, reportcheck.sources_of(ws), texts, records)
-
+    return asking.quoted(answer, sources, texts, records)
 
 
 def _book(state: RunState, seat: str, total: Usage) -> None:

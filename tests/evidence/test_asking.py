@@ -138,6 +138,8 @@ def test_an_answers_quotes_are_checked_against_the_pages_they_cite() -> None:
               f'It also says "the tides stop entirely every winter" [1]. '
               f'Elsewhere "this is a quote with no source" is claimed. '
               f'And "a page council never stored says this" ([b]({B})).')
+    # the texts to read: the pages its sentences cite, a [1] mark read through sources.json
+    assert asking.attributed(answer, SOURCES["sources"]) == {A, B}
     quotes = asking.quoted(answer, SOURCES["sources"], {A: PAGE_A})
     assert (quotes.found, quotes.checked, quotes.open, quotes.unattributed) == (1, 2, 1, 1)
     assert quotes.missing == ("the tides stop entirely every winter",)
