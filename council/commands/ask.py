@@ -4,7 +4,7 @@ gets the answer in its follow-ups section, whichever surface asked."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from council.commands.report import MAX_REPORT_BYTES, read_text, refresh
 from council.graph import counted
@@ -25,6 +25,11 @@ class Answered:
     outside: list[str]  # URLs it cites that are not the run's (new with research, else flagged)
     claims: list[str]  # "c3 (SUPPORTED)": the run's claims it names
     research: bool  # it could search: its outside URLs are new sources, not flags
+    # Its quotes against the evidence store's text of the pages they cite: the footer's
+    # words ("1 of 2 found in the stored pages", or not checked and why), and the ones not
+    # found there.
+    quotes: str = "none to check"
+    quotes_not_found: list[str] = field(default_factory=list)
 
 
 def answer(prepared: Prepared) -> Answered:
@@ -33,7 +38,8 @@ def answer(prepared: Prepared) -> Answered:
     found = done.found
     return Answered(prepared.ws.id, str(done.path), read_text(done.path, MAX_REPORT_BYTES),
                     done.seat, list(found.cited), list(found.outside),
-                    [f"{cid} ({verdict})" for cid, verdict in found.claims], found.research)
+                    [f"{cid} ({verdict})" for cid, verdict in found.claims], found.research,
+                    done.quotes.line, list(done.quotes.missing))
 
 
 def summary(answered: Answered) -> str:
@@ -43,4 +49,6 @@ def summary(answered: Answered) -> str:
             f"{counted(len(answered.claims), 'claim')} named"
             + (f", {counted(outside, 'URL')} not among the run's sources"
                if outside and not answered.research else "")
-            + (f", {counted(outside, 'new source')}" if outside and answered.research else ""))
+            + (f", {counted(outside, 'new source')}" if outside and answered.research else "")
+            + (f", {counted(len(answered.quotes_not_found), 'quote')} not found in the "
+               "stored pages" if answered.quotes_not_found else ""))

@@ -12,6 +12,13 @@ pure functions of text, so they are tested without a process.
   full-width dots, `example。com`); one that is no web address council can check (`data:`,
   `javascript:`) is always flagged.
 - `claims_named`: the claim ids of claims.json an answer names, with their verdicts.
+- `relevant`: which of the evidence store's pages an ask is shown (issue 44), by a rule
+  simple enough to state in the prompt: the sources of the run's claims and of the final
+  report's sentences that share most words with the question, then the final report's own
+  sources, only pages the store holds a text of, at most ASK_PAGES.
+- `quoted`: the answer's quotes, checked against the stored texts of the pages they cite
+  by the report's own check (integrity.py's quote matching), so a quote a model made up is
+  named, as a made-up link is.
 - `footer`: the few lines council appends to every answer, saying all of that.
 - `listed`: the answers a run holds, for `council status` and report.html.
 """
@@ -20,11 +27,12 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from council.evidence import integrity
 from council.evidence.claimcheck import KEY
 from council.evidence.sources import canonical, extract
 
@@ -43,6 +51,7 @@ SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]{0,31}:|^//")  # a link that leaves
 # half-width ideographic.
 DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 SHOWN_CHARS = 200  # an unchecked link in the footer (a data: URL may be megabytes)
+ASK_PAGES = 6  # stored pages an ask is shown (each cut as verification cuts it)
 
 
 def slug(question: str) -> str:
@@ -155,8 +164,85 @@ def _spelt(link: str) -> str:
     return f"{scheme.lower()}://{host.translate(DOTS)}{slash}{path}"
 
 
-def footer(found: Check, usage: str) -> str:
-    """council's lines under an answer: what it rests on and what it cost."""
+def relevant(question: str, claims: Sequence[Mapping[str, Any]], report: str,
+             sources: Sequence[Mapping[str, Any]], stored: Collection[str],
+             limit: int = ASK_PAGES) -> list[str]:
+    """The canonical URLs of the stored pages most relevant to `question`, at most `limit`.
+
+    Each claim of claims.json (`claims`, its text) and each sentence of the final report
+    (`report`; its `[n]` marks read through sources.json's `sources`) scores the number of
+    the question's content words it holds (integrity.content_words). Those scoring above
+    nothing give their sources, best first (a tie: claims before the report's sentences,
+    each in its own order); then the sources the final report cites, in its order, fill
+    what is left. Only pages the store holds a text of (`stored`, canonical URLs) count."""
+    asked = integrity.content_words(question)
+    said = integrity.sentences(report, _numbered(sources))
+    units = [(str(c.get("claim", "")),
+              tuple(u for x in c.get("sources") or [] if (u := canonical(str(x)))))
+             for c in claims]
+    units += [(s.masked, s.sources) for s in said]
+    scores = [len(asked & integrity.content_words(text)) for text, _ in units]
+    best = sorted((i for i, score in enumerate(scores) if score), key=lambda i: -scores[i])
+    ordered = [u for i in best for u in units[i][1]] + [u for s in said for u in s.sources]
+    return [u for u in dict.fromkeys(ordered) if u in stored][:limit]
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """An answer's quotes (a span of at least integrity.QUOTE_WORDS words in quotation
+    marks), checked against the stored text of the pages cited beside them."""
+
+    found: int = 0
+    checked: int = 0
+    missing: tuple[str, ...] = ()  # the quotes not found in the stored page they cite
+    open: int = 0  # not checked: their pages have no stored text (or only a cut part)
+    unattributed: int = 0  # not checked: no link to a source beside them
+    unchecked: str | None = None  # why no quote could be checked (no store), or None
+
+    @property
+    def line(self) -> str:
+        """The footer's words, e.g. `1 of 2 found in the stored pages`."""
+        if self.unchecked is not None:
+            return f"not checked: {self.unchecked}"
+        if not (self.checked or self.open or self.unattributed):
+            return "none to check"
+        parts = [f"{self.found} of {self.checked} found in the stored pages"] \
+            if self.checked else []
+        if self.open:
+            parts.append(f"{self.open} not checked (no stored text of the page it cites)")
+        if self.unattributed:
+            parts.append(f"{self.unattributed} not checked (no source named beside it)")
+        return "; ".join(parts)
+
+
+def _numbered(sources: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """sources.json's sources by their number: what a `[n]` mark cites."""
+    return {s["n"]: s["url"] for s in sources
+            if isinstance(s.get("n"), int) and isinstance(s.get("url"), str)}
+
+
+def attributed(answer: str, sources: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The canonical URLs `answer`'s sentences cite (links, and `[n]` marks read through
+    sources.json's `sources`): the stored texts its quotes can be checked against."""
+    return {u for s in integrity.sentences(answer, _numbered(sources)) for u in s.sources}
+
+
+def quoted(answer: str, sources: Sequence[Mapping[str, Any]], texts: Mapping[str, str],
+           records: Iterable[integrity.Fetched] = ()) -> Quoted:
+    """The quotes of `answer`, each searched in the stored text (`texts`: canonical URL →
+    text, fetch.texts; those of `attributed` are enough) of the sources it is attributed
+    to: the final report's check
+    (integrity.check), its quotes only. `sources`: sources.json's, for `[n]` marks;
+    `records`: the store's, so a page cut at the store's limits is not checked."""
+    result = integrity.check(answer, [], sources, texts, records)
+    found, checked, open_ = result.quote_counts
+    return Quoted(found, checked, tuple(q.text for q in result.quotes if q.found is False),
+                  open_, result.unattributed_quotes)
+
+
+def footer(found: Check, usage: str, quotes: Quoted) -> str:
+    """council's lines under an answer: what it rests on, whether its quotes are in the
+    pages they cite, and what it cost."""
     lines = ["", "---", "", FOOTER, ""]
     lines.append(f"- Sources of the run it cites: {len(found.cited)}.")
     if found.claims:
@@ -176,14 +262,22 @@ def footer(found: Check, usage: str) -> str:
         lines.append("- Links that are no web address council can check (do not follow "
                      "them):")
         lines += [f"  - `{_shown(link)}`" for link in found.unchecked]
+    lines.append(f"- Quotes: {quotes.line}.")
+    if quotes.missing:
+        lines.append("- Not found in the stored text of the page it cites (a quote the "
+                     "model may have made up; do not rely on it):")
+        lines += [f"  - \"{_cut(' '.join(q.split()))}\"" for q in quotes.missing]
     lines.append(f"- Cost: {usage}.")
     return "\n".join(lines) + "\n"
 
 
 def _shown(link: str) -> str:
     """An unchecked link as the footer shows it: code, never a link, cut short."""
-    cut = link if len(link) <= SHOWN_CHARS else link[:SHOWN_CHARS] + "…"
-    return cut.replace("`", "%60")
+    return _cut(link).replace("`", "%60")
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS] + "…"
 
 
 def listed(root: Path) -> list[str]:

@@ -441,19 +441,21 @@ def number_traced(value: _Value, texts: Iterable[str]) -> bool:
 
 # --- the check --------------------------------------------------------------------------
 
-def _content(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The words of `text` that carry its content: folded, not a stopword, three letters or
+    more (or a number)."""
     return {w for w in WORD.findall(_fold(text)) if w not in STOPWORDS and
             (len(w) > 2 or w.isdigit())}
 
 
 def _stating(claim: str, among: Sequence[Sentence]) -> Sentence | None:
     """The sentence stating `claim`: the one holding most of its content words."""
-    words = _content(claim)
+    words = content_words(claim)
     if not words:
         return None
     best, score = None, 0.0
     for sentence in among:
-        share = len(words & _content(sentence.masked)) / len(words)
+        share = len(words & content_words(sentence.masked)) / len(words)
         if share > score:
             best, score = sentence, share
     return best if score >= CLAIM_MATCH else None

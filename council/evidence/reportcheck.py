@@ -35,7 +35,8 @@ class Checked:
     offline: bool
 
 
-def _sources(ws: Workspace) -> list[dict[str, Any]]:
+def sources_of(ws: Workspace) -> list[dict[str, Any]]:
+    """sources.json's sources (none when it is missing or unreadable)."""
     try:
         data = agentfs.read_json(ws.root / "sources.json")
     except (OSError, ValueError):
@@ -73,7 +74,7 @@ def check(ws: Workspace, offline: bool, report: str | None = None) -> Checked:
     records = [fetch.load_record(store, r.url) or r for r in fetch.load_index(store)]
     claims = claimcheck.listed(claimcheck.load(ws.root / CLAIMS))
     texts = {} if offline else fetch.texts(store, records)
-    result = integrity.check(text, claims, _sources(ws), texts, [] if offline else records)
+    result = integrity.check(text, claims, sources_of(ws), texts, [] if offline else records)
     return Checked(result, summary(result, offline), offline)
 
 

@@ -9,13 +9,19 @@ of that run from the run's own evidence, without paying for the research again.
 - `ask` runs the seat like any phase's (seat/runner.py), declared once as graph.ASK: its
   own folder (agents/<seat>.ask/), the run's evidence copied in as its inputs (final report,
   the agents' published reports, claims.json, sources.json, the pages the agents fetched),
-  file tools only, at most two turns, its usage in the run's ledger under that name. With
+  file tools only, at most two turns, its usage in the run's ledger under that name. The
+  prompt also holds the stored text of the run's sources most relevant to the question
+  (evidence/asking.py `relevant`: at most asking.ASK_PAGES pages from the evidence store,
+  research/<id>/evidence/), cut, folded and fenced as verification shows them
+  (phases/evidence.py `shown`), which the answer may quote. With
   `--research` the two turns are two conversations: a research turn with the web tools,
   which writes notes, then the answering turn with file tools only, given those notes as one
   more input (the web is offered where it is used, not to the turn that writes the answer).
   It holds the run's lock while it runs, so no resume starts meanwhile.
 - council then checks the answer (evidence/asking.py: URLs outside the run's sources,
-  claims named with their verdicts), appends what it found, and writes
+  claims named with their verdicts, quotes not in the stored text of the page they cite;
+  a run without a store, an older or an offline one, gets its quotes marked not checked,
+  with why), appends what it found, and writes
   research/<id>/asks/<n>-<slug>.md through agentfs's no-follow writer.
 """
 
@@ -31,10 +37,11 @@ import anyio
 from council import graph, prompts
 from council.agents.pages import fetched_pages
 from council.errors import CouncilError, UsageError
-from council.evidence import asking, claimcheck
-from council.evidence.finalreport import REPORT_PHASES
+from council.evidence import asking, claimcheck, fetch, reportcheck
+from council.evidence.finalreport import REPORT_PHASES, read_final_report
 from council.evidence.ledger import Usage, format_usage
 from council.phases import RunContext, seat_task
+from council.phases.evidence import shown
 from council.runoptions import Seat
 from council.seat.runner import Limits, run_seat
 from council.store import agentfs, events, loop, provenance, redact
@@ -50,6 +57,8 @@ PAGES = "fetched-pages.md"  # the pages the agents fetched, as one file of the a
 NOTES = "ask-research-notes.md"  # the research turn's notes, an input of the answering turn
 NOTES_TURN, ANSWER_TURN = "notes", "answer"  # the prompt's turns: research notes, the answer
 MAX_QUESTION = 4000  # characters: a question, not a document
+NO_STORE = "the run has no evidence store (it ran before council kept one, or cited no page)"
+OFFLINE = "the run ran offline: council fetched no page to check them against"
 WHAT = {graph.RESEARCH.name: "research report", graph.REFINEMENT.name: "refined report",
         graph.DISSENT.name: "dissent memo", graph.GAPFILL.name: "gap-fill report"}
 
@@ -74,6 +83,7 @@ class Asked:
     found: asking.Check
     seat: str
     usage: Usage
+    quotes: asking.Quoted
 
 
 def prepare(run_id: str | None, question: str, agent: str | None = None,
@@ -107,9 +117,10 @@ def prepare(run_id: str | None, question: str, agent: str | None = None,
     return Prepared(ws, state, seats[name], question, research)
 
 
-def evidence(ws: Workspace, state: RunState) -> tuple[dict[str, Path], dict[str, Any]]:
+def evidence(ws: Workspace, state: RunState,
+             question: str) -> tuple[dict[str, Path], dict[str, Any]]:
     """The run's evidence as the ask's inputs (name in its folder → council's published
-    file), and what the prompt says of them."""
+    file), and what the prompt says of them, with the stored pages relevant to `question`."""
     inputs: dict[str, Path] = {ws.final_report.name: ws.final_report}
     reports = []
     for name, rec in state.agents.items():
@@ -121,7 +132,8 @@ def evidence(ws: Workspace, state: RunState) -> tuple[dict[str, Path], dict[str,
                 reports.append({"name": name, "file": path.name,
                                 "what": WHAT.get(phase.name, phase.name)})
     listing: dict[str, Any] = {"reports": reports, "claims_file": None, "sources": None,
-                               "pages": None, "claim_list": []}
+                               "pages": None, "claim_list": [], "stored": None,
+                               "stored_limit": asking.ASK_PAGES}
     claims = claimcheck.load(ws.root / CLAIMS)
     if claims is not None:
         inputs[CLAIMS] = ws.root / CLAIMS
@@ -140,7 +152,21 @@ def evidence(ws: Workspace, state: RunState) -> tuple[dict[str, Path], dict[str,
         atomic_write(path, "".join(f"## {url}\n\n{text}\n\n" for url, text in pages.items()))
         inputs[PAGES] = path
         listing["pages"] = PAGES
+    listing["stored"] = _stored(ws, question, claimcheck.listed(claims))
     return inputs, listing
+
+
+def _stored(ws: Workspace, question: str,
+            claims: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The stored pages relevant to `question` (asking.relevant), as verification shows
+    them (`shown`); None when the store holds no page's text."""
+    store = fetch.folder(ws.root)
+    stored = {r.canonical or r.url for r in fetch.load_index(store) if r.ok}
+    if not stored:
+        return None
+    chosen = asking.relevant(question, claims, read_final_report(ws),
+                             reportcheck.sources_of(ws), stored)
+    return shown(ws, [{"sources": [url]} for url in chosen]) if chosen else None
 
 
 def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None) -> Asked:
@@ -149,20 +175,20 @@ def ask(prepared: Prepared, publish: Callable[[Workspace], object] | None = None
     answer (exit 1: it was sent)."""
     ws, seat = prepared.ws, prepared.seat
     with RunLock(ws.root), owned(ws.root) as owner:
-        inputs, listing = evidence(ws, owner.state)
+        inputs, listing = evidence(ws, owner.state, prepared.question)
         name = asking.answer_name(prepared.question, asking.listed(ws.root))
         number = name.split("-", 1)[0]
         answer, used = _converse(_Turns(prepared, owner, listing), inputs, number)
-        found = _write_answer(prepared, name, answer, used)
+        found, quotes = _write_answer(prepared, owner.state, name, answer, used)
         _keep_log(ws, seat.name, number)
         events.emit(ws.root, ASK.name, f"finished: {asking.ASKS}/{name} ({len(found.cited)} "
                     f"of the run's sources cited, {graph.counted(len(found.claims), 'claim')} named"
                     + (f", {graph.counted(len(found.outside), 'URL')} outside them"
                        if found.outside else "")
-                    + ")")
+                    + f"; quotes {quotes.line})")
     if publish is not None:
         publish(ws)
-    return Asked(ws.root / asking.ASKS / name, found, seat.name, used)
+    return Asked(ws.root / asking.ASKS / name, found, seat.name, used, quotes)
 
 
 @dataclass(frozen=True)
@@ -225,17 +251,33 @@ def _converse(talk: _Turns, inputs: dict[str, Path], number: str) -> tuple[str, 
     return answer, used
 
 
-def _write_answer(prepared: Prepared, name: str, answer: str, used: Usage) -> asking.Check:
+def _write_answer(prepared: Prepared, state: RunState, name: str, answer: str,
+                  used: Usage) -> tuple[asking.Check, asking.Quoted]:
     """Check the answer against the run's evidence and write it, with what the check found,
     to research/<id>/asks/<name> (redacted, through agentfs's no-follow writer)."""
     ws, seat = prepared.ws, prepared.seat
     found = asking.check(answer, asking.run_sources(_json(ws.root / SOURCES)),
                          claimcheck.load(ws.root / CLAIMS), prepared.research)
     body = "\n".join(ln for ln in answer.splitlines() if ln.strip() != loop.MARKER)
+    quotes = _quotes(ws, state, body)
     text = (asking.header(prepared.question, ws.id, seat.name, seat.cli, prepared.research)
-            + body.strip() + "\n" + asking.footer(found, format_usage(used)))
+            + body.strip() + "\n" + asking.footer(found, format_usage(used), quotes))
     agentfs.write(ws.root, f"{asking.ASKS}/{name}", redact.clean(text))
-    return found
+    return found, quotes
+
+
+def _quotes(ws: Workspace, state: RunState, answer: str) -> asking.Quoted:
+    """The answer's quotes checked against the stored texts of the pages it cites (only
+    those texts are read); not checked, with why, when the run has no store."""
+    store = fetch.folder(ws.root)
+    records = [fetch.load_record(store, r.url) or r for r in fetch.load_index(store)]
+    if not records:
+        offline = state.options.offline or (reportcheck.load(ws) or {}).get("offline") is True
+        return asking.Quoted(unchecked=OFFLINE if offline else NO_STORE)
+    sources = reportcheck.sources_of(ws)
+    cited = asking.attributed(answer, sources)
+    texts = fetch.texts(store, [r for r in records if (r.canonical or r.url) in cited])
+    return asking.quoted(answer, sources, texts, records)
 
 
 def _book(state: RunState, seat: str, total: Usage) -> None:

@@ -5,7 +5,9 @@ verifiers are given the same stored text of the page their claims share, and the
 quotes, numbers and claim citations are checked against the store: a false quote and an
 untraced number are listed in integrity.json and marked where they stand, a true quote and a
 traced number are not, a claim sentence without a link is counted, and the header's line is
-integrity.json's. An agent cannot point the fetcher at a private address, a file: URL or a
+integrity.json's. `council ask` on that run is shown the stored page its question is about
+(the text reached the model's request) and its false quote is named under the answer. An
+agent cannot point the fetcher at a private address, a file: URL or a
 redirect to one (planted citations) unless the user's own config allows private addresses,
 and never at a file: URL."""
 
@@ -26,6 +28,7 @@ from council.evidence import fetch, integrity
 from council.evidence.reportcheck import INTEGRITY_JSON, LINE
 
 from .server import ScriptedServer
+from .test_ask_real import ask
 
 pytestmark = pytest.mark.realcli
 
@@ -50,6 +53,13 @@ def final_report(base: str) -> str:
         f'It also says "the moon is made of green cheese entirely" {link}.\n\n'
         f"The tide rose 42 centimetres above the datum {link}.\n\n"
         f"A later survey found the tide rose 97 centimetres above the datum {link}.\n")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ScriptedServer]:
+    """The scripted model, keeping each request's body: what the ask's seat was sent."""
+    with ScriptedServer({}, tmp_path / "server-log.jsonl", log_bodies=True) as srv:
+        yield srv
 
 
 @pytest.fixture
@@ -141,6 +151,24 @@ def test_quotes_numbers_and_citations_are_checked_against_the_store(
     told = (run / "agents" / "claude.repair" / "repair-prompt.md").read_text()
     assert "green cheese" in told
     assert "97" in told
+
+    # `council ask` answers from the stored page: its text reached the model's request, and
+    # of the answer's two quotes council names the false one only
+    gauge = f"{web.base}/claude/1"
+    true, false = "The tide rose 42 centimetres above the datum", "the gauge was washed away"
+    server.script = {"anthropic": {"write": f'The gauge page says "{true}" ([gauge]({gauge})). '
+                                            f'It adds "{false} in the storm" ([gauge]({gauge})).'}}
+    before = len(server.records())
+    proc = ask(cli_env, tmp_path, "--agent", "claude", "What did the harbour gauge record?")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    sent = [json.dumps(r.get("body")) for r in server.records()[before:]
+            if r.get("api") == "anthropic"]
+    assert any("BEGIN STORED SOURCES" in body and f"| {GAUGE}" in body for body in sent)
+    footer = Path(proc.stdout.strip()).read_text().split("## Checked by council", 1)[1]
+    assert "- Quotes: 1 of 2 found in the stored pages." in footer, footer
+    named = footer.split("- Not found in the stored text of the page it cites", 1)[1]
+    assert f'"{false} in the storm"' in named
+    assert true not in named
 
 
 def test_planted_citations_reach_no_private_address_or_file(

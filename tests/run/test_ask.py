@@ -4,10 +4,14 @@ ledger's line, status and the page; and the refusals, which start no CLI at all.
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 from conftest import Council
 
-from council.evidence import asking
+from council.evidence import asking, fetch
+from council.evidence.fetch import Record
+from council.run.ask import OFFLINE
 
 
 def _finished(council: Council) -> str:
@@ -39,6 +43,8 @@ def test_an_ask_answers_from_the_runs_evidence_and_council_checks_it(council: Co
     assert "RESEARCH_COMPLETE" not in text
     assert "- Sources of the run it cites: 1." in text
     assert "  - https://invented.example/page" in text
+    # the run was offline (COUNCIL_OFFLINE=1): no store, so no quote could be checked
+    assert f"- Quotes: not checked: {OFFLINE}." in text
     assert not (root / "ask-answer.md").exists()  # only asks/ holds the answer
     # One seat, one CLI process, in its own folder, with the run's evidence copied in.
     starts = [e for e in council.fake_log()[before:] if e["event"] == "start"]
@@ -133,3 +139,47 @@ def test_research_gives_the_web_to_the_research_turn_only(council: Council) -> N
     starts = [e for e in council.fake_log()[before:] if e["event"] == "start"]
     assert len(starts) == 1
     assert not {"WebSearch", "WebFetch"} & _offered(starts[0])
+
+
+PAGE = ("Tide tables for the harbour.\n\nHigh water comes twice a day, about twelve hours "
+        "and twenty-five minutes apart.\nThe moon pulls the sea toward it.")
+
+
+def _store(root: Path, url: str) -> None:
+    """The run's evidence store holding `url`'s text, as council's fetch writes it."""
+    folder = fetch.folder(root)
+    record = Record(url=url, key=fetch.key(url), canonical=url, final_url=url, status=200,
+                    fetched_at="2026-11-28T00:00:00Z", text_chars=len(PAGE))
+    fetch._write(folder, record, PAGE)
+    fetch.write_index(folder, [record])
+
+
+def test_an_ask_is_shown_the_stored_pages_and_its_false_quote_is_named(
+        council: Council) -> None:
+    _finished(council)
+    root = council.only_run()
+    source = json.loads((root / "sources.json").read_text())["sources"][0]["url"]
+    _store(root, source)
+    true = "High water comes twice a day"
+    false = "the moon pushes the sea away from it"
+    council.script({"claude:ask": {"marker_first_turn": True, "content":
+                    f'The page says "{true}" ([tides]({source})). It also says "{false}" '
+                    f"([tides]({source})).\n<!-- RESEARCH_COMPLETE -->\n"}})
+    proc = council.run("ask", "When is high water?")
+    assert proc.returncode == 0, proc.stderr
+    assert "1 quote not found in the stored pages" in proc.stderr
+    # the seat's prompt held the stored page, fenced and folded as verification shows it
+    prompt = (root / "agents" / "claude.ask" / "ask-prompt.md").read_text()
+    fenced = re.search(r"^----- BEGIN STORED SOURCES (\w{16}) -----\n(.*?)"
+                       r"^----- END STORED SOURCES \1 -----$", prompt, re.M | re.S)
+    assert fenced, prompt
+    assert fenced.group(2).startswith(f"SOURCE {source} (fetched 2026-11-28T00:00:00Z):\n"
+                                      "| Tide tables for the harbour.\n|\n| High water")
+    assert "You may quote the stored pages" in prompt
+    text = Path(proc.stdout.strip()).read_text()
+    footer = text.split(asking.FOOTER, 1)[1]
+    assert "- Quotes: 1 of 2 found in the stored pages." in footer
+    named = footer.split("- Not found in the stored text of the page it cites", 1)[1]
+    assert f'  - "{false}"' in named
+    assert true not in named
+    assert "quotes 1 of 2 found in the stored pages" in (root / "progress.log").read_text()
