@@ -294,6 +294,9 @@ def _mask(text: str) -> str:
         if whole.startswith("[") and "](" in whole:  # keep a markdown link's text
             cut = whole.index("](")
             return " " + whole[1:cut] + " " * (len(whole) - cut)
+        if m.group(3):  # a bare URL: the sentence's own ")." after it stays, a boundary
+            url = extract(whole)[0]
+            return " " * len(url) + whole[len(url):]
         return " " * len(whole)
 
     return REFERENCE.sub(blank, CODE.sub(blank, LINK.sub(link, text)))

@@ -10,6 +10,7 @@ import pytest
 
 from council.evidence import integrity
 from council.evidence.integrity import Integrity, check, mark
+from council.evidence.sources import canonical
 
 STUDY = "https://example.org/study"
 SURVEY = "https://example.org/survey"
@@ -202,3 +203,13 @@ def test_a_citation_right_after_the_sentence_counts() -> None:
     report = f'He said "cold weather shortens the range of every car". ([study]({STUDY}))\n'
     [quote] = check(report, [], SOURCES, TEXTS).quotes
     assert quote.found is True
+
+
+def test_a_bare_url_in_parentheses_ends_its_sentence() -> None:
+    """The ")." after a bare URL is the sentence's: the next sentence's quote is not credited
+    to this sentence's link."""
+    report = (f"Winter cuts range ({STUDY}). Then he said "
+              f'"cold weather shortens the range of every car" to the press.\n')
+    [first, second] = integrity.sentences(report)
+    assert first.sources == (canonical(STUDY),) and second.sources == ()
+    assert check(report, [], SOURCES, TEXTS).quotes == ()  # attributed to nothing
