@@ -154,9 +154,9 @@ async def _refetch_earlier(ctx: RunContext, scope: str) -> None:
     store = fetch.folder(ws.root)
     if since is None or is_offline(ctx.options) or (store / changes.PAGES_JSON).is_file():
         return
-    earlier = fetch.folder(ws.root.parent / since)
+    earlier = ws.root.parent / since
     limits = fetch.Limits()
-    records = changes.refetchable(earlier.parent, limits.max_urls)
+    records = changes.refetchable(earlier, limits.max_urls)
     policy = Policy.of(ctx.options.sources)
     outside = {r.url: why for r in records if (why := _outside(r.url, policy))}
     wanted = [r for r in records if r.url not in outside]
@@ -170,12 +170,14 @@ async def _refetch_earlier(ctx: RunContext, scope: str) -> None:
         pages.append(changes.Page(before.url, again.change, again.record.status, again.why))
         kept.append(again.record)
         if again.change in (Change.UNCHANGED, Change.UNKNOWN):  # the earlier text stands
-            await anyio.to_thread.run_sync(_copy, earlier, store, again.record,
+            await anyio.to_thread.run_sync(_copy, fetch.folder(earlier), store, again.record,
                                            again.change is Change.UNKNOWN)
     have = {r.canonical or r.url: r for r in fetch.load_index(store)}
     have.update({r.canonical or r.url: r for r in kept})
     await anyio.to_thread.run_sync(fetch.write_index, store, list(have.values()), limits)
     await anyio.to_thread.run_sync(changes.write_pages, store, since, pages)
+    if not pages:
+        return
     counts = {c: sum(p.change is c for p in pages) for c in Change}
     events.emit(ws.root, scope, f"evidence store: the {graph.counted(len(pages), 'page')} "
                 f"run {since} cites fetched again: {counts[Change.CHANGED]} changed, "

@@ -21,7 +21,7 @@ from council.store.loop import MARKER
 
 RUN = ("run", "--test", "--agents", "claude,codex", "--verify", "--depth", "standard")
 TOPIC = "Do tides follow the moon?"
-PATHS = ("/moon", "/salt", "/tide", "/waves")
+PATHS = ("/moon", "/salt", "/surge", "/tide", "/waves")
 
 
 def html(text: str) -> str:
@@ -35,14 +35,16 @@ def web() -> Iterator[PageServer]:
 
 
 def pages(web: PageServer) -> dict[str, str]:
-    """Four pages: two with an ETag (/moon will change, /salt will not), one without (/tide,
-    unchanged: compared by its hash), and /waves (gone by the second run)."""
+    """Five pages: two with an ETag (/moon will change, /salt will not), one without (/tide,
+    unchanged: compared by its hash), /waves (gone by the second run) and /surge (failing
+    by then: a server error says nothing of the page)."""
     web.add("/moon", Page(html("The moon raises the tides twice a day.").encode(),
                           headers={"ETag": '"moon-1"'}))
     web.add("/salt", Page(html("The sea holds 35 grams of salt per litre.").encode(),
                           headers={"ETag": '"salt-1"'}))
     web.add("/tide", html("Spring tides come every fortnight."))
     web.add("/waves", html("Waves are driven by the wind."))
+    web.add("/surge", html("A storm surge adds to the tide."))
     return {p: web.url(p) for p in PATHS}
 
 
@@ -101,6 +103,7 @@ def test_since_names_the_changed_and_the_gone_page_beside_their_claims(
     web.add("/moon", Page(html("The sun, not the moon, raises the tides.").encode(),
                           headers={"ETag": '"moon-2"'}))
     web.add("/waves", Page(html("Not found").encode(), status=404))
+    web.add("/surge", Page(html("Oops").encode(), status=500))
     script(council, urls, c1="CONTRADICTED")
 
     proc = council.run(*RUN, "--since", "latest", "--exit-code", timeout=120)
@@ -121,6 +124,9 @@ def test_since_names_the_changed_and_the_gone_page_beside_their_claims(
     assert "The sun, not the moon" in (fetch.load_text(store, records[urls["/moon"]]) or "")
     assert records[urls["/waves"]].gone
     assert not (store / f"{records[urls['/waves']].key}.txt").exists()
+    surge = records[urls["/surge"]]  # could not be fetched again: the earlier copy stands
+    assert surge.ok
+    assert "storm surge" in (fetch.load_text(store, surge) or "")
     # the verifier judged c1 against the page as it is now
     told = (two / "agents" / "codex" / "verification-prompt.md").read_text()
     assert "The sun, not the moon, raises the tides." in told
@@ -135,11 +141,13 @@ def test_since_names_the_changed_and_the_gone_page_beside_their_claims(
     assert [(p["url"], p["status"]) for p in pages_now["disappeared"]] == [(urls["/waves"], 404)]
     assert [c["id"] for c in pages_now["disappeared"][0]["claims"]] == ["c4"]
     assert pages_now["unchanged"] == 2
-    assert pages_now["unreachable"] == []
+    assert [(p["url"], p["why"]) for p in pages_now["unreachable"]] == \
+        [(urls["/surge"], "HTTP 500")]
     said = proc.stdout.splitlines()
     (headline,) = [line for line in said if line.startswith("changed since")]
     assert f"1 changed ({urls['/moon']})" in headline
     assert f"1 gone ({urls['/waves']}, HTTP 404)" in headline
+    assert f"1 not reachable ({urls['/surge']})" in headline
     assert "2 unchanged" in headline
     md = (two / changes.CHANGES_MD).read_text()
     assert f"- {urls['/moon']}\n  - c1 [SUPPORTED → CONTRADICTED, flipped]" in md
@@ -147,7 +155,7 @@ def test_since_names_the_changed_and_the_gone_page_beside_their_claims(
     report = (two / "final-report.md").read_text()
     assert f"- {urls['/moon']}\n" in report.split("\n# ", 1)[0]  # the opening section
     progress = (two / "progress.log").read_text()
-    assert "fetched again: 1 changed, 1 gone, 2 unchanged, 0 not reachable" in progress
+    assert "fetched again: 1 changed, 1 gone, 2 unchanged, 1 not reachable" in progress
 
     # a follow-up starts from this store: nothing changed, so nothing is downloaded again
     # but /tide (no ETag); the gone page, cited still, is asked for as a new one (it may be
@@ -162,10 +170,11 @@ def test_since_names_the_changed_and_the_gone_page_beside_their_claims(
     assert asked["/moon"].get("if-none-match") == '"moon-2"'
     assert asked["/salt"].get("if-none-match") == '"salt-1"'
     quiet = json.loads((three / changes.CHANGES_JSON).read_text())
-    assert quiet["changed"] is False
+    assert quiet["changed"] is False  # a page that could not be reached changes nothing
     assert quiet["sources"]["unchanged"] == 3
+    assert [p["url"] for p in quiet["sources"]["unreachable"]] == [urls["/surge"]]
     assert "no change since" in proc.stdout
-    assert "cited pages: 3 unchanged" in proc.stdout
+    assert f"cited pages: 1 not reachable ({urls['/surge']}), 3 unchanged" in proc.stdout
 
 
 def test_offline_since_fetches_nothing_and_says_the_pages_were_not_checked(
@@ -178,6 +187,6 @@ def test_offline_since_fetches_nothing_and_says_the_pages_were_not_checked(
     (two,) = runs(council) - {one}
     assert not (two / "evidence").exists()
     found = json.loads((two / changes.CHANGES_JSON).read_text())
-    assert found["sources"]["not_checked"] == {"why": changes.OFFLINE, "count": 4}
+    assert found["sources"]["not_checked"] == {"why": changes.OFFLINE, "count": 5}
     assert found["sources"]["changed"] == []
-    assert "cited pages: 4 pages not checked (offline)" in proc.stdout
+    assert "cited pages: 5 pages not checked (offline)" in proc.stdout
