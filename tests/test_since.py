@@ -58,7 +58,9 @@ def test_since_flips_one_claim_then_changes_nothing(council: Council) -> None:
         {"claim": "Spring tides come every fortnight.", "id": "c2", "before": "SUPPORTED",
          "after": "CONTRADICTED", "evidence": "scripted contradicted"}]
     assert changes["claims"]["unchanged"] == 1
-    assert changes["sources"] == {"new": [], "gone": []}
+    assert changes["sources"]["new"] == []
+    assert changes["sources"]["gone"] == []
+    assert changes["sources"]["changed"] == []  # offline: no store to fetch again
     assert "- SUPPORTED → CONTRADICTED: Spring tides come every fortnight." in \
         (two / "changes.md").read_text()
     claims_prompt = (two / "agents" / "claude" / "claims-prompt.md").read_text()

@@ -22,7 +22,7 @@ from typing import Any
 from council import graph
 from council.domains import Policy
 from council.errors import PhaseFailedError
-from council.evidence import changes, claimcheck, regression, score, sources
+from council.evidence import changes, claimcheck, fetch, regression, score, sources
 from council.evidence.coverage import SCOPE
 from council.evidence.coverage import load as load_scope
 from council.runoptions import OTHER_VENDORS, checkers
@@ -215,10 +215,18 @@ def _changes(ws: Workspace, state: RunState, ledger: sources.Ledger) -> str:
     since = state.options.since
     if since is None:
         return ""
-    before, cited_then = changes.recorded(ws.root.parent / since)
+    earlier = ws.root.parent / since
+    before, cited_then = changes.recorded(earlier)
     now = claimcheck.listed(verification_facts(ws))
+    pages = changes.load_pages(fetch.folder(ws.root))
+    not_checked = None
+    if pages is None:  # nothing was fetched again: say why, when there was something to fetch
+        why = changes.OFFLINE if state.options.offline or fetch.offline() else \
+            changes.NOT_FETCHED
+        not_checked = (why, len(changes.refetchable(earlier)))
     found = changes.compare(since, before, now, cited_then,
-                            [s.url for s in ledger.ordered() if s.agents])
+                            [s.url for s in ledger.ordered() if s.agents], pages or (),
+                            not_checked)
     text = changes.markdown(found)
     atomic_write(ws.root / changes.CHANGES_JSON,
                  json.dumps(found, indent=2, ensure_ascii=False) + "\n")

@@ -13,6 +13,18 @@ already (a resumed run's, an earlier step's) is not asked for again, and counts 
 store's bounds (fetch.room): the run's store, not each step's, holds at most its pages and
 bytes.
 
+A --since run starts from the earlier run's store (`refetch_earlier`): the pages the earlier
+run cites and had fetched are fetched again, conditionally (If-None-Match, If-Modified-Since,
+else the text's hash), into this run's store, and the earlier text is kept for each page that
+has not changed, so it is not downloaded again; `ensure` then fetches only what is new. This
+is the first thing `ensure` does in such a run, so before the verifiers and the antagonist
+read the store: they judge a claim against the page as it is now, which is why the page is
+fetched again at all. The synthesis calls it too before council stamps the report (where
+changes.json is written), for a --since run with nobody to check it (one seat).
+evidence/since.json records how each page came back (changes.Page); changes.compare names
+the pages that changed or disappeared beside the claims that cite them. Offline, nothing is
+fetched again and changes.json says the pages were not checked.
+
 The run's source policy applies (domains.Policy): a source outside it is not fetched, and its
 record says why; private addresses only where the user's own config allows them
 (`sources: {allow_private: true}`). `--offline` or COUNCIL_OFFLINE=1: nothing is fetched.
@@ -23,9 +35,11 @@ for."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -33,13 +47,13 @@ import anyio
 from council import graph, prompts
 from council.agents.pages import fetched_pages
 from council.domains import Policy
-from council.evidence import claimcheck, fetch, finalreport, reportcheck, sources
-from council.evidence.fetch import Record
+from council.evidence import changes, claimcheck, fetch, finalreport, reportcheck, sources
+from council.evidence.fetch import Change, Record
 from council.graph import Phase
 from council.phases import RunContext, run_parallel, seat_task
 from council.runoptions import RunOptions, Seat
 from council.seat import seatfolder
-from council.store import events, loop
+from council.store import disk, events, loop
 from council.store.disk import atomic_write
 from council.store.state import RunState
 from council.store.workspace import CLAIMS, Workspace
@@ -94,7 +108,8 @@ async def ensure(ctx: RunContext, scope: str, extra: Sequence[str] = ()) -> list
     failed and refused. Offline: what it holds, nothing fetched."""
     ws = ctx.ws
     store = fetch.folder(ws.root)
-    async with _LOCKS.setdefault(str(ws.root), anyio.Lock()):
+    async with _lock(ws):
+        await _refetch_earlier(ctx, scope)
         have = fetch.load_index(store)
         if is_offline(ctx.options):
             return have
@@ -120,6 +135,68 @@ async def ensure(ctx: RunContext, scope: str, extra: Sequence[str] = ()) -> list
         events.emit(ws.root, scope, f"evidence store: {tally([*got, *refused])} "
                     f"({len(records)} sources in {store.relative_to(ws.root)}/)")
         return records
+
+
+def _lock(ws: Workspace) -> anyio.Lock:
+    return _LOCKS.setdefault(str(ws.root), anyio.Lock())
+
+
+async def refetch_earlier(ctx: RunContext, scope: str) -> None:
+    """A --since run: the earlier run's cited pages fetched again (the module's docstring),
+    once in a run (evidence/since.json says it was done); nothing in any other run, or
+    offline."""
+    async with _lock(ctx.ws):
+        await _refetch_earlier(ctx, scope)
+
+
+async def _refetch_earlier(ctx: RunContext, scope: str) -> None:
+    since, ws = ctx.options.since, ctx.ws
+    store = fetch.folder(ws.root)
+    if since is None or is_offline(ctx.options) or (store / changes.PAGES_JSON).is_file():
+        return
+    earlier = ws.root.parent / since
+    limits = fetch.Limits()
+    records = changes.refetchable(earlier, limits.max_urls)
+    policy = Policy.of(ctx.options.sources)
+    outside = {r.url: why for r in records if (why := _outside(r.url, policy))}
+    wanted = [r for r in records if r.url not in outside]
+    got = await fetch.refetch_all(wanted, store, allow_private=policy.allow_private,
+                                  limits=limits) if wanted else {}
+    pages = [changes.Page(r.url, Change.UNKNOWN, why=f"{REFUSED}: {outside[r.url]}")
+             for r in records if r.url in outside]
+    kept: list[Record] = []
+    for before in wanted:
+        again = got[before.url]
+        pages.append(changes.Page(before.url, again.change, again.record.status, again.why))
+        kept.append(again.record)
+        if again.change in (Change.UNCHANGED, Change.UNKNOWN):  # the earlier text stands
+            await anyio.to_thread.run_sync(_copy, fetch.folder(earlier), store, again.record,
+                                           again.change is Change.UNKNOWN)
+    have = {r.canonical or r.url: r for r in fetch.load_index(store)}
+    have.update({r.canonical or r.url: r for r in kept})
+    await anyio.to_thread.run_sync(fetch.write_index, store, list(have.values()), limits)
+    await anyio.to_thread.run_sync(changes.write_pages, store, since, pages)
+    if not pages:
+        return
+    counts = {c: sum(p.change is c for p in pages) for c in Change}
+    events.emit(ws.root, scope, f"evidence store: the {graph.counted(len(pages), 'page')} "
+                f"run {since} cites fetched again: {counts[Change.CHANGED]} changed, "
+                f"{counts[Change.GONE]} gone, {counts[Change.UNCHANGED]} unchanged, "
+                f"{counts[Change.UNKNOWN]} not reachable")
+
+
+def _copy(earlier: Path, store: Path, record: Record, with_record: bool) -> None:
+    """The earlier store's text of a page that has not changed (or could not be fetched
+    again) into this run's store, and (`with_record`) its record, which refetch_all wrote
+    only for a page it could fetch."""
+    text = fetch.load_text(earlier, record)
+    if text is None:
+        return
+    store.mkdir(parents=True, exist_ok=True)
+    disk.atomic_write(store / f"{record.key}.txt", text, durable=False)
+    if with_record:
+        disk.atomic_write(store / f"{record.key}.json",
+                          json.dumps(record.to_dict(), indent=1) + "\n", durable=False)
 
 
 # --- what a seat is shown --------------------------------------------------------------

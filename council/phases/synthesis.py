@@ -190,6 +190,7 @@ async def run(ctx: RunContext, phase: Phase) -> None:
         finalreport.stamp_final_report(ws, ctx.owner, [s.name for s in survivors],
                                        len(ctx.options.seats), pen.name)
 
+    await evidence.refetch_earlier(ctx, name)  # --since: before changes.json is written
     stamp()
     await evidence.check_report(ctx, phase, pen, stamp)  # integrity.json, one repair turn
 
