@@ -34,6 +34,33 @@ def pytest_report_header() -> str:
     return "real CLIs: " + ", ".join(f"{cli} from {found[cli][1]}" for cli in CLIS)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), the realcli tests are one group: they run one
+    at a time on one worker, as they were written to, beside the rest on the others."""
+    for item in items:
+        if item.get_closest_marker("realcli"):
+            item.add_marker(pytest.mark.xdist_group("realcli"))
+
+
+# The closing "real CLIs used" lines the pytest-xdist workers handed back.
+WORKERS_CLIS: list[str] = []
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """A pytest-xdist worker ended: keep the CLIs its realcli tests ran on."""
+    for line in getattr(node, "workeroutput", {}).get("real_clis", []):
+        if line not in WORKERS_CLIS:
+            WORKERS_CLIS.append(line)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Under pytest-xdist, name the CLI versions the realcli tests ran on (without it,
+    tests/realcli/conftest.py does)."""
+    for line in WORKERS_CLIS:
+        terminalreporter.write_line(f"real CLIs used: {line}")
+
+
 @pytest.fixture(autouse=True)
 def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Every test gets its own research dir, config home and HOME; none touches the real one."""

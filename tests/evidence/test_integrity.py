@@ -211,5 +211,6 @@ def test_a_bare_url_in_parentheses_ends_its_sentence() -> None:
     report = (f"Winter cuts range ({STUDY}). Then he said "
               f'"cold weather shortens the range of every car" to the press.\n')
     [first, second] = integrity.sentences(report)
-    assert first.sources == (canonical(STUDY),) and second.sources == ()
+    assert first.sources == (canonical(STUDY),)
+    assert second.sources == ()
     assert check(report, [], SOURCES, TEXTS).quotes == ()  # attributed to nothing

@@ -69,9 +69,17 @@ def real_clis(tmp_path_factory: pytest.TempPathFactory) -> RealClis:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Name the CLI versions the realcli tests ran on, beside their pass/fail counts."""
+    """Name the CLI versions the realcli tests ran on, beside their pass/fail counts (in a
+    pytest-xdist worker, nothing: tests/conftest.py prints what the workers hand back)."""
     for clis in USED:
         terminalreporter.write_line(f"real CLIs used: {clis.describe()}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A pytest-xdist worker hands its closing line to the controller, which prints it."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["real_clis"] = [clis.describe() for clis in USED]
 
 
 @pytest.fixture
