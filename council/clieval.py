@@ -37,8 +37,12 @@ class _EvalCommand(click.Command):
                    "council:three, council:quick|standard|deep, council (deep), optionally "
                    "@FILE (a council config), or a FILE.yaml.")
 @click.option("--judge", required=True, metavar="J",
-              help="The one judge: cli:claude, cli:codex, cli:gemini (your CLI login) or an "
-                   "Inspect model (anthropic/…, openai/…, google/…).")
+              help="The judge: cli:claude, cli:codex, cli:gemini (your CLI login; "
+                   "cli:claude:MODEL for a model), a seat of your council config by name (its "
+                   "CLI and model), or an Inspect model (anthropic/…, openai/…, google/…).")
+@click.option("--second-judge", metavar="J",
+              help="A second judge, of another vendor than --judge, scores the same reports; "
+                   "the summary gives both scores and their rank agreement.")
 @click.option("--log-dir", type=click.Path(path_type=Path, file_okay=False), required=True,
               help="Inspect's logs, the council runs and summary.md/summary.html go here; "
                    "the same command again goes on where it stopped.")
@@ -61,11 +65,17 @@ class _EvalCommand(click.Command):
 @click.option("--judge-batch", is_flag=True,
               help="An Inspect model judge answers in its provider's batch mode (cheaper, "
                    "slower); not a cli: judge.")
+@click.option("--export", "export", nargs=2, metavar="drb DIR",
+              type=(click.Choice(["drb"]), click.Path(path_type=Path)),
+              help="Also write the scored reports to DIR in DeepResearch Bench's own form "
+                   "(DIR/<model>.jsonl: id, prompt, article), for its scripts; QUESTIONS must "
+                   "be drb:FOLDER.")
 @handle_errors
-def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path,
-             max_runs: int, per_vendor: int, test: bool, max_cost: float | None,
-             max_citations: int, language: str | None, limit: int | None,
-             confirm: bool, shard: str | None, judge_batch: bool) -> None:
+def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, second_judge: str | None,
+             log_dir: Path, max_runs: int, per_vendor: int, test: bool,
+             max_cost: float | None, max_citations: int, language: str | None,
+             limit: int | None, confirm: bool, shard: str | None, judge_batch: bool,
+             export: tuple[str, Path] | None) -> None:
     """Answer QUESTIONS (sample, a JSONL file, drb:FOLDER, drb2:FILE) with each configuration
     and compare them: rubric score, citation accuracy and cost (docs/eval.md). Needs the
     [eval] extra (Inspect AI): pip install 'council[eval]'."""
@@ -77,6 +87,7 @@ def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, log_dir: Path
     request = command.EvalRequest(questions, configs, judge, log_dir.absolute(), max_runs,
                                   per_vendor, test, max_cost, max_citations, language, limit,
                                   shards.parse(shard) if shard is not None else None,
-                                  judge_batch)
+                                  judge_batch, second_judge,
+                                  (export[0], export[1].absolute()) if export else None)
     sys.exit(command.main(request, echo, lambda line: echo(line, err=True),
                           (lambda: confirmed("Start the evaluation?")) if confirm else None))

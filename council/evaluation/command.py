@@ -1,6 +1,7 @@
 """`council eval QUESTIONS --config C [--config C …] --judge J --log-dir DIR`: the core the
 command line calls. Everything is checked before anything runs (the questions file line by
-line, each configuration as `council run` would check it, the judge and its credentials);
+line, each configuration as `council run` would check it, the judges and their credentials,
+the folder an `--export` goes to);
 then the plan is printed, as `council run` prints its own, and the configurations run as one
 Inspect eval set in DIR, which Inspect resumes: the same command again redoes no finished
 sample, and picks up an interrupted one where its council run stopped.
@@ -21,8 +22,20 @@ from types import FrameType
 from typing import Any
 
 from council.errors import UsageError
-from council.evaluation import configurations, dataset, results, shards, slots, summary
+from council.evaluation import (
+    configurations,
+    dataset,
+    export,
+    judges,
+    results,
+    scorers,
+    shards,
+    slots,
+    summary,
+)
 from council.evaluation.configurations import Configuration
+from council.evaluation.judges import Judge
+from council.evaluation.public_sets import DrbTask, drb_tasks
 from council.evaluation.questions import Question
 from council.evaluation.solver import MAX_RUNS_ENV
 from council.evaluation.task import MAX_CITATIONS
@@ -56,6 +69,8 @@ class EvalRequest:
     limit: int | None = None
     shard: shards.Shard | None = None  # --shard I/N: this worker's share only (shards.py)
     judge_batch: bool = False  # --judge-batch: an Inspect model judge in batch mode
+    second_judge: str | None = None  # --second-judge: another vendor's judge, same reports
+    export: tuple[str, Path] | None = None  # --export FORMAT DIR (export.py)
 
 
 class JudgeBatchRefused(UsageError):
@@ -72,17 +87,20 @@ class Prepared:
     judge: str  # as Inspect names it (cli/gemini)
     notes: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    judge_label: str | None = None  # how the plan and the summary name it (None: as given)
+    second: Judge | None = None
+    export_tasks: dict[str, DrbTask] | None = None  # --export drb: the benchmark's tasks
+
+    @property
+    def label(self) -> str:
+        return self.judge_label or self.request.judge
 
     @property
     def runs_dir(self) -> Path:
         return self.request.log_dir / RUNS
 
 
-def inspect_name(judge: str) -> str:
-    """`cli:gemini` → `cli/gemini` (Inspect's provider/model form); other names as given."""
-    if judge.startswith("cli:"):
-        return "cli/" + judge[4:].replace(":", "/", 1)
-    return judge
+inspect_name = judges.inspect_name
 
 
 def check_judge(name: str) -> Any:
@@ -101,7 +119,8 @@ def check_judge(name: str) -> Any:
         raise JudgeUnavailable(f"judge {name}: {text or type(exc).__name__}") from exc
 
 
-def prepare(request: EvalRequest, judge_model: Any = None) -> Prepared:
+def prepare(request: EvalRequest, judge_model: Any = None, second_model: Any = None
+            ) -> Prepared:
     """Check everything before anything runs; a UsageError (exit 2) names what is wrong."""
     from council.readiness import preflight
 
@@ -122,20 +141,46 @@ def prepare(request: EvalRequest, judge_model: Any = None) -> Prepared:
                 f"configuration {conf.name}: {exc}") from exc
         notes += [f"{conf.name}: {line}" for line in more]
         resolved.append((conf, options))
-    judge = inspect_name(request.judge)
-    if request.judge_batch and judge.startswith("cli/"):
-        raise JudgeBatchRefused(f"--judge-batch: the judge {request.judge} is a CLI, which has "
-                                "no batch mode; use an Inspect model judge (anthropic/…, "
-                                "openai/…, google/…) or leave --judge-batch out")
+    first = judges.resolve(request.judge, request.test)
+    second = None if request.second_judge is None else \
+        judges.second(first, request.second_judge, request.test)
+    for judge in (first, second):
+        if request.judge_batch and judge is not None and judge.is_cli:
+            raise JudgeBatchRefused(f"--judge-batch: the judge {judge.given} is a CLI, which "
+                                    "has no batch mode; use an Inspect model judge "
+                                    "(anthropic/…, openai/…, google/…) or leave --judge-batch "
+                                    "out")
     if judge_model is None:
-        check_judge(judge)
+        check_judge(first.model)
+    if second is not None and second_model is None:
+        check_judge(second.model)
+    tasks = _export_tasks(request)
     flags = []
-    vendor = configurations.judge_vendor(request.judge)
-    for conf, options in resolved:
-        if vendor is not None and configurations.sole_vendor(options) == vendor:
-            flags.append(f"the judge {request.judge} is of the same vendor ({vendor}) as "
-                         f"{conf.name}'s only agent: it may favour that configuration")
-    return Prepared(request, questions, resolved, judge, notes, flags)
+    for judge in [j for j in (first, second) if j is not None]:
+        for conf, options in resolved:
+            if configurations.sole_vendor(options) == judge.vendor:
+                flags.append(f"the judge {judge.given} is of the same vendor ({judge.vendor}) "
+                             f"as {conf.name}'s only agent: it may favour that configuration")
+    return Prepared(request, questions, resolved, first.model, notes, flags,
+                    first.label if first.seat else None, second, tasks)
+
+
+def _export_tasks(request: EvalRequest) -> dict[str, DrbTask] | None:
+    """--export drb DIR: DeepResearch Bench's tasks (the ids and prompts its scripts match
+    on), from the questions' own checkout; DIR checked writable."""
+    if request.export is None:
+        return None
+    form, folder = request.export
+    if form not in export.FORMATS:
+        raise export.ExportRefused(f"--export {form}: the formats are "
+                                   f"{', '.join(export.FORMATS)}")
+    if not request.questions.startswith(dataset.DRB):
+        raise export.ExportRefused(
+            f"--export {form}: the questions must be DeepResearch Bench's (drb:FOLDER), whose "
+            "scripts find each report by its task's id and prompt; these are "
+            f"{request.questions}")
+    export.check_folder(folder)
+    return drb_tasks(Path(request.questions[len(dataset.DRB):]))
 
 
 def pending(prepared: Prepared) -> dict[str, tuple[int, list[Usage]]]:
@@ -158,7 +203,8 @@ def plan_lines(prepared: Prepared) -> list[str]:
     """What the evaluation will do and roughly cost, before it spends anything."""
     req = prepared.request
     lines = [f"council eval: {len(prepared.questions)} questions ({req.questions}) × "
-             f"{len(prepared.configurations)} configurations, judged by {req.judge}"]
+             f"{len(prepared.configurations)} configurations, judged by {prepared.label}"
+             + (f", and again by {prepared.second.label}" if prepared.second else "")]
     todo = pending(prepared)
     total = 0
     for conf, options in prepared.configurations:
@@ -180,11 +226,15 @@ def plan_lines(prepared: Prepared) -> list[str]:
                      f"${total * req.max_cost:.2f} for the {total} runs")
     lines.append(f"at most {req.max_runs} council runs at once, {req.per_vendor} CLI processes "
                  "per vendor on this machine; the judge answers 2 or 3 prompts per sample "
-                 "(rubric, citations, RACE where there is a reference)")
+                 "(rubric, citations, RACE where there is a reference)"
+                 + ("; the second judge 1 or 2 (rubric, RACE)" if prepared.second else ""))
     lines += [f"note: {n}" for n in prepared.notes]
     lines += [f"warning: {f}" for f in prepared.flags]
     lines.append(f"logs: {req.log_dir} (inspect view --log-dir {req.log_dir}); council runs: "
                  f"{prepared.runs_dir}")
+    if req.export is not None:
+        lines.append(f"export: each configuration's reports to {req.export[1]} in "
+                     "DeepResearch Bench's form (<model>.jsonl), once they are scored")
     return lines
 
 
@@ -235,30 +285,43 @@ def tasks_of(prepared: Prepared) -> list[Any]:
                           configuration=conf.name, runs_dir=str(prepared.runs_dir.absolute()),
                           test=req.test, max_cost=req.max_cost,
                           max_citations=req.max_citations, language=req.language,
-                          limit=req.limit, start=start, stop=stop)
+                          limit=req.limit, start=start, stop=stop,
+                          # only when set: a task argument is part of the task's identity
+                          **({"second_judge": True} if prepared.second else {}))
             for conf, _ in prepared.configurations
             for start, stop in shards.slices(len(prepared.questions))]
 
 
-def grader(prepared: Prepared, judge_model: Any = None) -> Any:
-    """The judge for the `grader` role: in batch mode (GenerateConfig.batch) when asked. Set
-    on the role's model, not the eval set's config, which is part of each task's identity:
-    a worker in batch mode and one without still share their tasks."""
+def grader(prepared: Prepared, judge_model: Any = None, name: str | None = None) -> Any:
+    """The judge for the `grader` role (or the judge `name`, the second's): in batch mode
+    (GenerateConfig.batch) when asked. Set on the role's model, not the eval set's config,
+    which is part of each task's identity: a worker in batch mode and one without still
+    share their tasks."""
+    name = name or prepared.judge
     if judge_model is not None or not prepared.request.judge_batch:
-        return judge_model or prepared.judge
+        return judge_model or name
     from inspect_ai.model import GenerateConfig, get_model
 
-    return get_model(prepared.judge, config=GenerateConfig(batch=True))
+    return get_model(name, config=GenerateConfig(batch=True))
 
 
-def run_eval_set(prepared: Prepared, tasks: list[Any], judge: Any) -> list[Any]:
+def roles(prepared: Prepared, judge_model: Any = None,
+          second_model: Any = None) -> dict[str, Any]:
+    """Inspect's model roles: the judge, and the second judge when there is one."""
+    out = {scorers.ROLE: grader(prepared, judge_model)}
+    if prepared.second is not None:
+        out[scorers.SECOND_ROLE] = grader(prepared, second_model, prepared.second.model)
+    return out
+
+
+def run_eval_set(prepared: Prepared, tasks: list[Any], judge: dict[str, Any]) -> list[Any]:
     """Inspect's eval set over DIR (or, under INSPECT_EVAL_SET_CAPTURE or _SELECTION, its
-    manifest or a worker's share); its logs."""
+    manifest or a worker's share), with `judge` its model roles; its logs."""
     from inspect_ai import eval_set
 
     req = prepared.request
     _, logs = eval_set(
-        tasks, log_dir=str(req.log_dir), model=None, model_roles={"grader": judge},
+        tasks, log_dir=str(req.log_dir), model=None, model_roles=judge,
         max_tasks=max(len(tasks), 1), max_samples=req.max_runs, continue_on_fail=True,
         retry_attempts=1, retry_wait=1, log_dir_allow_dirty=True,
         display="rich" if sys.stdout.isatty() else "plain", score_display=False)
@@ -266,12 +329,12 @@ def run_eval_set(prepared: Prepared, tasks: list[Any], judge: Any) -> list[Any]:
 
 
 def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[str], None],
-             judge_model: Any = None) -> int:
-    """Run the eval set (or this worker's share of it); write the summary; the exit code.
-    `warn` takes the lines that say what went wrong (stderr)."""
+             judge_model: Any = None, second_model: Any = None) -> int:
+    """Run the eval set (or this worker's share of it); write the summary (and the export);
+    the exit code. `warn` takes the lines that say what went wrong (stderr)."""
     req = prepared.request
     req.log_dir.mkdir(parents=True, exist_ok=True)
-    judge = grader(prepared, judge_model)
+    judge = roles(prepared, judge_model, second_model)
     if req.shard is not None:
         return _worker(prepared, req.shard, echo, warn, judge)
     tasks = tasks_of(prepared)
@@ -281,8 +344,8 @@ def evaluate(prepared: Prepared, echo: Callable[[str], None], warn: Callable[[st
         warn(f"council: evaluation interrupted; run the same command again to go on where "
              f"it stopped (logs in {req.log_dir})")
         return code
-    rows, unread = _rows(logs, warn)
-    return _report(prepared, rows, echo, warn, missing=unread)
+    rows, unread, answers = _rows(logs, warn)
+    return _report(prepared, rows, echo, warn, missing=unread, answers=answers)
 
 
 def _interruptible(prepared: Prepared, run: Callable[[], list[Any]],
@@ -305,7 +368,7 @@ def _interruptible(prepared: Prepared, run: Callable[[], list[Any]],
 
 
 def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None],
-            warn: Callable[[str], None], judge: Any) -> int:
+            warn: Callable[[str], None], judge: dict[str, Any]) -> int:
     """Worker I of N (shards.py): its share of the tasks, resumed where its logs stopped,
     then the summary of what every worker has done so far."""
     req = prepared.request
@@ -341,15 +404,16 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
              f"where it stopped (logs in {req.log_dir})")
         return code
     logs = shards.newest_logs(req.log_dir, warn)
-    rows, mine_rows = [], []
+    rows, mine_rows, answers = [], [], []
     for task in planned:
         if task.identifier in logs:
-            got, _ = _rows([logs[task.identifier]], warn)  # counted missing below
+            got, _, said = _rows([logs[task.identifier]], warn)  # counted missing below
             rows += got
+            answers += said
             if task.identifier in mine:
                 mine_rows += got
     missing = sum(size.values()) - sum(1 for r in rows if r.score is not None)
-    code = _report(prepared, rows, echo, warn, missing, mine_rows)
+    code = _report(prepared, rows, echo, warn, missing, mine_rows, answers)
     if missing:
         echo(f"{missing} of {sum(size.values())} samples are still missing or failed: the "
              "other shards may still be running; the same command without --shard closes "
@@ -359,17 +423,24 @@ def _worker(prepared: Prepared, shard: shards.Shard, echo: Callable[[str], None]
 
 def _report(prepared: Prepared, rows: list[summary.Row], echo: Callable[[str], None],
             warn: Callable[[str], None], missing: int,
-            own: list[summary.Row] | None = None) -> int:
-    """Write the summary of `rows`; 1 if any of `own` (default: every row) failed."""
+            own: list[summary.Row] | None = None,
+            answers: list[export.Answer] | None = None) -> int:
+    """Write the summary of `rows` (and the export of `answers`, the scored reports); 1 if
+    any of `own` (default: every row) failed."""
     req = prepared.request
     flags = list(prepared.flags)
     if missing:
         flags.append(f"{missing} samples are still missing or failed: this summary covers "
                      "the others (the same command without --shard closes the set)")
     written = summary.write(req.log_dir, summary.summarise(
-        rows, [conf.name for conf, _ in prepared.configurations], req.judge, req.questions,
-        flags))
+        rows, [conf.name for conf, _ in prepared.configurations], prepared.label,
+        req.questions, flags, prepared.second.label if prepared.second else None))
     echo(f"summary: {written} and {req.log_dir / summary.SUMMARY_HTML}")
+    if req.export is not None and prepared.export_tasks is not None:
+        unscored = sum(1 for row in rows if row.score is None)
+        for line in export.write_drb(req.export[1], [c for c, _ in prepared.configurations],
+                                     answers or [], prepared.export_tasks, unscored):
+            echo(line)
     failed = [r for r in (rows if own is None else own) if r.score is None]
     if failed:
         first = failed[0]
@@ -380,10 +451,12 @@ def _report(prepared: Prepared, rows: list[summary.Row], echo: Callable[[str], N
     return 0
 
 
-def _rows(logs: list[Any], warn: Callable[[str], None]) -> tuple[list[summary.Row], int]:
-    """Each sample of each log, as the summary shows it, and how many samples the logs that
-    could not be read hold (each named to `warn`: its samples count as missing)."""
-    rows, unread = [], 0
+def _rows(logs: list[Any], warn: Callable[[str], None]
+          ) -> tuple[list[summary.Row], int, list[export.Answer]]:
+    """Each sample of each log, as the summary shows it; how many samples the logs that
+    could not be read hold (each named to `warn`: its samples count as missing); and the
+    report of each sample scored (for --export)."""
+    rows, unread, answers = [], 0, []
     for header in logs:
         full = shards.read_log(header.location)
         if full is None:
@@ -392,18 +465,22 @@ def _rows(logs: list[Any], warn: Callable[[str], None]) -> tuple[list[summary.Ro
             unread += header.eval.dataset.samples or 0
             continue
         conf = str((full.eval.task_args or {}).get("configuration", "?"))
-        rows += [summary.row_of(conf, sample) for sample in full.samples or []]
-    return rows, unread
+        for sample in full.samples or []:
+            row = summary.row_of(conf, sample)
+            rows.append(row)
+            if row.score is not None and sample.output is not None:
+                answers.append(export.Answer(conf, str(sample.id), sample.output.completion))
+    return rows, unread, answers
 
 
 def main(request: EvalRequest, echo: Callable[[str], None],
          warn: Callable[[str], None] | None = None, confirm: Callable[[], bool] | None = None,
-         judge_model: Any = None) -> int:
+         judge_model: Any = None, second_model: Any = None) -> int:
     """`council eval`: check, show the plan, ask when told to, run; the exit code."""
-    prepared = prepare(request, judge_model)
+    prepared = prepare(request, judge_model, second_model)
     for line in plan_lines(prepared):
         echo(line)
     if confirm is not None and not confirm():
         echo("not started")  # the user's answer, not an error
         return 0
-    return evaluate(prepared, echo, warn or echo, judge_model)
+    return evaluate(prepared, echo, warn or echo, judge_model, second_model)

@@ -15,7 +15,8 @@ from pathlib import Path
 from council.evaluation.public_sets import load_drb, load_drb2
 from council.evaluation.questions import SAMPLE, Question, QuestionsError, load_file, sample_file
 
-PREFIXES = ("drb:", "drb2:")
+DRB, DRB2 = "drb:", "drb2:"
+PREFIXES = (DRB, DRB2)
 
 
 def canonical_spec(spec: str) -> str:
@@ -35,10 +36,10 @@ def load(spec: str, language: str | None = None,
     notes: list[str] = []
     if spec == SAMPLE:
         questions = load_file(sample_file())
-    elif spec.startswith("drb2:"):
-        questions, notes = load_drb2(Path(spec[5:]))
-    elif spec.startswith("drb:"):
-        questions = load_drb(Path(spec[4:]))
+    elif spec.startswith(DRB2):
+        questions, notes = load_drb2(Path(spec[len(DRB2):]))
+    elif spec.startswith(DRB):
+        questions = load_drb(Path(spec[len(DRB):]))
     else:
         questions = load_file(Path(spec))
     if language:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,32 +47,56 @@ def _find(folder: Path, names: tuple[str, ...]) -> Path | None:
     return None
 
 
-def load_drb(folder: Path) -> list[Question]:
-    """DeepResearch Bench from a checkout of its repository (or a folder holding the three
-    files): every task of query.jsonl, with its criteria and reference report where the other
-    two files have them."""
+@dataclass(frozen=True)
+class DrbTask:
+    """A task of DeepResearch Bench's query.jsonl as its own scripts read it: they find a
+    model's article by the task's id (as written: a number) and by its prompt, character for
+    character."""
+
+    id: int | str
+    prompt: str
+    language: str | None
+
+
+def drb_tasks(folder: Path) -> dict[str, DrbTask]:
+    """Every task of DeepResearch Bench's query.jsonl in `folder` (a checkout), by its id as
+    a question's id (a string)."""
     query = _find(folder, DRB_FILES["query"])
     if query is None:
         raise QuestionsError(f"{folder}: no {DRB_FILES['query'][0]} (a checkout of "
                              "github.com/Ayanami0730/deep_research_bench)")
+    tasks: dict[str, DrbTask] = {}
+    for number, task in json_lines(query, "DeepResearch Bench query file"):
+        tid, prompt = task.get("id"), task.get("prompt")
+        if tid is None or not isinstance(prompt, str) or not prompt.strip():
+            raise QuestionsError(f"{query}:{number}: a task needs an 'id' and a 'prompt'")
+        key, language = str(tid), task.get("language")
+        if key in tasks:
+            raise QuestionsError(f"{query}: question id {key!r} appears twice")
+        tasks[key] = DrbTask(tid if isinstance(tid, int | str) and not isinstance(tid, bool)
+                             else key, prompt, str(language) if language else None)
+    return tasks
+
+
+def load_drb(folder: Path) -> list[Question]:
+    """DeepResearch Bench from a checkout of its repository (or a folder holding the three
+    files): every task of query.jsonl, with its criteria and reference report where the other
+    two files have them."""
+    tasks = drb_tasks(folder)
+    query = _find(folder, DRB_FILES["query"])
     criteria_file = _find(folder, DRB_FILES["criteria"])
     reference_file = _find(folder, DRB_FILES["reference"])
     criteria = _by_id(criteria_file) if criteria_file else {}
     references = _by_id(reference_file) if reference_file else {}
     questions = []
-    for number, task in json_lines(query, "DeepResearch Bench query file"):
-        where = f"{query}:{number}"
-        tid, prompt = task.get("id"), task.get("prompt")
-        if tid is None or not isinstance(prompt, str) or not prompt.strip():
-            raise QuestionsError(f"{where}: a task needs an 'id' and a 'prompt'")
-        key = str(tid)
+    for key, task in tasks.items():
         crit = criteria.get(key)
         items, weights = _drb_criteria(crit, f"{criteria_file}: task {key}") if crit else ((), {})
         article = (references.get(key) or {}).get("article")
         questions.append(Question(
-            key, prompt.strip(), items,
+            key, task.prompt.strip(), items,
             article if isinstance(article, str) and article.strip() else None, weights,
-            DRB_SOURCE, str(task.get("language")) if task.get("language") else None))
+            DRB_SOURCE, task.language))
     return unique(questions, str(query))
 
 

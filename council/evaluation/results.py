@@ -1,7 +1,7 @@
 """A sample's council run as the evaluation sees it: which run folder answers the question,
 whether it is finished, resumable or to start afresh, and what it produced (the final report,
-its sources and claims, and its tokens, dollars and wall time as council's ledger read them
-from the CLIs; Inspect cannot meter the CLIs itself).
+its sources and claims, its integrity figures (integrity.json), and its tokens, dollars and
+wall time as council's ledger read them from the CLIs; Inspect cannot meter the CLIs itself).
 
 Each sample has a folder of its own, `RUNS/<configuration>/<question>/`, holding a research
 folder for `council run --research-dir` and `wall.json`, the run's wall time summed over
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from council.errors import CouncilError
-from council.evidence import ledger
+from council.evidence import ledger, reportcheck
 from council.evidence.ledger import Usage
 from council.store import agentfs
 from council.store.disk import atomic_write
@@ -108,6 +108,8 @@ class Outcome:
     claims: dict[str, int] | None = None
     error: str | None = None
     per_phase: dict[str, dict[str, Any]] = field(default_factory=dict)  # Usage.to_dict()s
+    # integrity.json's figures (evidence/reportcheck.figures); None: the run has none
+    integrity: dict[str, Any] | None = None
 
     def metadata(self) -> dict[str, Any]:
         """The sample's record of its run (Inspect metadata: plain JSON): where it is, its
@@ -118,7 +120,7 @@ class Outcome:
             "per_agent": self.per_agent, "sources": self.sources, "claims": self.claims,
             "sources_json": _ledger(self.run_dir / "sources.json"),
             "claims_json": _ledger(self.run_dir / "claims.json"),
-            "error": self.error, "per_phase": self.per_phase,
+            "error": self.error, "per_phase": self.per_phase, "integrity": self.integrity,
         }
 
 
@@ -135,7 +137,8 @@ def read_outcome(ws: Workspace, folder: Path) -> Outcome:
         wall_s=walls(folder).get(state.id, 0.0), per_agent=per_agent,
         sources=_count_sources(ws.root / "sources.json"), claims=_tally(ws.root / "claims.json"),
         error=state.error,
-        per_phase={phase: used.to_dict() for phase, used in ledger.per_phase(state).items()})
+        per_phase={phase: used.to_dict() for phase, used in ledger.per_phase(state).items()},
+        integrity=reportcheck.figures(ws))
 
 
 def _report(path: Path) -> str:

@@ -1,6 +1,9 @@
 """DIR/summary.md and DIR/summary.html: per configuration, how good its reports were, how well
-their citations hold up and what they cost; then the paired differences between
-configurations on the same questions, with their intervals, and a plot of score against cost.
+their citations hold up and what they cost; council's own integrity figures of the reports
+(quotes, numbers, inline citations, lost sources); with a second judge, its scores of the same
+reports and how far the two judges agree on their ranking; then the paired differences
+between configurations on the same questions, with their intervals, and a plot of score
+against cost.
 
 `rows` reads Inspect's logs; everything after it is pure (tested with made-up rows). The
 page is self-contained (no script, no font or file from the network; its
@@ -19,8 +22,22 @@ from typing import Any
 
 from council import graph
 from council.evaluation import stats
+from council.evaluation.agreement import Agreement, kendall
 
 SUMMARY_MD, SUMMARY_HTML, SUMMARY_SVG = "summary.md", "summary.html", "summary.svg"
+NOT_CHECKED = "not checked"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A run's integrity figures (integrity.json) as counts; None where the run did not
+    check (offline: quotes, numbers, sources; a run without integrity.json: everything)."""
+
+    quotes: tuple[int, int] | None = None  # (found, checked)
+    numbers: tuple[int, int] | None = None  # (traced, checked)
+    cited: tuple[int, int] | None = None  # (cited, claim sentences)
+    gone: int | None = None
+    retracted: int | None = None
 
 
 @dataclass(frozen=True)
@@ -39,6 +56,21 @@ class Row:
     wall_s: float = 0.0
     error: str | None = None
     phase_costs: Mapping[str, float] = field(default_factory=dict)  # phase → its cost, known
+    integrity: Checked = field(default_factory=Checked)
+    second: float | None = None  # the second judge's rubric score; None: none, or failed
+    second_race: float | None = None
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """A configuration's integrity figures summed over its runs."""
+
+    quotes: tuple[int, int] | None  # None: no run checked them
+    numbers: tuple[int, int] | None
+    cited: tuple[int, int] | None
+    gone: int | None
+    retracted: int | None
+    unchecked: int  # runs whose quotes and numbers were not checked
 
 
 @dataclass(frozen=True)
@@ -58,6 +90,9 @@ class ConfigStats:
     # Mean cost per run of each phase (a run that skipped it counts 0); only phases whose
     # cost every run that had them reported.
     phase_costs: dict[str, float] = field(default_factory=dict)
+    integrity: Pooled | None = None
+    second: stats.Estimate = field(default_factory=lambda: stats.mean_ci([]))
+    second_race: stats.Estimate = field(default_factory=lambda: stats.mean_ci([]))
 
 
 @dataclass(frozen=True)
@@ -74,6 +109,11 @@ class Summary:
     configurations: list[ConfigStats]
     differences: list[Difference]
     flags: list[str] = field(default_factory=list)
+    second_judge: str | None = None
+    # The two judges' rank agreement over the reports both scored: on the rubric, and on
+    # RACE where the questions have references.
+    agreement: Agreement | None = None
+    race_agreement: Agreement | None = None
 
     def winner(self) -> str | None:
         """The configuration whose paired difference with every other excludes zero in its
@@ -100,9 +140,29 @@ def _phase_costs(rows: Sequence[Row]) -> dict[str, float]:
             for p in graph.GRAPH if p.name in had}
 
 
+def _sum(pairs: Sequence[tuple[int, int] | None]) -> tuple[int, int] | None:
+    had = [p for p in pairs if p is not None]
+    return (sum(p[0] for p in had), sum(p[1] for p in had)) if had else None
+
+
+def _total(counts: Sequence[int | None]) -> int | None:
+    had = [c for c in counts if c is not None]
+    return sum(had) if had else None
+
+
+def pooled(rows: Sequence[Row]) -> Pooled:
+    """The runs' integrity figures summed; what no run checked stays None."""
+    checks = [r.integrity for r in rows]
+    return Pooled(_sum([c.quotes for c in checks]), _sum([c.numbers for c in checks]),
+                  _sum([c.cited for c in checks]), _total([c.gone for c in checks]),
+                  _total([c.retracted for c in checks]),
+                  sum(1 for c in checks if c.quotes is None and c.numbers is None))
+
+
 def summarise(rows: Iterable[Row], configurations: Sequence[str], judge: str, questions: str,
-              flags: Sequence[str] = ()) -> Summary:
+              flags: Sequence[str] = (), second_judge: str | None = None) -> Summary:
     by_conf: dict[str, list[Row]] = {c: [] for c in configurations}
+    rows = list(rows)
     for row in rows:
         by_conf.setdefault(row.configuration, []).append(row)
     out = []
@@ -120,12 +180,23 @@ def summarise(rows: Iterable[Row], configurations: Sequence[str], judge: str, qu
             total_cost / len(ok) if total_cost is not None and ok else None,
             any(r.estimated for r in ok), _mean([r.wall_s for r in ok]),
             total_cost / supported if total_cost is not None and supported else None,
-            len(items) - len(ok), _phase_costs(ok)))
+            len(items) - len(ok), _phase_costs(ok), pooled(ok),
+            stats.mean_ci([r.second for r in ok if r.second is not None]),
+            stats.mean_ci([r.second_race for r in ok if r.second_race is not None])))
     scores = {name: {r.question: r.score for r in items if r.score is not None}
               for name, items in by_conf.items()}
     differences = [Difference(a, b, stats.paired(scores[a], scores[b]))
                    for a, b in combinations(list(by_conf), 2)]
-    return Summary(judge, questions, out, differences, list(flags))
+    agreement = race_agreement = None
+    if second_judge is not None:
+        scored = [r for r in rows if r.score is not None]
+        agreement = kendall([(r.score, r.second) for r in scored
+                             if r.score is not None and r.second is not None])
+        races = [(r.race, r.second_race) for r in scored
+                 if r.race is not None and r.second_race is not None]
+        race_agreement = kendall(races) if races else None
+    return Summary(judge, questions, out, differences, list(flags), second_judge, agreement,
+                   race_agreement)
 
 
 # ---------------------------------------------------------------------------------- text
@@ -186,6 +257,93 @@ def phase_table(summary: Summary) -> tuple[list[str], list[tuple[str, ...]]]:
     return [p.label for p in phases], rows
 
 
+INTEGRITY_HEADER = ("configuration", "quotes found", "numbers traced", "claim sentences cited",
+                    "cited sources gone", "retracted", "runs not checked")
+INTEGRITY_NOTE = (
+    "From each run's integrity.json: council's own check of the final report against the "
+    "texts of its sources it fetched, no model involved: quotes found in their cited source, "
+    "numbers traced to a cited source, sentences stating a checked claim that carry an inline "
+    "link, cited sources gone (404, 410) or retracted. Summed over the runs. A run that "
+    "fetched nothing (--offline) or has no integrity.json did not check its quotes, numbers "
+    "and sources: it is counted under runs not checked, never as 0.")
+
+
+def _share(pair: tuple[int, int] | None) -> str:
+    if pair is None:
+        return NOT_CHECKED
+    hit, total = pair
+    return "none in the reports" if not total else f"{hit} of {total} ({100 * hit / total:.0f}%)"
+
+
+def _count(value: int | None) -> str:
+    return NOT_CHECKED if value is None else str(value)
+
+
+def integrity_rows(summary: Summary) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for c in summary.configurations:
+        p = c.integrity or Pooled(None, None, None, None, None, 0)
+        out.append((c.configuration, _share(p.quotes), _share(p.numbers), _share(p.cited),
+                    _count(p.gone), _count(p.retracted), str(p.unchecked)))
+    return out
+
+
+SECOND_HEADER = ("configuration", "n", "score, first judge", "score, second judge",
+                 "RACE, first judge", "RACE, second judge")
+
+
+def second_rows(summary: Summary) -> list[tuple[str, ...]]:
+    return [(c.configuration, str(c.second.n), _interval(c.score), _interval(c.second),
+             _interval(c.race) if c.race.n else "–",
+             _interval(c.second_race) if c.second_race.n else "–")
+            for c in summary.configurations]
+
+
+def _ranking(estimates: Sequence[tuple[str, float | None]]) -> list[str]:
+    return [name for name, _ in sorted(((n, m) for n, m in estimates if m is not None),
+                                       key=lambda item: -(item[1] or 0.0))]
+
+
+def agreement_lines(summary: Summary) -> list[str]:
+    """How far the two judges agree: on the reports' ranking, and on the configurations'."""
+    if summary.second_judge is None or summary.agreement is None:
+        return []
+    lines = [f"Rubric scores: {summary.agreement.words()}."]
+    if summary.race_agreement is not None:
+        lines.append(f"RACE scores: {summary.race_agreement.words()}.")
+    first = _ranking([(c.configuration, c.score.mean) for c in summary.configurations])
+    second = _ranking([(c.configuration, c.second.mean) for c in summary.configurations])
+    if len(first) > 1 and len(second) > 1:
+        if first == second:
+            lines.append("Both judges rank the configurations in the same order: "
+                         f"{' > '.join(first)}.")
+        else:
+            lines.append(f"The judges rank the configurations differently: the first "
+                         f"{' > '.join(first)}, the second {' > '.join(second)}.")
+    return lines
+
+
+AGREEMENT_NOTE = (
+    "Kendall's tau-b over the reports both judges scored: +1 when the second judge ranks every "
+    "pair of reports as the first does, 0 when their rankings are unrelated, -1 when it "
+    "reverses them; a pair one judge scores equal counts for neither.")
+
+
+def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(head) + " |", "|" + "---|" * len(head),
+            *("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
+              for row in rows)]
+
+
+def _html_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    e = html.escape
+    return ("<table><thead><tr>" + "".join(f"<th>{e(h)}</th>" for h in head)
+            + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f'<td data-label="{e(label)}">{e(cell)}</td>'
+                                       for label, cell in zip(head, row, strict=True))
+                      + "</tr>" for row in rows) + "</tbody></table>")
+
+
 def difference_lines(summary: Summary) -> list[str]:
     lines = []
     for d in summary.differences:
@@ -213,24 +371,28 @@ def markdown(summary: Summary) -> str:
     out += [f"> ⚠ {flag}" for flag in summary.flags]
     if summary.flags:
         out.append("")
-    out += ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-            for row in table_rows(summary)]
+    out += _md_table(HEADER, table_rows(summary))
     out += ["",
             "Score: the share of each question's rubric the report meets, weighted, in points "
             "of 100, mean over the questions with its 95% interval (Student's t). Citation "
             "accuracy: sampled (claim, source) pairs the judge found the source to support, "
             "pooled, with a Wilson 95% interval. Costs are council's ledger of the CLIs' own "
             "usage (`~`: priced by council from its table).", ""]
+    out += ["## Integrity (computed by council)", "", *_md_table(INTEGRITY_HEADER,
+                                                                  integrity_rows(summary)),
+            "", INTEGRITY_NOTE, ""]
+    if summary.second_judge is not None:
+        out += ["## Second judge", "",
+                f"The same reports scored by **{summary.second_judge}** as well as by "
+                f"**{summary.judge}**, in points of 100:", "",
+                *_md_table(SECOND_HEADER, second_rows(summary)), "",
+                *[f"- {line}" for line in agreement_lines(summary)], "", AGREEMENT_NOTE, ""]
     labels, phase_rows = phase_table(summary)
     if labels:
         head = ("configuration", *labels)
         out += ["## Cost by phase", "", "Mean cost per run of each phase (`–`: the "
                 "configuration does not run it); each run's accounts are in its report.html.",
-                "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                for row in phase_rows]
-        out.append("")
+                "", *_md_table(head, phase_rows), ""]
     out += ["## Paired differences (same questions)", ""]
     out += [f"- {line}" for line in difference_lines(summary)] or ["- one configuration only"]
     winner = summary.winner()
@@ -335,6 +497,15 @@ def page(summary: Summary) -> str:
     winner = summary.winner()
     won = (f"<p><strong>{e(winner)}</strong> scores higher than every other configuration "
            "here, beyond the 95% interval.</p>") if winner else ""
+    checks = ("<h2>Integrity (computed by council)</h2>"
+              + _html_table(INTEGRITY_HEADER, integrity_rows(summary))
+              + f"<p>{e(INTEGRITY_NOTE)}</p>")
+    second = "" if summary.second_judge is None else (
+        f"<h2>Second judge</h2><p>The same reports scored by <strong>"
+        f"{e(summary.second_judge)}</strong> as well as by <strong>{e(summary.judge)}"
+        "</strong>, in points of 100:</p>" + _html_table(SECOND_HEADER, second_rows(summary))
+        + "<ul>" + "".join(f"<li>{e(line)}</li>" for line in agreement_lines(summary))
+        + f"</ul><p>{e(AGREEMENT_NOTE)}</p>")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
@@ -350,6 +521,8 @@ Configurations: {e(names)}.</p>
 <p>Score: the share of each question's rubric the report meets, weighted, in points of 100,
 mean over the questions with its 95% interval. Citation accuracy: sampled citations the judge
 found their sources to support, pooled, with a Wilson 95% interval.</p>
+{checks}
+{second}
 {by_phase}
 <h2>Paired differences (same questions)</h2>
 <ul>{diffs}</ul>
@@ -389,13 +562,45 @@ def row_of(configuration: str, sample: Any) -> Row:
     phases = phases if isinstance(phases, dict) else {}
     phase_costs = {str(name): float(used["cost_usd"]) for name, used in phases.items()
                    if isinstance(used, dict) and isinstance(used.get("cost_usd"), int | float)}
+    second = _score(scores, "second_judge")
+    second_race = (second.metadata or {}).get("race") if second is not None else None
     return Row(configuration, str(sample.id), float(rubric.value),
                float(race) if isinstance(race, int | float) else None,
                int(cite_value.get("supported") or 0), int(cite_value.get("checked") or 0),
                int(cost_value.get("tokens") or 0),
                float(cost_value["cost_usd"]) if cost_meta.get("cost_known") else None,
                bool(cost_meta.get("estimated")), float(cost_value.get("wall_s") or 0.0),
-               phase_costs=phase_costs)
+               phase_costs=phase_costs, integrity=checked_of(_score(scores, "integrity")),
+               second=_number(second.value) if second is not None else None,
+               second_race=_number(second_race))
+
+
+def _number(value: Any) -> float | None:
+    """A finite number, else None (NaN is Inspect's unscored)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _pair(value: Any) -> tuple[int, int] | None:
+    """[hit, of] as a pair; None when it is not one (not checked)."""
+    if isinstance(value, list | tuple) and len(value) == 2 and \
+            all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+        return int(value[0]), int(value[1])
+    return None
+
+
+def checked_of(score: Any) -> Checked:
+    """The integrity scorer's counts (scorers.integrity_value's metadata); None where the
+    run did not check."""
+    meta = (score.metadata or {}) if score is not None else {}
+
+    def whole(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    return Checked(_pair(meta.get("quotes")), _pair(meta.get("numbers")),
+                   _pair(meta.get("cited")), whole(meta.get("gone")),
+                   whole(meta.get("retracted")))
 
 
 def _message(text: str) -> str:

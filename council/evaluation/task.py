@@ -7,6 +7,9 @@ it directly:
     inspect eval council/deep_research -T questions=sample -T configuration=single:claude \\
         --model-role grader=cli/gemini
 
+With `-T second_judge=true` a second judge scores the rubric too: `--model-role
+second_grader=cli/codex`.
+
 The task's model is `council/<configuration>` (`council/single:claude`), the name Inspect's
 log and viewer show: what answers is the configuration (a solver), not a chat model, so that
 model is never called; the judge is the only model Inspect calls."""
@@ -52,7 +55,7 @@ def deep_research(questions: str = "sample", configuration: str = "council",
                   runs_dir: str = DEFAULT_RUNS_DIR, test: bool = False,
                   max_cost: float | None = None, max_citations: int = MAX_CITATIONS,
                   language: str | None = None, limit: int | None = None,
-                  start: int = 0, stop: int | None = None) -> Task:
+                  start: int = 0, stop: int | None = None, second_judge: bool = False) -> Task:
     """Deep research questions answered by a council configuration.
 
     Args:
@@ -66,6 +69,7 @@ def deep_research(questions: str = "sample", configuration: str = "council",
         limit: only the first N questions.
         start, stop: only questions[start:stop] of those (`council eval` cuts each
             configuration's questions into slices, one task each: shards.py).
+        second_judge: score the rubric again with the `second_grader` model role.
     """
     found, _ = dataset.load(questions, language, limit)
     samples = [Sample(id=q.id, input=q.question, metadata=q.metadata())
@@ -74,7 +78,8 @@ def deep_research(questions: str = "sample", configuration: str = "council",
     return Task(
         dataset=samples,
         solver=council_run(configuration, str(Path(runs_dir).absolute()), test, max_cost),
-        scorer=[scorers.rubric(), scorers.citation_check(max_citations), scorers.cost()],
+        scorer=[scorers.rubric(), scorers.citation_check(max_citations), scorers.cost(),
+                scorers.integrity(), *([scorers.second_rubric()] if second_judge else [])],
         model=f"{PROVIDER}/{configuration}",
         display_name=f"deep_research {configuration}{part}",
         metadata={"configuration": configuration, "questions": questions})

@@ -41,6 +41,25 @@ class Evaluator:
         path.write_text("".join(json.dumps(q) + "\n" for q in items or TWO_QUESTIONS))
         return path
 
+    def drb(self, name: str = "drb") -> Path:
+        """A DeepResearch Bench checkout of two tasks, as its repository lays them out: ids
+        are numbers, one prompt ends in a space (the benchmark's own query.jsonl has one),
+        one task has a reference report."""
+        root = self.root / name
+        query = root / "data" / "prompt_data" / "query.jsonl"
+        reference = root / "data" / "test_data" / "cleaned_data" / "reference.jsonl"
+        for path in (query, reference):
+            path.parent.mkdir(parents=True)
+        query.write_text(
+            json.dumps({"id": 1, "topic": "Science", "language": "en",
+                        "prompt": "How do tides work? "}) + "\n"
+            + json.dumps({"id": 2, "topic": "Science", "language": "en",
+                          "prompt": "Why is the sky blue?"}) + "\n")
+        reference.write_text(json.dumps({"id": 1, "prompt": "How do tides work? ",
+                                         "article": "The Moon and the Sun pull the sea."})
+                             + "\n")
+        return root
+
     def judge(self, **settings: Any) -> None:
         path = self.root / "judge-script.json"
         path.write_text(json.dumps(settings))

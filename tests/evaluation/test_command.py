@@ -4,6 +4,7 @@ process and the next run finishes what was left."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -219,6 +220,65 @@ def test_a_judge_that_prefers_one_configuration_makes_it_win(
     assert "council scores higher" in (log_dir / "summary.html").read_text()
 
 
+def test_two_judges_integrity_and_an_export_for_deepresearch_bench(
+        evaluator: Evaluator) -> None:
+    """DeepResearch Bench's layout, judged by gemini and again by codex (both preferring the
+    council's reports, which cite codex), offline: the summary has both judges and their
+    agreement, the integrity figures not checked (nothing fetched), and the export is what
+    the benchmark's scripts read."""
+    evaluator.judge(prefer="codex")
+    drb = evaluator.drb()
+    log_dir, out = evaluator.root / "eval", drb / "data" / "test_data" / "raw_data"
+    done = evaluator.run(f"drb:{drb}", *CONFIGS, "--judge", "cli:gemini",
+                         "--second-judge", "cli:codex", "--log-dir", str(log_dir), "--test",
+                         "--export", "drb", str(out))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "judged by cli:gemini, and again by cli:codex" in done.stdout
+
+    judged = evaluator.judgements()
+    assert {(j["cli"], j["kind"]) for j in judged} >= {
+        ("gemini", "rubric"), ("gemini", "race"), ("gemini", "citations"),
+        ("codex", "rubric"), ("codex", "race")}
+    assert not any(j["cli"] == "codex" and j["kind"] == "citations" for j in judged)
+    for sample in samples(log_dir).values():
+        assert sample.scores is not None
+        assert set(sample.scores) >= {"rubric", "citations", "cost", "integrity",
+                                      "second_judge"}
+        integrity = sample.scores["integrity"]
+        assert integrity.metadata is not None
+        assert integrity.metadata["offline"] is True
+        assert integrity.metadata["quotes"] is None  # not checked offline, not 0
+
+    text = (log_dir / "summary.md").read_text()
+    assert "## Second judge" in text
+    assert "- Rubric scores: Kendall's tau-b +1.00 over 4 reports." in text
+    assert "Both judges rank the configurations in the same order: council > single:claude." \
+        in text
+    assert "## Integrity (computed by council)" in text
+    # Offline, nothing was fetched: quotes, numbers and sources not checked, in both runs.
+    assert "| council | not checked | not checked | none in the reports | not checked | " \
+        "not checked | 2 |" in text
+
+    exported = {p.name: [json.loads(line) for line in p.read_text().splitlines()]
+                for p in out.iterdir()}
+    assert sorted(exported) == ["council-single-claude.jsonl", "council.jsonl"]
+    for name, lines in exported.items():
+        assert [line["id"] for line in lines] == [1, 2], name
+        assert lines[0]["prompt"] == "How do tides work? "  # the benchmark's, unstripped
+        assert all(set(line) == {"id", "prompt", "article"} for line in lines)
+        assert all(line["article"].strip() and not line["article"].startswith("> council run")
+                   for line in lines)
+    assert f"export: 2 reports of council in {out / 'council.jsonl'}" in done.stdout
+
+    count = len(evaluator.judgements())
+    again = evaluator.run(f"drb:{drb}", *CONFIGS, "--judge",
+                          "cli:gemini", "--second-judge", "cli:codex", "--log-dir",
+                          str(log_dir), "--test", "--export", "drb", str(out))
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "(replaced the file that was there)" in again.stdout
+    assert len(evaluator.judgements()) == count  # the export needs no judge, no run
+
+
 BAD_LINE = '{"id": "a", "question": "Fine?"}\n{"id": "b", "question": "Broken?",\n'
 
 
@@ -229,12 +289,28 @@ BAD_LINE = '{"id": "a", "question": "Fine?"}\n{"id": "b", "question": "Broken?",
     ("unknown-judge", "judge nosuch/model:"),
     ("unknown-cli-judge", "the cli judge is one of cli:claude, cli:codex, cli:gemini"),
     ("judge-without-credentials", "judge cli:gemini: gemini has no credentials"),
+    ("second-judge-of-the-same-vendor", "--second-judge google/gemini-2.5-pro is of the same "
+     "vendor (gemini) as --judge cli:gemini: name another vendor's judge"),
+    ("second-judge-batch", "--judge-batch: the judge cli:codex is a CLI"),
+    ("export-of-other-questions", "--export drb: the questions must be DeepResearch Bench's "
+     "(drb:FOLDER)"),
+    ("export-to-a-file", "--export drb "),
 ])
 def test_bad_input_is_one_line_and_exit_2_before_anything_runs(
         evaluator: Evaluator, case: str, expected: str) -> None:
     questions = evaluator.questions()
-    config, judge = "single:claude", "cli:gemini"
-    if case == "malformed":
+    config, judge, more = "single:claude", "cli:gemini", []
+    spec = str(questions)
+    if case == "second-judge-of-the-same-vendor":
+        more = ["--second-judge", "google/gemini-2.5-pro"]
+    elif case == "second-judge-batch":
+        judge, more = "google/gemini-2.5-pro", ["--second-judge", "cli:codex", "--judge-batch"]
+    elif case == "export-of-other-questions":
+        more = ["--export", "drb", str(evaluator.root / "out")]
+    elif case == "export-to-a-file":
+        spec, more = f"drb:{evaluator.drb()}", ["--export", "drb", str(questions)]
+        expected += f"{questions}: is not a folder"
+    elif case == "malformed":
         questions.write_text(BAD_LINE)
     elif case == "unknown-config":
         config = "triple"
@@ -247,8 +323,8 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_runs(
     else:
         del evaluator.env["GEMINI_API_KEY"]
     log_dir = evaluator.root / "eval"
-    done = evaluator.run(str(questions), "--config", config, "--judge", judge,
-                         "--log-dir", str(log_dir), timeout=60)
+    done = evaluator.run(spec, "--config", config, "--judge", judge,
+                         "--log-dir", str(log_dir), *more, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert expected in done.stderr
@@ -268,6 +344,30 @@ def test_a_judge_of_a_configurations_only_vendor_is_flagged_in_the_plan(
                               "single:claude's only agent: it may favour that configuration"]
     assert f"warning: {prepared.flags[0]}" in command.plan_lines(prepared)
     assert prepared.judge == "cli/claude"
+
+
+def test_the_plan_names_both_judges_and_the_export(
+        evaluator: Evaluator, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in evaluator.env.items():
+        monkeypatch.setenv(name, value)
+    out = evaluator.root / "raw_data"
+    prepared = command.prepare(command.EvalRequest(
+        f"drb:{evaluator.drb()}", ("single:codex", "council"), "gemini", evaluator.root / "eval",
+        second_judge="cli:codex", export=("drb", out)))
+    assert (prepared.judge, prepared.label) == ("cli/gemini/pro", "gemini (cli:gemini/pro)")
+    assert prepared.second is not None
+    assert prepared.second.model == "cli/codex"
+    assert prepared.flags == ["the judge cli:codex is of the same vendor (codex) as "
+                              "single:codex's only agent: it may favour that configuration"]
+    assert prepared.export_tasks is not None
+    assert set(prepared.export_tasks) == {"1", "2"}
+    lines = command.plan_lines(prepared)
+    assert lines[0].endswith("judged by gemini (cli:gemini/pro), and again by cli:codex")
+    assert any(line.endswith("; the second judge 1 or 2 (rubric, RACE)") for line in lines)
+    assert f"export: each configuration's reports to {out} in DeepResearch Bench's form " \
+        "(<model>.jsonl), once they are scored" in lines
+    assert command.roles(prepared) == {"grader": "cli/gemini/pro", "second_grader": "cli/codex"}
+    assert not out.exists()  # nothing is written before the evaluation
 
 
 def test_a_declined_confirm_is_not_started_and_exit_0(evaluator: Evaluator) -> None:

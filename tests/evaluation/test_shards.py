@@ -368,7 +368,7 @@ def test_a_log_that_cannot_be_read_is_named_and_its_samples_count_as_missing(
     data = local(location).read_bytes()
     local(location).write_bytes(data[: len(data) // 2])
     warned: list[str] = []
-    assert command._rows([header], warned.append) == ([], 3)
+    assert command._rows([header], warned.append) == ([], 3, [])
     (line,) = warned
     assert local(location).name in line
 

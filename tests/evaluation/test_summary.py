@@ -143,3 +143,115 @@ def test_a_rows_phase_costs_come_from_the_cost_score() -> None:
                           "research": {"cost_usd": 0.25, "tokens_in": 9},
                           "synthesis": {"cost_usd": None}}})})
     assert summary.row_of("council", sample).phase_costs == {"research": 0.25}
+
+
+def test_integrity_is_summed_per_configuration_and_not_checked_is_not_zero() -> None:
+    checked = summary.Checked(quotes=(3, 4), numbers=(9, 10), cited=(4, 5), gone=1, retracted=0)
+    offline = summary.Checked(cited=(2, 2))
+    result = summary.summarise(
+        [Row("council", "q1", 0.8, integrity=checked), Row("council", "q2", 0.9,
+                                                           integrity=offline),
+         Row("council", "q3", None, error="failed", integrity=checked),  # a failed sample
+         Row("single:claude", "q1", 0.5), Row("single:claude", "q2", 0.4)],
+        ["council", "single:claude"], "cli:gemini", "sample")
+    council, single = result.configurations
+    assert council.integrity == summary.Pooled((3, 4), (9, 10), (6, 7), 1, 0, 1)
+    assert single.integrity == summary.Pooled(None, None, None, None, None, 2)
+    text = summary.markdown(result)
+    assert "## Integrity (computed by council)" in text
+    assert "| council | 3 of 4 (75%) | 9 of 10 (90%) | 6 of 7 (86%) | 1 | 0 | 1 |" in text
+    assert "| single:claude | not checked | not checked | not checked | not checked | " \
+        "not checked | 2 |" in text
+    assert "never as 0" in text
+    page = summary.page(result)
+    assert "<h2>Integrity (computed by council)</h2>" in page
+    assert '<td data-label="quotes found">3 of 4 (75%)</td>' in page
+
+
+def test_a_report_with_nothing_to_check_says_so() -> None:
+    result = summary.summarise([Row("a", "q", 0.5, integrity=summary.Checked(
+        quotes=(0, 0), numbers=(2, 2), cited=(0, 0), gone=0, retracted=0))], ["a"], "j", "q")
+    assert "| a | none in the reports | 2 of 2 (100%) | none in the reports | 0 | 0 | 0 |" in \
+        summary.markdown(result)
+
+
+def two_judges() -> list[Row]:
+    return [Row("single:claude", "q1", 0.4, race=0.3, second=0.5, second_race=0.4),
+            Row("single:claude", "q2", 0.6, race=0.5, second=0.7, second_race=0.35),
+            Row("council", "q1", 0.8, race=0.6, second=0.9, second_race=0.6),
+            Row("council", "q2", 1.0, race=0.7, second=0.6, second_race=0.7),
+            Row("council", "q3", None, error="failed")]
+
+
+def test_the_second_judges_scores_and_the_rank_agreement() -> None:
+    result = summary.summarise(two_judges(), ["single:claude", "council"], "cli:gemini",
+                               "sample", second_judge="cli:codex")
+    single, council = result.configurations
+    assert single.second.mean == pytest.approx(0.6)
+    assert council.second.mean == pytest.approx(0.75)
+    assert council.second_race.mean == pytest.approx(0.65)
+    # First 0.4 0.6 0.8 1.0, second 0.5 0.7 0.9 0.6: 4 of 6 pairs agree, 2 do not.
+    assert result.agreement is not None
+    assert result.agreement.n == 4
+    assert result.agreement.tau == pytest.approx(2 / 6)
+    assert result.race_agreement is not None
+    text = summary.markdown(result)
+    assert "## Second judge" in text
+    assert "The same reports scored by **cli:codex** as well as by **cli:gemini**" in text
+    assert "| council | 2 | 90.0 [" in text
+    assert "- Rubric scores: Kendall's tau-b +0.33 over 4 reports." in text
+    assert "- RACE scores: Kendall's tau-b " in text
+    assert "Both judges rank the configurations in the same order: council > single:claude." \
+        in text
+    page = summary.page(result)
+    assert "<h2>Second judge</h2>" in page
+    assert "Kendall&#x27;s tau-b +0.33 over 4 reports" in page
+
+
+def test_judges_that_rank_the_configurations_differently_say_so() -> None:
+    rows_ = [Row("a", "q1", 0.9, second=0.1), Row("b", "q1", 0.2, second=0.8)]
+    text = summary.markdown(summary.summarise(rows_, ["a", "b"], "j1", "q", second_judge="j2"))
+    assert "The judges rank the configurations differently: the first a > b, the second " \
+        "b > a." in text
+    assert "Kendall's tau-b -1.00 over 2 reports" in text
+
+
+def test_one_report_is_not_enough_for_an_agreement() -> None:
+    text = summary.markdown(summary.summarise([Row("a", "q1", 0.9, second=0.1)], ["a"], "j1",
+                                              "q", second_judge="j2"))
+    assert "- Rubric scores: not enough reports (1 report scored by both): no rank " \
+        "agreement." in text
+
+
+def test_no_second_judge_no_section() -> None:
+    result = summary.summarise(rows(), ["single:claude", "council"], "j", "q")
+    assert result.agreement is None
+    assert "Second judge" not in summary.markdown(result)
+    assert "Second judge" not in summary.page(result)
+
+
+def test_a_rows_integrity_and_second_judge_from_the_sample() -> None:
+    from council.evaluation import scorers
+
+    score = SimpleNamespace
+    value, meta = scorers.integrity_value({
+        "offline": False, "quotes": {"found": 1, "checked": 2},
+        "numbers": {"traced": 3, "checked": 3}, "citations": {"stated": 4, "cited": 4},
+        "sources": {"problems": [{"why": "gone (HTTP 410)"}]}})
+    sample = SimpleNamespace(id="q1", error=None, scores={
+        "rubric": score(value=0.5, metadata={}),
+        "integrity": score(value=value, metadata=meta),
+        "second_judge": score(value=0.75, metadata={"race": 0.4})})
+    row = summary.row_of("council", sample)
+    assert row.integrity == summary.Checked((1, 2), (3, 3), (4, 4), 1, 0)
+    assert (row.second, row.second_race) == (0.75, 0.4)
+    offline_value, offline_meta = scorers.integrity_value({"offline": True, "citations": {
+        "stated": 2, "cited": 1}})
+    older = SimpleNamespace(id="q2", error=None, scores={
+        "rubric": score(value=0.5, metadata={}),
+        "integrity": score(value=offline_value, metadata=offline_meta)})
+    assert summary.row_of("council", older).integrity == summary.Checked(cited=(1, 2))
+    assert summary.row_of("council", older).second is None
+    before = SimpleNamespace(id="q3", error=None, scores={"rubric": score(value=0.5,
+                                                                           metadata={})})
+    assert summary.row_of("council", before).integrity == summary.Checked()

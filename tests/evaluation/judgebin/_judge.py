@@ -7,7 +7,8 @@ Script (`COUNCIL_FAKE_JUDGE`, a JSON file; all keys optional):
     {"prefer": "codex",      # a report containing this text meets every criterion ...
      "met": false,           # ... any other report meets none (true: every report meets all)
      "verdict": "supported", # the verdict given to every citation
-     "fail": false}          # answer with the CLI's own error (exit 1) instead
+     "fail": false,          # answer with the CLI's own error (exit 1) instead
+     "by_cli": {"codex": {"met": true}}}  # settings of one CLI's judge over the rest
 
 Each judgement is appended to `COUNCIL_FAKE_JUDGE_LOG` (one JSON line: cli, kind, pid)."""
 
@@ -98,6 +99,7 @@ def main(cli: str) -> None:
         os.execv(target, [target, *argv])
     prompt = sys.stdin.read()
     settings = script()
+    settings = {**settings, **(settings.get("by_cli") or {}).get(cli, {})}
     which = kind(prompt)
     _log(cli, which)
     if settings.get("delay"):
