@@ -34,6 +34,7 @@ def pytest_report_header() -> str:
     return "real CLIs: " + ", ".join(f"{cli} from {found[cli][1]}" for cli in CLIS)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under pytest-xdist (`--dist loadgroup`), the realcli tests are one group: they run one
     at a time on one worker, as they were written to, beside the rest on the others."""

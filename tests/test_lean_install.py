@@ -28,7 +28,9 @@ from realcli.test_wheel_hosts_real import build_wheel, run
 
 from council.paths import RUN_ID
 
-pytestmark = pytest.mark.slow
+# One worker under pytest-xdist: the module's virtualenv (a fixture of the module) is built
+# once, not once a worker.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("lean_install")]
 # The test environment's own packages: none of them may reach the core install's processes.
 OUTSIDE = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE", "VIRTUAL_ENV",
            "COUNCIL_RESEARCH_DIR", "COUNCIL_CONFIG_HOME")
