@@ -602,10 +602,9 @@ async def fetch_all(urls: Iterable[str], store: Path, *, allow_private: bool = F
 
 
 def _holding(store: Path, limits: Limits) -> tuple[list[Record], Limits]:
-    """The store's index, and the room left in it: each page counted as its record file has
-    it now (refetch_all replaces a changed page's record, not its index entry)."""
+    """The store's index, and the room left in it."""
     held = load_index(store)
-    return held, room([load_record(store, r.url) or r for r in held], limits)
+    return held, room(held, limits)
 
 
 async def refetch_all(records: Iterable[Record], store: Path, *, allow_private: bool = False,
@@ -614,7 +613,9 @@ async def refetch_all(records: Iterable[Record], store: Path, *, allow_private: 
     If-Modified-Since, else its text's hash compared), and whether its page is unchanged,
     changed or gone, by URL. A changed page's new record and text replace the old ones; an
     unchanged one is re-dated; a source that cannot be reached now keeps its record
-    (UNKNOWN, with why). Offline: every one is UNKNOWN and nothing is written."""
+    (UNKNOWN, with why). The store's index lists each as it came back, so what the store
+    holds is read from the index alone. Offline: every one is UNKNOWN and nothing is
+    written."""
     limits = limits or Limits()
     old = list(records)[:limits.max_urls]
     if offline():
@@ -634,7 +635,11 @@ async def refetch_all(records: Iterable[Record], store: Path, *, allow_private: 
                 for before in old:
                     tg.start_soon(one, before)
     late = f"the store's time limit of {limits.total_seconds:g} s ran out"
-    return {r.url: out.get(r.url) or Refetched(Change.UNKNOWN, r, late) for r in old}
+    result = {r.url: out.get(r.url) or Refetched(Change.UNKNOWN, r, late) for r in old}
+    index = {r.canonical or r.url: r for r in load_index(store)}
+    index.update({x.record.canonical or x.record.url: x.record for x in result.values()})
+    await anyio.to_thread.run_sync(_write_index, store, list(index.values()), limits)
+    return result
 
 
 def _judge(before: Record, after: Record) -> Refetched:

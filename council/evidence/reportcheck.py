@@ -71,7 +71,7 @@ def check(ws: Workspace, offline: bool, report: str | None = None) -> Checked:
     """The integrity of `report` (the published final report by default)."""
     text = _without_changes(read_final_report(ws) if report is None else report)
     store = fetch.folder(ws.root)
-    records = [fetch.load_record(store, r.url) or r for r in fetch.load_index(store)]
+    records = fetch.load_index(store)
     claims = claimcheck.listed(claimcheck.load(ws.root / CLAIMS))
     texts = {} if offline else fetch.texts(store, records)
     result = integrity.check(text, claims, sources_of(ws), texts, [] if offline else records)

@@ -164,17 +164,12 @@ async def _refetch_earlier(ctx: RunContext, scope: str) -> None:
                                   limits=limits) if wanted else {}
     pages = [changes.Page(r.url, Change.UNKNOWN, why=f"{REFUSED}: {outside[r.url]}")
              for r in records if r.url in outside]
-    kept: list[Record] = []
     for before in wanted:
         again = got[before.url]
         pages.append(changes.Page(before.url, again.change, again.record.status, again.why))
-        kept.append(again.record)
         if again.change in (Change.UNCHANGED, Change.UNKNOWN):  # the earlier text stands
             await anyio.to_thread.run_sync(_copy, fetch.folder(earlier), store, again.record,
                                            again.change is Change.UNKNOWN)
-    have = {r.canonical or r.url: r for r in fetch.load_index(store)}
-    have.update({r.canonical or r.url: r for r in kept})
-    await anyio.to_thread.run_sync(fetch.write_index, store, list(have.values()), limits)
     await anyio.to_thread.run_sync(changes.write_pages, store, since, pages)
     if not pages:
         return

@@ -270,7 +270,7 @@ def _quotes(ws: Workspace, state: RunState, answer: str) -> asking.Quoted:
     """The answer's quotes checked against the stored texts of the pages it cites (only
     those texts are read); not checked, with why, when the run has no store."""
     store = fetch.folder(ws.root)
-    records = [fetch.load_record(store, r.url) or r for r in fetch.load_index(store)]
+    records = fetch.load_index(store)
     if not records:
         offline = state.options.offline or (reportcheck.load(ws) or {}).get("offline") is True
         return asking.Quoted(unchecked=OFFLINE if offline else NO_STORE)
