@@ -262,8 +262,7 @@ def _retry_point(run: SeatRun) -> str | None:
         with suppress(OSError, ValueError):
             iteration = loop.read_loop(run.loop_file)[0]
         decision = loop.Decision(True, iteration, run.task.max_iterations, "continue")
-        prompt = (RETRY_NOTE + loop.continuation_prompt(
-            run.instructions.read_text(encoding="utf-8"), decision))
+        prompt = RETRY_NOTE + _continuation(run, decision)
     else:
         session = None
         prompt = run.task.prompt + (RESUME_NOTE if run.report.exists() else "")
@@ -454,12 +453,17 @@ async def _next_turn(run: SeatRun, session: str) -> Invocation | None:
     meter.advance(decision.iteration)
     if not decision.proceed:
         return None
-    prompt = loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"),
-                                      decision)
+    prompt = _continuation(run, decision)
     # Each `codex exec resume` loads the folder's instruction files anew: what the last
     # turn wrote (an AGENTS.override.md) must not steer the next.
     await anyio.to_thread.run_sync(seatfolder.quarantine, ws, job.seat.name, phase.name)
     return run.adapter.resume(job, session, prompt)
+
+
+def _continuation(run: SeatRun, decision: loop.Decision) -> str:
+    """The next turn's prompt on the same session: the seat's instructions file (council's,
+    in loops/, out of the agent's reach), as the hook sends it."""
+    return loop.continuation_prompt(run.instructions.read_text(encoding="utf-8"), decision)
 
 
 def _fresh_session(run: SeatRun, lost: str) -> Invocation:
