@@ -79,15 +79,14 @@ def eval_cmd(questions: str, configs: tuple[str, ...], judge: str, second_judge:
     """Answer QUESTIONS (sample, a JSONL file, drb:FOLDER, drb2:FILE) with each configuration
     and compare them: rubric score, citation accuracy and cost (docs/eval.md). Needs the
     [eval] extra (Inspect AI): pip install 'council[eval]'."""
-    from council.evaluation import inspect_installed
-
-    with inspect_installed():  # Inspect is the [eval] extra: only this command loads it
-        from council.evaluation import command, shards
+    from council.evaluation import command, inspect_installed, shards
 
     request = command.EvalRequest(questions, configs, judge, log_dir.absolute(), max_runs,
                                   per_vendor, test, max_cost, max_citations, language, limit,
                                   shards.parse(shard) if shard is not None else None,
                                   judge_batch, second_judge,
                                   (export[0], export[1].absolute()) if export else None)
-    sys.exit(command.main(request, echo, lambda line: echo(line, err=True),
-                          (lambda: confirmed("Start the evaluation?")) if confirm else None))
+    with inspect_installed():  # Inspect is the [eval] extra: only this command loads it
+        code = command.main(request, echo, lambda line: echo(line, err=True),
+                            (lambda: confirmed("Start the evaluation?")) if confirm else None)
+    sys.exit(code)

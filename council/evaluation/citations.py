@@ -31,6 +31,7 @@ WORD = re.compile(r"[^\W_]+", re.UNICODE)
 NUMBERED = re.compile(r"^\s*(?:\[(\d+)\]|(\d+)[.)])\s+(.*)$")
 MIN_WORDS = 4  # a "claim" of fewer words (`Source: <url>`) belongs to the statement before
 MAX_CLAIM_CHARS = 600
+MAX_CITATIONS = 5  # citations checked per report (council eval --max-citations)
 # council's own header line on a final report (who contributed, its completeness score):
 # not the configuration's writing, and it names the configuration, so a judge never sees it.
 HEADER = re.compile(r"\A\s*> council run `[^`]*`[^\n]*\n(?:>[^\n]*\n)*")

@@ -1,10 +1,11 @@
 """`council eval QUESTIONS --config C [--config C …] --judge J --log-dir DIR`: the core the
 command line calls. Everything is checked before anything runs (the questions file line by
 line, each configuration as `council run` would check it, the judges and their credentials,
-the folder an `--export` goes to);
-then the plan is printed, as `council run` prints its own, and the configurations run as one
-Inspect eval set in DIR, which Inspect resumes: the same command again redoes no finished
-sample, and picks up an interrupted one where its council run stopped.
+the folder an `--export` goes to); Inspect is loaded for the last check only (the judge as
+an Inspect model), so most bad input is answered without it. Then the plan is printed, as
+`council run` prints its own, and the configurations run as one Inspect eval set in DIR,
+which Inspect resumes: the same command again redoes no finished sample, and picks up an
+interrupted one where its council run stopped.
 
 SIGTERM and SIGHUP are turned into the SIGINT Inspect already handles (cancel every sample;
 each sample's council run is stopped as a tree), so no signal leaves a process behind."""
@@ -28,17 +29,16 @@ from council.evaluation import (
     export,
     judges,
     results,
-    scorers,
     shards,
     slots,
     summary,
 )
+from council.evaluation.citations import MAX_CITATIONS
 from council.evaluation.configurations import Configuration
-from council.evaluation.judges import Judge
+from council.evaluation.judges import ROLE, SECOND_ROLE, Judge
 from council.evaluation.public_sets import DrbTask, drb_tasks
 from council.evaluation.questions import Question
-from council.evaluation.solver import MAX_RUNS_ENV
-from council.evaluation.task import MAX_CITATIONS
+from council.evaluation.slots import MAX_RUNS_ENV
 from council.evidence import ledger
 from council.evidence.ledger import Usage
 from council.graph import plan
@@ -104,7 +104,14 @@ inspect_name = judges.inspect_name
 
 
 def check_judge(name: str) -> Any:
-    """The judge as an Inspect model, or one line saying why it cannot judge."""
+    """The judge as an Inspect model (a CLI judge: its name, checked without Inspect), or one
+    line saying why it cannot judge."""
+    provider, _, cli = name.partition("/")
+    if provider == judges.CLI_PROVIDER:
+        problem = judges.cli_problem(cli)
+        if problem:
+            raise JudgeUnavailable(problem)
+        return name
     from inspect_ai.model import get_model
 
     from council.evaluation.judge import JudgeError
@@ -150,11 +157,11 @@ def prepare(request: EvalRequest, judge_model: Any = None, second_model: Any = N
                                     "has no batch mode; use an Inspect model judge "
                                     "(anthropic/…, openai/…, google/…) or leave --judge-batch "
                                     "out")
-    if judge_model is None:
+    tasks = _export_tasks(request)
+    if judge_model is None:  # the one check that loads Inspect (~1.5 s): the last
         check_judge(first.model)
     if second is not None and second_model is None:
         check_judge(second.model)
-    tasks = _export_tasks(request)
     flags = []
     for judge in [j for j in (first, second) if j is not None]:
         for conf, options in resolved:
@@ -308,9 +315,9 @@ def grader(prepared: Prepared, judge_model: Any = None, name: str | None = None)
 def roles(prepared: Prepared, judge_model: Any = None,
           second_model: Any = None) -> dict[str, Any]:
     """Inspect's model roles: the judge, and the second judge when there is one."""
-    out = {scorers.ROLE: grader(prepared, judge_model)}
+    out = {ROLE: grader(prepared, judge_model)}
     if prepared.second is not None:
-        out[scorers.SECOND_ROLE] = grader(prepared, second_model, prepared.second.model)
+        out[SECOND_ROLE] = grader(prepared, second_model, prepared.second.model)
     return out
 
 

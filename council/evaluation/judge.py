@@ -33,12 +33,11 @@ from council import spawn
 from council.agents import adapter_for
 from council.agents.base import private_root, read_usage
 from council.agents.environment import agent_env
-from council.config import CLIS
 from council.errors import CouncilError
 from council.evaluation import judging, slots
-from council.readiness.preflight import check
+from council.evaluation.judges import CLI_PROVIDER, cli_problem, split_name
 
-PROVIDER = "cli"
+PROVIDER = CLI_PROVIDER
 TIMEOUT_ENV = "COUNCIL_EVAL_JUDGE_TIMEOUT"
 DEFAULT_TIMEOUT = 900.0  # seconds for one judgement: a long report read by a slow model
 GRACE = 5.0
@@ -55,20 +54,6 @@ def call_root() -> Path:
         return private_root("judge")
     except CouncilError as exc:
         raise JudgeError(str(exc)) from exc
-
-
-def split_name(model_name: str) -> tuple[str, str | None]:
-    """`gemini` → (gemini, None); `claude/opus` → (claude, opus)."""
-    cli, _, model = model_name.partition("/")
-    if cli not in CLIS:
-        raise ValueError(f"the cli judge is one of {', '.join(f'cli:{c}' for c in CLIS)} "
-                         f"(optionally /MODEL), not cli:{model_name}")
-    return cli, model or None
-
-
-def readiness_problem(cli: str) -> str | None:
-    """Why this CLI cannot judge here (not installed, no login), or None."""
-    return check([cli])[cli].problem
 
 
 def transcript(messages: Sequence[ChatMessage]) -> str:
@@ -93,10 +78,10 @@ class CliJudge(ModelAPI):
                  api_key: str | None = None, config: GenerateConfig | None = None,
                  **model_args: Any) -> None:
         super().__init__(model_name, base_url, api_key, [], config or GenerateConfig())
-        self.cli, self.cli_model = split_name(model_name)
-        problem = readiness_problem(self.cli)
+        problem = cli_problem(model_name)
         if problem:
-            raise JudgeError(f"judge cli:{model_name}: {problem}")
+            raise JudgeError(problem)
+        self.cli, self.cli_model = split_name(model_name)
 
     async def generate(self, input: list[ChatMessage], tools: list[ToolInfo],
                        tool_choice: ToolChoice, config: GenerateConfig) -> ModelOutput:

@@ -15,9 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from council.config import Overrides, load_options
+from council.config import CLIS, Overrides, load_options
 from council.errors import UsageError
 from council.evaluation.configurations import SEAT, judge_vendor
+from council.readiness.preflight import check
+
+CLI_PROVIDER = "cli"  # cli/<claude|codex|gemini>[/<model>]: an agent CLI as the judge (judge.py)
+
+
+# Inspect's model roles the scorers ask: the judge, and the second judge when there is one.
+ROLE = "grader"
+SECOND_ROLE = "second_grader"
 
 
 class JudgeRefused(UsageError):
@@ -41,6 +49,27 @@ class Judge:
     @property
     def is_cli(self) -> bool:
         return self.model.startswith("cli/")
+
+
+def split_name(model_name: str) -> tuple[str, str | None]:
+    """`gemini` → (gemini, None); `claude/opus` → (claude, opus)."""
+    cli, _, model = model_name.partition("/")
+    if cli not in CLIS:
+        raise ValueError(f"the cli judge is one of {', '.join(f'cli:{c}' for c in CLIS)} "
+                         f"(optionally /MODEL), not cli:{model_name}")
+    return cli, model or None
+
+
+def cli_problem(model_name: str) -> str | None:
+    """Why `cli/<model_name>` cannot judge here (an unknown CLI, not installed, no login), in
+    one line; None when it can. Asked without Inspect, so `council eval` refuses a CLI judge
+    before loading it."""
+    try:
+        cli, _ = split_name(model_name)
+    except ValueError as exc:
+        return f"judge cli:{model_name}: {exc}"
+    problem = check([cli])[cli].problem
+    return f"judge cli:{model_name}: {problem}" if problem else None
 
 
 def inspect_name(judge: str) -> str:

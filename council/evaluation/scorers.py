@@ -30,10 +30,9 @@ from inspect_ai.scorer import Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState
 
 from council.evaluation import citations, judging
+from council.evaluation.judges import ROLE, SECOND_ROLE
 from council.evaluation.questions import Criterion
 
-ROLE = "grader"
-SECOND_ROLE = "second_grader"
 SECOND = "second_judge"  # the second judge's scorer
 INTEGRITY_KEYS = ("quotes_found", "numbers_traced", "claims_cited", "sources_gone",
                   "sources_retracted")

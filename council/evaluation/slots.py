@@ -23,6 +23,7 @@ from council.store import slots
 
 DEFAULT_PER_VENDOR = 4  # two runs of the whole pipeline at once: the dissenter's vendor has 2 each
 PER_VENDOR_ENV = "COUNCIL_EVAL_PER_VENDOR"  # `council eval --per-vendor` sets it
+MAX_RUNS_ENV = "COUNCIL_EVAL_MAX_RUNS"  # `council eval --max-runs` sets it (solver.py reads it)
 
 
 def per_vendor() -> int:

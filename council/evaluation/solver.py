@@ -32,6 +32,7 @@ from inspect_ai.util import concurrency
 from council import spawn
 from council.evaluation import configurations, results, slots
 from council.evaluation.configurations import Configuration
+from council.evaluation.slots import MAX_RUNS_ENV
 from council.options import EVAL_RUN_ENV
 from council.paths import RESEARCH_FOLDER, project_config_file
 from council.run.detach import ENTRY
@@ -40,7 +41,6 @@ from council.store.disk import atomic_write
 from council.store.state import RunEnd
 from council.store.workspace import Workspace
 
-MAX_RUNS_ENV = "COUNCIL_EVAL_MAX_RUNS"  # `council eval --max-runs` sets it
 DEFAULT_MAX_RUNS = 2
 # Seconds a council run gets to stop its agents after SIGTERM (each gets council's own grace
 # period, 10 s by default) before it is killed with everything it started.

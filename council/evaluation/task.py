@@ -24,10 +24,10 @@ from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig, ModelAPI, ModelOutput, modelapi
 
 from council.evaluation import dataset, scorers
+from council.evaluation.citations import MAX_CITATIONS
 from council.evaluation.solver import council_run
 
 DEFAULT_RUNS_DIR = "council-eval-runs"
-MAX_CITATIONS = 5
 PROVIDER = "council"  # the task's model: council/<configuration>
 
 

@@ -279,6 +279,7 @@ def test_two_judges_integrity_and_an_export_for_deepresearch_bench(
     assert len(evaluator.judgements()) == count  # the export needs no judge, no run
 
 
+INSPECT_CHECKS = {"unknown-judge"}
 BAD_LINE = '{"id": "a", "question": "Fine?"}\n{"id": "b", "question": "Broken?",\n'
 
 
@@ -323,14 +324,21 @@ def test_bad_input_is_one_line_and_exit_2_before_anything_runs(
     else:
         del evaluator.env["GEMINI_API_KEY"]
     log_dir = evaluator.root / "eval"
+    evaluator.env["PYTHONPROFILEIMPORTTIME"] = "1"  # Python's own record of what it imported
     done = evaluator.run(spec, "--config", config, "--judge", judge,
                          "--log-dir", str(log_dir), *more, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1, done.stderr
-    assert expected in done.stderr
-    assert done.stderr.startswith("council: error: ")
+    imports = [line for line in done.stderr.splitlines() if line.startswith("import time:")]
+    said = "".join(line + "\n" for line in done.stderr.splitlines()
+                   if not line.startswith("import time:"))
+    assert done.returncode == 2, said
+    assert said.count("\n") == 1, said
+    assert expected in said
+    assert said.startswith("council: error: ")
     assert not log_dir.exists()
     assert evaluator.council_starts() == []
+    # Only a judge named as an Inspect model needs Inspect (~1.5 s) to be checked.
+    loaded = any(line.split("|")[-1].strip() == "inspect_ai" for line in imports)
+    assert loaded == (case in INSPECT_CHECKS), case
 
 
 def test_a_judge_of_a_configurations_only_vendor_is_flagged_in_the_plan(

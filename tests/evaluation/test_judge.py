@@ -194,5 +194,6 @@ def test_a_judge_that_cannot_run_here_is_named(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(judge.JudgeError, match="codex is not installed: npm install -g"):
         judge.CliJudge("codex")
-    with pytest.raises(ValueError, match="not cli:llama"):
+    with pytest.raises(judge.JudgeError,
+                       match=r"^judge cli:llama: the cli judge is one of .* not cli:llama$"):
         judge.CliJudge("llama")
