@@ -30,7 +30,6 @@ from council.cliparts import (
 from council.commands.runs import LIST_JSON_KEYS
 from council.errors import UsageError
 from council.hosts import HOSTS
-from council.run import prepare, supervisor
 from council.topic import read_topic
 
 
@@ -64,6 +63,8 @@ def run(topic: str | None, topic_file: Path | None, exit_code: bool, confirm: bo
         quiet: bool, research_dir: Path | None, **given: Any) -> None:
     """Research TOPIC with a council (as deep as --depth asks) and write
     research/<id>/final-report.md."""
+    from council.run import prepare, supervisor  # the run's machinery: only where a run runs
+
     if exit_code and given.get("since") is None:
         raise UsageError("--exit-code needs --since: it says whether anything changed")
     # With --since and no topic, the earlier run's (prepare reads it).

@@ -17,12 +17,13 @@ import click
 
 from council import options, paths
 from council.errors import CouncilError, UsageError
-from council.run import crash, supervisor
+from council.run import crash
 from council.store.terminal import safe
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from council.run.supervisor import RunResult, RunSlot
     from council.store.workspace import Workspace
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -235,12 +236,13 @@ def show(*renderables: RenderableType) -> None:
 
 
 def supervise(ws: Workspace, quiet: bool, base: Path,
-               slot: supervisor.RunSlot | None = None) -> supervisor.RunResult:
+               slot: RunSlot | None = None) -> RunResult:
     """Run the run in `ws` here, to its end. On a terminal (and not `--quiet`) the run's
     live table (views/watch.py, as `council watch` draws it) stays in place while it runs;
     piped, nothing is printed until the end. A Ctrl-C before the supervisor's own signal
     handling starts (or after it ends) is a KeyboardInterrupt: the run is left to resume."""
     from council.commands.report import publish
+    from council.run import supervisor  # the run's machinery: only where a run runs
 
     try:
         if quiet or not on_terminal():
@@ -256,7 +258,7 @@ def supervise(ws: Workspace, quiet: bool, base: Path,
         sys.exit(supervisor.SIGNAL_EXIT[signal.SIGINT])
 
 
-def finish(result: supervisor.RunResult, base: Path, exit_code: bool = False) -> NoReturn:
+def finish(result: RunResult, base: Path, exit_code: bool = False) -> NoReturn:
     """Print how the run ended and exit with its code (commands/outcome.py)."""
     from council.commands.outcome import outcome
 

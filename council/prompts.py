@@ -5,21 +5,30 @@ a variable's content, and StrictUndefined turns a missing variable into an error
 
 from __future__ import annotations
 
+import functools
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
+if TYPE_CHECKING:
+    import jinja2
 
-_ENV = jinja2.Environment(
-    loader=jinja2.PackageLoader("council", "prompts"),
-    undefined=jinja2.StrictUndefined,
-    autoescape=False,  # noqa: S701 - markdown for a model, not HTML
-    keep_trailing_newline=True,
-)
+
+@functools.cache
+def _env() -> jinja2.Environment:
+    """Made on the first render: a command that renders no prompt (status, list, a hook)
+    does not load Jinja."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("council", "prompts"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # noqa: S701 - markdown for a model, not HTML
+        keep_trailing_newline=True,
+    )
 
 
 def render(name: str, **data: Any) -> str:
-    return _ENV.get_template(f"{name}.md.j2").render(**data)
+    return _env().get_template(f"{name}.md.j2").render(**data)
 
 
 def fence(data: str | bytes) -> str:

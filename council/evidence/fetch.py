@@ -43,6 +43,7 @@ headers are kept only as bounded single-line strings."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import ipaddress
 import json
@@ -50,23 +51,24 @@ import os
 import re
 import socket
 import time
-import urllib.request
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urljoin, urlsplit
 
 import anyio
-import httpcore2
 from w3lib.url import safe_url_string
 
 from council.evidence import pagetext
 from council.evidence.sources import canonical
 from council.store import agentfs, disk
+
+if TYPE_CHECKING:
+    import httpcore2
 
 OFFLINE_ENV = "COUNCIL_OFFLINE"
 FOLDER = "evidence"
@@ -269,32 +271,41 @@ async def _resolve(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddre
     return out
 
 
-class _Checked(httpcore2.AnyIOBackend):
-    """Resolves a host, keeps the addresses the policy allows, and connects to one of those:
-    the address checked is the address connected to."""
+@functools.cache
+def _checked() -> Callable[[bool], httpcore2.AnyIOBackend]:
+    """The network backend of every fetch, made when a run first fetches: httpcore2 and the
+    standard library's TLS and HTTP stacks (~50 ms) are not loaded by a command that only
+    reads the store (status, report, ask)."""
+    import httpcore2
 
-    def __init__(self, allow_private: bool) -> None:
-        self.allow_private = allow_private
+    class _Checked(httpcore2.AnyIOBackend):
+        """Resolves a host, keeps the addresses the policy allows, and connects to one of those:
+        the address checked is the address connected to."""
 
-    async def connect_tcp(self, host: str, port: int,
-                          timeout: float | None = None,  # noqa: ASYNC109 -- httpcore's API
-                          local_address: str | None = None,
-                          socket_options: Iterable[Any] | None = None
-                          ) -> httpcore2.AsyncNetworkStream:
-        addresses = await _resolve(host, port)
-        allowed = [a for a in addresses
-                   if self.allow_private or address_refusal(a) is None]
-        if not allowed:
-            why = address_refusal(addresses[0]) if addresses else "no address"
-            raise Refused(f"{host} resolves to a private address ({why})")
-        failure: Exception = Unfetchable(f"could not connect to {host}")
-        for address in allowed[:4]:
-            try:
-                return await super().connect_tcp(str(address), port, timeout, local_address,
-                                                  socket_options)
-            except httpcore2.ConnectError as exc:
-                failure = exc
-        raise failure
+        def __init__(self, allow_private: bool) -> None:
+            self.allow_private = allow_private
+
+        async def connect_tcp(self, host: str, port: int,
+                              timeout: float | None = None,  # noqa: ASYNC109 -- httpcore's API
+                              local_address: str | None = None,
+                              socket_options: Iterable[Any] | None = None
+                              ) -> httpcore2.AsyncNetworkStream:
+            addresses = await _resolve(host, port)
+            allowed = [a for a in addresses
+                       if self.allow_private or address_refusal(a) is None]
+            if not allowed:
+                why = address_refusal(addresses[0]) if addresses else "no address"
+                raise Refused(f"{host} resolves to a private address ({why})")
+            failure: Exception = Unfetchable(f"could not connect to {host}")
+            for address in allowed[:4]:
+                try:
+                    return await super().connect_tcp(str(address), port, timeout, local_address,
+                                                      socket_options)
+                except httpcore2.ConnectError as exc:
+                    failure = exc
+            raise failure
+
+    return _Checked
 
 
 class _Budget:
@@ -370,6 +381,10 @@ class Fetcher:
 
     def __init__(self, allow_private: bool = False, limits: Limits | None = None,
                  budget: int | None = None) -> None:
+        import urllib.request
+
+        import httpcore2
+
         self.allow_private = allow_private
         self.limits = limits or Limits()
         # the bytes it may read: the store's room (`room`), else all of limits.total_bytes
@@ -380,7 +395,7 @@ class Fetcher:
         self.hosts: dict[str, anyio.CapacityLimiter] = {}
         self.direct = httpcore2.AsyncConnectionPool(
             max_connections=self.limits.concurrency * 2, retries=0,
-            network_backend=_Checked(allow_private))
+            network_backend=_checked()(allow_private))
         self.proxies: dict[str, httpcore2.AsyncHTTPProxy] = {}
         self.proxy_env = urllib.request.getproxies_environment()
         self.agent = _agent()
@@ -398,6 +413,10 @@ class Fetcher:
                                        bool]:
         """The pool that carries `url`: a proxy's when the environment names one for its
         scheme and NO_PROXY does not exempt its host, else the direct one. True: proxied."""
+        import urllib.request
+
+        import httpcore2
+
         parts = urlsplit(url)
         proxy = self.proxy_env.get(parts.scheme) or self.proxy_env.get("all")
         host = parts.hostname or ""
@@ -434,6 +453,8 @@ class Fetcher:
         """`url`'s record and text; never raises for the page's sake (the record says why).
         `since`: an earlier record, whose ETag and Last-Modified make the request
         conditional (a 304 comes back as that record, re-dated, with no text)."""
+        import httpcore2
+
         record = Record(url=url, key=key(url), canonical=canonical(url), fetched_at=_now())
         host = (urlsplit(url).hostname or "").lower() if "://" in url else ""
         limiter = self.hosts.setdefault(host, anyio.CapacityLimiter(self.limits.per_host))

@@ -5,10 +5,11 @@ and the record are written by progress.emit, the one writer and renderer of prog
 events.jsonl, which the hooks call directly (structlog's import, ~100 ms, would be most of a
 hook's time).
 
-structlog is configured once, here, the first time an event is logged. The supervisor's own
-tasks are the only ones that bind: a seat's task binds its phase and seat for its whole turn
-at a phase (runner.run_seat), so whatever that task and the tasks it starts log is the
-seat's.
+structlog is imported and configured here, the first time an event is logged or a task
+binds: a command that only reads runs (status, list, report) never loads it. The
+supervisor's own tasks are the only ones that bind: a seat's task binds its phase and seat
+for its whole turn at a phase (runner.run_seat), so whatever that task and the tasks it
+starts log is the seat's.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ import threading
 from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import Any
-
-import structlog
-from structlog.contextvars import bound_contextvars, merge_contextvars
 
 from council.store import progress
 
@@ -47,6 +45,9 @@ def _fields(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
 
 def _configure() -> None:
     global _done
+    import structlog
+    from structlog.contextvars import merge_contextvars
+
     with _configured:
         if not _done:
             structlog.configure(processors=[merge_contextvars, _fields], logger_factory=RunFiles,
@@ -58,6 +59,8 @@ def _configure() -> None:
 def _log(run_dir: str | os.PathLike[str], message: str, **given: str | None) -> None:
     if not _done:
         _configure()
+    import structlog  # loaded by _configure: a lookup in sys.modules
+
     structlog.get_logger(run_dir).info(message, **given)
 
 
@@ -79,5 +82,7 @@ def say(run_dir: str | os.PathLike[str], message: str) -> None:
 def bound(phase: str, agent: str | None = None) -> Iterator[None]:
     """Bind `phase` and `agent` for the current task (and the tasks and threads it starts)
     until the block ends: `say` then needs neither."""
+    from structlog.contextvars import bound_contextvars
+
     with bound_contextvars(phase=phase, agent=agent):
         yield
