@@ -21,7 +21,8 @@ so every figure is a ratio or is compared with a baseline taken in the same run)
 6. Agents' start-up (`--only startup [--baseline REV]`): from council's process start to
    each agent's exec, and wall over critical path, median of `--rounds` runs; with a git
    revision, that revision's council run interleaved with this one's (a git worktree), each
-   figure as a ratio to it.
+   figure as a ratio to it. Beside them, the CPU of `council status`, `list` and `--help`
+   (mostly imports: a command loads only what it uses), against the baseline's.
 
 7. What a run sends its models (`--only volume`): the real CLIs against the scripted model
    server, requests and bytes per CLI and per phase, and the ratio to one agent
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -115,6 +117,23 @@ def agent_startup(fake_log: Path, council_started: float) -> float:
     return statistics.mean(t - council_started for t in first.values())
 
 
+def command_cpu(research: Path, args: tuple[str, ...], code: Path | None = None) -> float:
+    """CPU seconds (user + system) of one `council ARGS` reading `research`: what a command
+    that runs nothing costs, most of it imports. `code`: another checkout's council."""
+    env = {**os.environ, "COUNCIL_RESEARCH_DIR": str(research),
+           "HOME": str(research.parent / "home")}  # the run's own: it made the run
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-m", "council", *args], env=env, cwd=research.parent,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+COMMANDS: tuple[tuple[str, ...], ...] = (("status",), ("list",), ("--help",))  # read; show
+
+
 def startup_rows(work: Path, delay: float, baseline: str | None,
                  rounds: int) -> list[tuple[str, str, float, str]]:
     """Agents' start-up and wall over critical path, 3 agents, median of `rounds` runs; with
@@ -132,6 +151,14 @@ def startup_rows(work: Path, delay: float, baseline: str | None,
             if code is not None:
                 runs["baseline"].append(council_run(work / f"base-{n}", None, delay,
                                                     code=code))
+        cpu: dict[tuple[str, ...], dict[str, list[float]]] = {
+            c: {"this": [], "baseline": []} for c in COMMANDS}
+        research = work / "this-0" / "research"  # a finished run to read
+        for _ in range(rounds * 2):
+            for command in COMMANDS:
+                cpu[command]["this"].append(command_cpu(research, command))
+                if code is not None:
+                    cpu[command]["baseline"].append(command_cpu(research, command, code))
     finally:
         if code is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
@@ -148,6 +175,14 @@ def startup_rows(work: Path, delay: float, baseline: str | None,
              "(seconds)"),
             (f"3 agents, median of {rounds}: wall / critical path", "", overhead("this"),
              "<= 1.05")]
+    for command, got in cpu.items():
+        mine = statistics.median(got["this"])
+        rows.append((f"council {' '.join(command)}: CPU, median of {rounds * 2}",
+                     f"{mine:.3f} s", mine, "(seconds)"))
+        if code is not None:
+            base = statistics.median(got["baseline"])
+            rows.append((f"council {' '.join(command)} CPU: this / {baseline}",
+                         f"{mine:.3f} s / {base:.3f} s", mine / base, "<= 1.05"))
     if code is not None:
         rows += [(f"start-up: this / {baseline}",
                   f"{median('this', 'startup'):.3f} s / {median('baseline', 'startup'):.3f} s",
