@@ -37,7 +37,7 @@ def pytest_report_header() -> str:
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` (the test command's): one worker more than this machine's cores. A worker
-    spends about a fifth of its time waiting, not computing (an agent's delay, a vendor's
+    spends about a sixth of its time waiting, not computing (an agent's delay, a vendor's
     retry-after, a hang's time limit, a browser): a worker more keeps the cores busy through
     those waits (on 2 cores, the suite in 4 min 27 s with 3 workers, 5 min 13 s with 2).
     PYTEST_XDIST_AUTO_NUM_WORKERS, pytest-xdist's own setting, still decides when set."""

@@ -106,9 +106,9 @@ inspect_name = judges.inspect_name
 def check_judge(name: str) -> Any:
     """The judge as an Inspect model (a CLI judge: its name, checked without Inspect), or one
     line saying why it cannot judge."""
-    provider, _, cli = name.partition("/")
-    if provider == judges.CLI_PROVIDER:
-        problem = judges.cli_problem(cli)
+    provider, _, model = name.partition("/")
+    if provider == judges.CLI_PROVIDER:  # model: <claude|codex|gemini>[/<model>]
+        problem = judges.cli_problem(model)
         if problem:
             raise JudgeUnavailable(problem)
         return name
